@@ -1,0 +1,27 @@
+/** Who the gateway is; passed to `translate()` and never read from the environment there. */
+export interface LocalIdentity {
+  /** Name of the cluster the gateway runs in; `--cluster`, else the ClusterProperty `cluster.clusterset.k8s.io`. */
+  readonly cluster?: string;
+  readonly clusterset?: string;
+  readonly region?: string;
+  readonly zone?: string;
+  readonly node?: string;
+}
+
+export interface TranslateOptions {
+  /** GatewayClasses whose `spec.controllerName` equals this belong to us. */
+  readonly controllerName: string;
+  readonly identity: LocalIdentity;
+  /** Group/kind pairs accepted as ServiceImport backendRefs (GEP-1748); GKE uses `net.gke.io`. */
+  readonly serviceImportKinds: readonly { readonly group: string; readonly kind: string }[];
+  /** Addresses reported in Gateway status (`status.addresses`); the gateway's own IPs. */
+  readonly gatewayAddresses: readonly string[];
+  /** Build the east-west table (`*.svc.clusterset.local`). */
+  readonly eastWest: boolean;
+}
+
+export const DEFAULT_CONTROLLER_NAME = 'clusterset-gateway.io/gateway-controller';
+
+export const DEFAULT_SERVICE_IMPORT_KINDS = [
+  { group: 'multicluster.x-k8s.io', kind: 'ServiceImport' },
+] as const;

@@ -1,0 +1,192 @@
+/**
+ * The routing table: the contract between translation (src/gateway, src/mcs) and the data plane
+ * (src/proxy, src/lb). Plain readonly data, serialisable to JSON/YAML for golden tests and /config_dump.
+ *
+ * Translation has already applied every Gateway API rule that can be decided without a request:
+ * listener selection order, hostname intersection, match precedence (across rules and routes), ReferenceGrants,
+ * weights, and the locality tier of every endpoint. The proxy only compiles this (regexes, maps) and serves it.
+ */
+
+export interface RouteTable {
+  /** One entry per distinct listener port; the proxy binds `port + listenerPortOffset`. */
+  readonly ports: readonly PortConfig[];
+  /** Upstream clusters by `BackendCluster.id`; shared by every rule and port that refers to them. */
+  readonly backends: Readonly<Record<string, BackendCluster>>;
+  /** East-west (`<svc>.<ns>.svc.clusterset.local`) services; empty unless the east-west listener is on. */
+  readonly eastWest?: readonly EastWestService[];
+}
+
+export interface PortConfig {
+  /** The Gateway's own port, as written in the listener (before any offset). */
+  readonly port: number;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  /** Gateways (`namespace/name`) with a listener on this port, for metrics labels. */
+  readonly gateways: readonly string[];
+  /**
+   * Listeners sharing this port, most specific hostname first (exact, then longer wildcard, then none).
+   * A request is served only by the first listener whose hostname matches its Host (listener isolation).
+   */
+  readonly listeners: readonly ListenerConfig[];
+}
+
+export interface ListenerConfig {
+  /** `namespace/gateway/listener-name`. */
+  readonly id: string;
+  readonly gateway: string;
+  /** Exact (`foo.example.com`), wildcard (`*.example.com`) or absent (any host). */
+  readonly hostname?: string;
+  readonly tls?: TlsConfig;
+  /** Virtual hosts, most specific hostname first; a request uses the first one whose hostname matches. */
+  readonly virtualHosts: readonly VirtualHost[];
+}
+
+export interface TlsConfig {
+  /** PEM strings, from the listener's certificateRefs Secrets, in order. */
+  readonly certificates: readonly {
+    readonly secret: string;
+    readonly certPem: string;
+    readonly keyPem: string;
+  }[];
+}
+
+export interface VirtualHost {
+  /** Exact, `*.suffix` wildcard, or `*` for any host. */
+  readonly hostname: string;
+  /** Every (rule, match) pair of the routes attached here, in Gateway API precedence order; first match wins. */
+  readonly routes: readonly RouteEntry[];
+}
+
+export interface RouteEntry {
+  /** `namespace/name` of the HTTPRoute, and the rule's index (and name, when it has one). */
+  readonly route: string;
+  readonly ruleIndex: number;
+  readonly ruleName?: string;
+  readonly match: RouteMatch;
+  readonly action: RouteAction;
+}
+
+export type PathMatch =
+  | { readonly kind: 'Exact'; readonly value: string }
+  | { readonly kind: 'PathPrefix'; readonly value: string }
+  | { readonly kind: 'RegularExpression'; readonly value: string };
+
+export interface StringMatch {
+  readonly kind: 'Exact' | 'RegularExpression';
+  /** Header names are lower-cased by translation; query parameter names are kept as written. */
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface RouteMatch {
+  readonly path: PathMatch;
+  readonly method?: string;
+  readonly headers: readonly StringMatch[];
+  readonly queryParams: readonly StringMatch[];
+}
+
+export interface RouteAction {
+  /** Filters of the rule, in order. A RequestRedirect here means the rule never forwards. */
+  readonly filters: readonly HttpFilter[];
+  /**
+   * Weighted backends. Empty means the rule has no usable backend: the proxy answers 500 (Gateway API:
+   * "requests that would have been sent to an invalid backend must receive a 500") unless a redirect answers.
+   */
+  readonly backends: readonly WeightedBackend[];
+  readonly timeouts?: { readonly requestMs?: number; readonly backendRequestMs?: number };
+  readonly retry?: {
+    readonly attempts: number;
+    readonly codes: readonly number[];
+    readonly backoffMs?: number;
+  };
+}
+
+export interface WeightedBackend {
+  readonly weight: number;
+  /** Key into `RouteTable.backends`, or an invalid reference that answers 500 for its share of traffic. */
+  readonly target:
+    | { readonly kind: 'Backend'; readonly id: string }
+    | { readonly kind: 'Invalid'; readonly reason: string };
+  /** Per-backendRef filters (HTTPBackendRef.filters). */
+  readonly filters: readonly HttpFilter[];
+}
+
+export interface HeaderOps {
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
+export type PathModifier =
+  | { readonly kind: 'ReplaceFullPath'; readonly value: string }
+  /** Replaces the PathPrefix of the RouteEntry that matched (its `match.path.value`). */
+  | { readonly kind: 'ReplacePrefixMatch'; readonly value: string };
+
+export type HttpFilter =
+  | ({ readonly kind: 'RequestHeaderModifier' } & HeaderOps)
+  | ({ readonly kind: 'ResponseHeaderModifier' } & HeaderOps)
+  | {
+      readonly kind: 'RequestRedirect';
+      readonly scheme?: 'http' | 'https';
+      readonly hostname?: string;
+      readonly path?: PathModifier;
+      readonly port?: number;
+      readonly statusCode: 301 | 302 | 303 | 307 | 308;
+    }
+  | { readonly kind: 'URLRewrite'; readonly hostname?: string; readonly path?: PathModifier }
+  | { readonly kind: 'RequestMirror'; readonly backendId: string; readonly percent: number }
+  | {
+      readonly kind: 'CORS';
+      readonly allowOrigins: readonly string[];
+      readonly allowCredentials: boolean;
+      readonly allowMethods: readonly string[];
+      readonly allowHeaders: readonly string[];
+      readonly exposeHeaders: readonly string[];
+      readonly maxAgeSeconds: number;
+    };
+
+/** How endpoints are ordered by nearness; see src/mcs/traffic-distribution.ts for the rule (KEP-4444, KEP-1645). */
+export type TrafficDistribution = 'PreferSameNode' | 'PreferSameZone' | 'Default';
+
+export type BackendProtocol = 'http1' | 'h2c' | 'websocket';
+
+export interface BackendCluster {
+  /** `Service/namespace/name:port` or `ServiceImport/namespace/name:port`. */
+  readonly id: string;
+  readonly kind: 'Service' | 'ServiceImport';
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: BackendProtocol;
+  readonly trafficDistribution: TrafficDistribution;
+  /**
+   * Endpoints grouped by locality tier, nearest first (tier 0 is preferred). With `Default` there is
+   * exactly one tier holding every endpoint. Empty when no endpoint is ready or serving: the proxy answers 503.
+   */
+  readonly tiers: readonly (readonly UpstreamEndpoint[])[];
+}
+
+export interface UpstreamEndpoint {
+  /** `address:port`, unique within a BackendCluster; the proxy keys connection pools by it. */
+  readonly key: string;
+  readonly address: string;
+  readonly port: number;
+  readonly cluster: string;
+  readonly zone?: string;
+  readonly region?: string;
+  readonly node?: string;
+  /** targetRef name (the pod), when the slice says. */
+  readonly pod?: string;
+  /** False for serving-but-terminating endpoints used only because nothing else is ready. */
+  readonly ready: boolean;
+  /** Relative weight inside its tier; 1 unless a source says otherwise. */
+  readonly weight: number;
+}
+
+export interface EastWestService {
+  /** `<name>.<namespace>.svc.clusterset.local`. */
+  readonly hostname: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Service port to route actions; a GAMMA HTTPRoute with this service as parent replaces the default action. */
+  readonly ports: readonly { readonly port: number; readonly routes: readonly RouteEntry[] }[];
+}

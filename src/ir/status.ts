@@ -1,0 +1,59 @@
+import type { Condition } from '../snapshot/resources.ts';
+
+/**
+ * What translation says about an object, in the shape the API server's status subresource takes.
+ * The kube status writer patches it; in file mode /config_dump shows it under `statuses`.
+ */
+export type StatusKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute';
+
+export interface StatusUpdate {
+  readonly kind: StatusKind;
+  readonly namespace?: string;
+  readonly name: string;
+  /** The generation the status was computed from (metadata.generation of the input). */
+  readonly generation: number;
+  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus;
+}
+
+export interface GatewayClassStatus {
+  readonly conditions: readonly Condition[];
+  readonly supportedFeatures?: readonly { readonly name: string }[];
+}
+
+export interface ListenerStatus {
+  readonly name: string;
+  readonly attachedRoutes: number;
+  readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
+  readonly conditions: readonly Condition[];
+}
+
+export interface GatewayStatus {
+  readonly addresses: readonly { readonly type: string; readonly value: string }[];
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerStatus[];
+}
+
+export interface RouteParentStatus {
+  readonly parentRef: {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace?: string;
+    readonly name: string;
+    readonly sectionName?: string;
+    readonly port?: number;
+  };
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+export interface HTTPRouteStatus {
+  /** Only this controller's entries; the status writer merges them with other controllers' entries. */
+  readonly parents: readonly RouteParentStatus[];
+}
+
+/** `Kind/namespace/name`, or `Kind/name` for a GatewayClass: the key /config_dump uses. */
+export function statusKey(update: Pick<StatusUpdate, 'kind' | 'namespace' | 'name'>): string {
+  return update.namespace
+    ? `${update.kind}/${update.namespace}/${update.name}`
+    : `${update.kind}/${update.name}`;
+}

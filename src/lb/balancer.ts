@@ -1,0 +1,45 @@
+import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
+
+/**
+ * The contract between the proxy and load balancing. The proxy asks a Balancer for an endpoint, tells it when
+ * the request starts and how it ended; the Balancer owns locality tiers, weights, load estimates and health.
+ * No sockets, no Kubernetes types: clock and random are injected (DESIGN.md §1, src/lb).
+ */
+export interface Balancer {
+  /**
+   * The endpoint for the next attempt, skipping endpoint keys in `tried` (attempts already made for this request).
+   * Undefined when no endpoint can be chosen: the proxy answers 503.
+   */
+  pick(tried?: ReadonlySet<string>): UpstreamEndpoint | undefined;
+  /** Marks an attempt as started (outstanding load) and returns the function that ends it. */
+  begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void;
+  /** For /config_dump and metrics: per-endpoint health and per-tier share of traffic. */
+  describe(): BalancerState;
+}
+
+export type AttemptResult = 'success' | 'http5xx' | 'connect-failure' | 'reset' | 'timeout';
+
+export interface AttemptOutcome {
+  readonly result: AttemptResult;
+  readonly latencyMs: number;
+}
+
+export interface BalancerState {
+  readonly endpoints: readonly {
+    readonly key: string;
+    readonly tier: number;
+    readonly healthy: boolean;
+    readonly ejectedUntilMs?: number;
+    readonly outstanding: number;
+  }[];
+  /** Share of new requests each tier receives right now (0..1), by tier index. */
+  readonly tierShares: readonly number[];
+}
+
+export interface BalancerFactory {
+  /**
+   * Builds the balancer for one BackendCluster. Health and load state are kept per endpoint key across
+   * rebuilds, so a new routing table does not forget that an endpoint was ejected.
+   */
+  build(cluster: BackendCluster): Balancer;
+}
