@@ -1,10 +1,11 @@
 import type { LocalIdentity } from '../gateway/options.ts';
 import type { BackendCluster } from '../ir/route-table.ts';
-import type { ServicePort } from '../snapshot/resources.ts';
+import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { backendProtocol } from './app-protocol.ts';
-import { localClusterName } from './cluster-identity.ts';
+import { localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
+import { serviceImportSpec } from './service-import-spec.ts';
 import { buildTiers, parseTrafficDistribution, type TierName } from './traffic-distribution.ts';
 import type { McsWarning } from './warnings.ts';
 
@@ -74,43 +75,154 @@ export function resolveServiceBackend(
     cluster,
     ...(identity.region ? { region: identity.region } : {}),
   }));
-  const slicePortProtocol = firstSlicePortAppProtocol(sources, servicePort.name);
-  const collected = collectEndpoints(sources, {
-    owner: id,
+  return finish({
+    kind: 'Service',
+    namespace,
+    name,
+    port,
     portName: servicePort.name,
+    appProtocol: servicePort.appProtocol,
+    trafficDistribution: service.spec?.trafficDistribution,
+    sources,
+    identity,
     warnOnDuplicate: false,
+    warnings,
+  });
+}
+
+/** Label on MCS EndpointSlices naming the cluster that exported the endpoints (KEP-1645). */
+export const SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
+/** Annotation on a ServiceImport naming the Service an implementation derived from it (KEP-1645). */
+export const DERIVED_SERVICE_ANNOTATION = 'multicluster.kubernetes.io/derived-service';
+/** The cluster of an MCS slice that lacks `multicluster.kubernetes.io/source-cluster`. */
+export const UNKNOWN_CLUSTER = 'unknown';
+
+/**
+ * GEP-1748: a ServiceImport ref means the clusterset's endpoints. They are, merged and ordered by slice name:
+ * - EndpointSlices in the import's namespace labelled `multicluster.kubernetes.io/service-name=<import>`; the
+ *   cluster is the slice's `multicluster.kubernetes.io/source-cluster` label. A slice without that label is
+ *   still used, attributed to the cluster `unknown` (never local, never same-region; it can only be near
+ *   through the zone tier) and reported as `SliceWithoutSourceCluster`.
+ * - when the annotation `multicluster.kubernetes.io/derived-service` names a Service, that Service's
+ *   `kubernetes.io/service-name` slices too; their cluster is the source-cluster label, else the local cluster
+ *   (the implementation derived them here).
+ * The same address:port from two slices is kept once (first slice by name wins) and reported as
+ * `DuplicateEndpoint`. An import with no slices resolves with no tiers: the proxy answers 503.
+ */
+export function resolveServiceImportBackend(
+  snapshot: Snapshot,
+  namespace: string,
+  name: string,
+  port: number,
+  identity: LocalIdentity,
+): BackendResolution {
+  const serviceImport = snapshot.get('ServiceImport', namespace, name);
+  if (!serviceImport) {
+    return { ok: false, reason: 'BackendNotFound', message: `ServiceImport ${namespace}/${name} not found` };
+  }
+  const spec = serviceImportSpec(serviceImport);
+  const importPort = spec.ports?.find((p) => p.port === port);
+  if (!importPort) {
+    return {
+      ok: false,
+      reason: 'BackendNotFound',
+      message: `ServiceImport ${namespace}/${name} has no port ${port} (ports: ${portList(spec.ports)})`,
+    };
+  }
+  const id = `ServiceImport/${namespace}/${name}:${port}`;
+  const warnings: McsWarning[] = [];
+  const slices = new Map<string, { slice: EndpointSlice; derived: boolean }>();
+  for (const slice of snapshot.slicesForServiceImport(namespace, name)) {
+    slices.set(slice.metadata.name, { slice, derived: false });
+  }
+  const derivedName = serviceImport.metadata.annotations?.[DERIVED_SERVICE_ANNOTATION];
+  if (derivedName) {
+    if (!snapshot.get('Service', namespace, derivedName)) {
+      warnings.push({
+        code: 'DerivedServiceNotFound',
+        message: `${id}: derived Service ${namespace}/${derivedName} (annotation ${DERIVED_SERVICE_ANNOTATION}) not found; using its slices if any`,
+      });
+    }
+    for (const slice of snapshot.slicesForService(namespace, derivedName)) {
+      if (!slices.has(slice.metadata.name)) slices.set(slice.metadata.name, { slice, derived: true });
+    }
+  }
+  const local = localClusterName(identity);
+  const sources: SliceSource[] = [];
+  for (const sliceName of [...slices.keys()].sort()) {
+    const { slice, derived } = slices.get(sliceName)!;
+    let cluster = slice.metadata.labels?.[SOURCE_CLUSTER_LABEL];
+    if (!cluster) {
+      if (derived) {
+        cluster = local;
+      } else {
+        cluster = UNKNOWN_CLUSTER;
+        warnings.push({
+          code: 'SliceWithoutSourceCluster',
+          message: `${id}: EndpointSlice ${namespace}/${slice.metadata.name} has no ${SOURCE_CLUSTER_LABEL} label; its endpoints count as cluster "${UNKNOWN_CLUSTER}"`,
+        });
+      }
+    }
+    const region = regionOfSlice(snapshot, slice, cluster, identity);
+    sources.push({ slice, cluster, ...(region ? { region } : {}) });
+  }
+  return finish({
+    kind: 'ServiceImport',
+    namespace,
+    name,
+    port,
+    portName: importPort.name,
+    appProtocol: importPort.appProtocol,
+    trafficDistribution: spec.trafficDistribution,
+    sources,
+    identity,
+    warnOnDuplicate: true,
+    warnings,
+  });
+}
+
+interface FinishInput {
+  readonly kind: 'Service' | 'ServiceImport';
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+  readonly portName: string | undefined;
+  readonly appProtocol: string | undefined;
+  readonly trafficDistribution: string | undefined;
+  readonly sources: readonly SliceSource[];
+  readonly identity: LocalIdentity;
+  readonly warnOnDuplicate: boolean;
+  readonly warnings: McsWarning[];
+}
+
+function finish(input: FinishInput): BackendResolution {
+  const { kind, namespace, name, port, warnings } = input;
+  const id = `${kind}/${namespace}/${name}:${port}`;
+  const collected = collectEndpoints(input.sources, {
+    owner: id,
+    portName: input.portName,
+    warnOnDuplicate: input.warnOnDuplicate,
   });
   warnings.push(...collected.warnings);
-  const parsed = parseTrafficDistribution(service.spec?.trafficDistribution, `Service/${namespace}/${name}`);
+  const parsed = parseTrafficDistribution(input.trafficDistribution, `${kind}/${namespace}/${name}`);
   if (parsed.warning) warnings.push(parsed.warning);
-  const tiers = buildTiers(collected.endpoints, parsed.policy, identity, id);
+  const tiers = buildTiers(collected.endpoints, parsed.policy, input.identity, id);
   warnings.push(...tiers.warnings);
   return {
     ok: true,
     backend: {
       id,
-      kind: 'Service',
+      kind,
       namespace,
       name,
       port,
-      protocol: backendProtocol(servicePort.appProtocol, slicePortProtocol),
+      protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
       tiers: tiers.tiers,
       tierNames: tiers.tierNames,
     },
     warnings,
   };
-}
-
-/** GEP-1748: a ServiceImport ref means the clusterset's endpoints (multicluster.kubernetes.io/service-name slices). */
-export function resolveServiceImportBackend(
-  _snapshot: Snapshot,
-  _namespace: string,
-  _name: string,
-  _port: number,
-  _identity: LocalIdentity,
-): BackendResolution {
-  throw new Error('not implemented yet');
 }
 
 function portList(ports: readonly { readonly port: number }[] | undefined): string {
@@ -123,9 +235,10 @@ function sortByName<T extends { readonly metadata: { readonly name: string } }>(
   );
 }
 
-function firstSlicePortAppProtocol(
+/** The first appProtocol a matching slice port states (the EndpointSlice controller copies the Service's). */
+function slicePortAppProtocol(
   sources: readonly SliceSource[],
-  portName: ServicePort['name'],
+  portName: string | undefined,
 ): string | undefined {
   for (const { slice } of sources) {
     const p = (slice.ports ?? []).find((sp) => (sp.name ?? '') === (portName ?? ''));

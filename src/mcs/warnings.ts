@@ -8,7 +8,8 @@ export type McsWarningCode =
   | 'DuplicateEndpoint'
   | 'EndpointWithoutZone'
   | 'ExternalNameService'
-  | 'DerivedServiceNotFound';
+  | 'DerivedServiceNotFound'
+  | 'ClusterNameUnknown';
 
 export interface McsWarning {
   readonly code: McsWarningCode;

@@ -1,5 +1,11 @@
 import { parseAllDocuments } from 'yaml';
-import type { AnyResource, Endpoint, EndpointSlice, Service } from '../../src/snapshot/resources.ts';
+import type {
+  AnyResource,
+  Endpoint,
+  EndpointSlice,
+  Service,
+  ServiceImport,
+} from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
 
 /** A Snapshot from multi-document Kubernetes YAML, as a user would write it. */
@@ -44,4 +50,41 @@ export function slice(
 /** A ready endpoint with optional zone and node. */
 export function ep(address: string, extra: Partial<Endpoint> = {}): Endpoint {
   return { addresses: [address], ...extra };
+}
+
+export function serviceImport(
+  namespace: string,
+  name: string,
+  spec: NonNullable<ServiceImport['spec']>,
+  annotations?: Record<string, string>,
+): ServiceImport {
+  return {
+    apiVersion: 'multicluster.x-k8s.io/v1beta1',
+    kind: 'ServiceImport',
+    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+    spec,
+  };
+}
+
+/** An MCS EndpointSlice for an import; `cluster` undefined leaves out the source-cluster label. */
+export function mcsSlice(
+  namespace: string,
+  name: string,
+  importName: string,
+  cluster: string | undefined,
+  endpoints: readonly Endpoint[],
+  extraLabels: Record<string, string> = {},
+  ports: EndpointSlice['ports'] = [{ name: 'http', port: 8080 }],
+): EndpointSlice {
+  return slice(
+    namespace,
+    name,
+    {
+      'multicluster.kubernetes.io/service-name': importName,
+      ...(cluster ? { 'multicluster.kubernetes.io/source-cluster': cluster } : {}),
+      ...extraLabels,
+    },
+    endpoints,
+    ports,
+  );
 }
