@@ -1,0 +1,237 @@
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
+
+/** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
+const FLAGS = {
+  manifests: {
+    type: 'string',
+    arg: 'dir',
+    help: 'Read and watch a folder of Kubernetes YAML (the file source).',
+  },
+  kubernetes: {
+    type: 'boolean',
+    help: 'Watch a Kubernetes API server (in-cluster config, else --kubeconfig/KUBECONFIG).',
+  },
+  kubeconfig: { type: 'string', arg: 'path', help: 'Kubeconfig file for --kubernetes.' },
+  demo: {
+    type: 'boolean',
+    help: 'Run the built-in demo of simulated clusters (the default with no source flag).',
+  },
+  address: {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address the listeners bind. Default 127.0.0.1; 0.0.0.0 with --kubernetes.',
+  },
+  'listener-port-offset': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve every Gateway listener port P at P + n. Default 0.',
+  },
+  'admin-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Port of /healthz, /readyz, /metrics, /config_dump. Default 9901.',
+  },
+  'admin-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address of the admin server. Default 127.0.0.1; 0.0.0.0 with --kubernetes.',
+  },
+  'east-west-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve <svc>.<ns>.svc.clusterset.local on this port (off by default).',
+  },
+  'controller-name': {
+    type: 'string',
+    arg: 'name',
+    help: `GatewayClass controllerName to own. Default ${DEFAULT_CONTROLLER_NAME}.`,
+  },
+  'gateway-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address written to Gateway status.addresses. Default: the listen address, or 127.0.0.1.',
+  },
+  cluster: {
+    type: 'string',
+    arg: 'name',
+    help: "This cluster's name (overrides ClusterProperty cluster.clusterset.k8s.io). Env CLUSTERSET_GATEWAY_CLUSTER.",
+  },
+  clusterset: {
+    type: 'string',
+    arg: 'name',
+    help: "The clusterset's name (overrides ClusterProperty clusterset.k8s.io).",
+  },
+  region: { type: 'string', arg: 'name', help: "The gateway's region. Env CLUSTERSET_GATEWAY_REGION." },
+  zone: { type: 'string', arg: 'name', help: "The gateway's zone. Env CLUSTERSET_GATEWAY_ZONE." },
+  node: {
+    type: 'string',
+    arg: 'name',
+    help: "The gateway's node. Env CLUSTERSET_GATEWAY_NODE, else NODE_NAME.",
+  },
+  'service-import-kinds': {
+    type: 'string',
+    arg: 'group/Kind,...',
+    help: 'backendRef kinds treated as ServiceImports. Default multicluster.x-k8s.io/ServiceImport.',
+  },
+  'lb-policy': {
+    type: 'string',
+    arg: 'p2c|wrr',
+    help: 'Picker inside a locality tier: P2C over peak-EWMA (default) or weighted round-robin.',
+  },
+  'overprovisioning-factor': {
+    type: 'string',
+    arg: 'x',
+    help: 'A tier keeps all traffic while healthy share x factor >= 100%. Default 1.4.',
+  },
+  'panic-threshold': {
+    type: 'string',
+    arg: 'percent',
+    help: 'Below this healthy share, ignore health and spread over all endpoints. Default 50.',
+  },
+  'log-level': { type: 'string', arg: 'level', help: 'trace, debug, info, warn, error. Default info.' },
+  help: { type: 'boolean', short: 'h', help: 'Show this help.' },
+} as const satisfies Record<
+  string,
+  { type: 'string' | 'boolean'; arg?: string; short?: string; help: string }
+>;
+
+export interface CliOptions {
+  readonly source:
+    | { readonly kind: 'file'; readonly dir: string }
+    | { readonly kind: 'kubernetes'; readonly kubeconfig?: string }
+    | { readonly kind: 'demo' };
+  readonly address: string;
+  readonly listenerPortOffset: number;
+  readonly adminPort: number;
+  readonly adminAddress: string;
+  readonly eastWestPort?: number;
+  readonly controllerName: string;
+  readonly gatewayAddress?: string;
+  readonly identity: {
+    readonly cluster?: string;
+    readonly clusterset?: string;
+    readonly region?: string;
+    readonly zone?: string;
+    readonly node?: string;
+  };
+  readonly serviceImportKinds?: readonly { readonly group: string; readonly kind: string }[];
+  readonly lbPolicy: 'p2c' | 'wrr';
+  readonly overprovisioningFactor: number;
+  readonly panicThresholdPercent: number;
+  readonly logLevel: string;
+  readonly help: boolean;
+}
+
+export class UsageError extends Error {
+  readonly code = 'UsageError';
+}
+
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
+  let values: Partial<Record<keyof typeof FLAGS, string | boolean>>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const str = (name: keyof typeof FLAGS): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const sources = [values.manifests !== undefined, values.kubernetes === true, values.demo === true].filter(
+    Boolean,
+  );
+  if (sources.length > 1) throw new UsageError('choose one source: --manifests, --kubernetes or --demo');
+  const manifests = str('manifests');
+  const source: CliOptions['source'] =
+    manifests !== undefined
+      ? { kind: 'file', dir: manifests }
+      : values.kubernetes
+        ? { kind: 'kubernetes', ...optional('kubeconfig', str('kubeconfig') ?? env.KUBECONFIG) }
+        : { kind: 'demo' };
+  const inCluster = source.kind === 'kubernetes';
+  const policy = str('lb-policy') ?? 'p2c';
+  if (policy !== 'p2c' && policy !== 'wrr')
+    throw new UsageError(`--lb-policy must be p2c or wrr, not ${policy}`);
+  const eastWest = str('east-west-port');
+  return {
+    source,
+    address: str('address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
+    listenerPortOffset: integer('listener-port-offset', str('listener-port-offset') ?? '0', -65535, 65535),
+    adminPort: integer('admin-port', str('admin-port') ?? '9901', 0, 65535),
+    adminAddress: str('admin-address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
+    ...optional(
+      'eastWestPort',
+      eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
+    ),
+    controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
+    ...optional('gatewayAddress', str('gateway-address')),
+    identity: {
+      ...optional('cluster', str('cluster') ?? env.CLUSTERSET_GATEWAY_CLUSTER),
+      ...optional('clusterset', str('clusterset') ?? env.CLUSTERSET_GATEWAY_CLUSTERSET),
+      ...optional('region', str('region') ?? env.CLUSTERSET_GATEWAY_REGION),
+      ...optional('zone', str('zone') ?? env.CLUSTERSET_GATEWAY_ZONE),
+      ...optional('node', str('node') ?? env.CLUSTERSET_GATEWAY_NODE ?? env.NODE_NAME),
+    },
+    ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),
+    lbPolicy: policy,
+    overprovisioningFactor: number(
+      'overprovisioning-factor',
+      str('overprovisioning-factor') ?? '1.4',
+      1,
+      100,
+    ),
+    panicThresholdPercent: number('panic-threshold', str('panic-threshold') ?? '50', 0, 100),
+    logLevel: str('log-level') ?? 'info',
+    help: values.help === true,
+  };
+}
+
+export function helpText(): string {
+  const lines = Object.entries(FLAGS).map(([name, flag]) => {
+    const arg = 'arg' in flag ? ` <${flag.arg}>` : '';
+    return `  --${name}${arg}`.padEnd(44) + flag.help;
+  });
+  return [
+    'clusterset-gateway: a Gateway API gateway that load-balances across clusters.',
+    '',
+    'Usage: clusterset-gateway [--manifests <dir> | --kubernetes | --demo] [flags]',
+    '       (no source flag: the built-in demo of simulated clusters)',
+    '',
+    ...lines,
+    '',
+  ].join('\n');
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(
+      `--${flag} must be an integer between ${min} and ${max}, not ${JSON.stringify(text)}`,
+    );
+  }
+  return value;
+}
+
+function number(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new UsageError(`--${flag} must be a number between ${min} and ${max}, not ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+function parseKinds(text: string | undefined): { group: string; kind: string }[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(',').map((entry) => {
+    const slash = entry.lastIndexOf('/');
+    if (slash <= 0 || slash === entry.length - 1) {
+      throw new UsageError(`--service-import-kinds entries are group/Kind, not ${JSON.stringify(entry)}`);
+    }
+    return { group: entry.slice(0, slash), kind: entry.slice(slash + 1) };
+  });
+}

@@ -1,0 +1,113 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { TranslateOptions } from '../gateway/options.ts';
+import { type TranslationResult, translate } from '../gateway/translate.ts';
+import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+
+export interface ReconcilerOptions {
+  /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
+  readonly translateOptions: (snapshot: Snapshot) => TranslateOptions;
+  /** Applies a translation: swaps the proxy's table, writes statuses. Errors are logged, never thrown past here. */
+  readonly apply: (result: TranslationResult, snapshot: Snapshot) => Promise<void>;
+  readonly logger: Logger;
+  readonly registry: Registry;
+}
+
+/**
+ * Turns snapshots into applied routing tables, one at a time: while a table is being applied, newer
+ * snapshots coalesce into the latest one, so a burst of changes costs a couple of translations.
+ */
+export class Reconciler {
+  readonly #options: ReconcilerOptions;
+  readonly #logger: Logger;
+  readonly #translations: Counter<'result'>;
+  readonly #duration: Histogram;
+  #pending: Snapshot | undefined;
+  #running: Promise<void> | undefined;
+  #last: { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined;
+  #statusByKey = new Map<string, StatusUpdate>();
+
+  constructor(options: ReconcilerOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ component: 'reconciler' });
+    this.#translations = new Counter({
+      name: 'clusterset_gateway_translations_total',
+      help: 'Translations of a snapshot into a routing table, by result.',
+      labelNames: ['result'],
+      registers: [options.registry],
+    });
+    this.#duration = new Histogram({
+      name: 'clusterset_gateway_translation_duration_seconds',
+      help: 'Time to translate a snapshot into a routing table and statuses.',
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [options.registry],
+    });
+  }
+
+  /** The last applied translation, for /config_dump. */
+  get last(): { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined {
+    return this.#last;
+  }
+
+  submit(snapshot: Snapshot): void {
+    this.#pending = snapshot;
+    this.#running ??= this.#drain().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Resolves when every submitted snapshot has been applied. */
+  async settled(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending) {
+      const snapshot = this.#pending;
+      this.#pending = undefined;
+      await this.#reconcile(snapshot);
+    }
+  }
+
+  async #reconcile(snapshot: Snapshot): Promise<void> {
+    const stopTimer = this.#duration.startTimer();
+    let result: TranslationResult;
+    try {
+      result = translate(snapshot, this.#options.translateOptions(snapshot));
+    } catch (error) {
+      // A translator bug must not take down the data plane: keep serving the last table.
+      this.#translations.inc({ result: 'error' });
+      this.#logger.error({ err: error }, 'translation failed; keeping the previous routing table');
+      return;
+    } finally {
+      stopTimer();
+    }
+    this.#translations.inc({ result: 'ok' });
+    this.#logStatusChanges(result.statuses);
+    try {
+      await this.#options.apply(result, snapshot);
+      this.#last = { snapshot, result };
+    } catch (error) {
+      this.#logger.error({ err: error }, 'applying the routing table failed');
+    }
+  }
+
+  /** In file mode the logs are where a user reads status, so every change of an object's status is logged. */
+  #logStatusChanges(statuses: readonly StatusUpdate[]): void {
+    const next = new Map(statuses.map((update) => [statusKey(update), update]));
+    for (const [key, update] of next) {
+      const previous = this.#statusByKey.get(key);
+      if (previous && isDeepStrictEqual(previous.status, update.status)) continue;
+      this.#logger.info(
+        { object: key, generation: update.generation, status: update.status },
+        'status changed',
+      );
+    }
+    for (const key of this.#statusByKey.keys()) {
+      if (!next.has(key)) this.#logger.info({ object: key }, 'status removed');
+    }
+    this.#statusByKey = next;
+  }
+}

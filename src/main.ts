@@ -1,0 +1,149 @@
+import { pino } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { type AdminRoute, startAdminServer } from './admin/admin-server.ts';
+import { type CliOptions, helpText, parseCli, UsageError } from './cli/args.ts';
+import { buildConfigDump } from './controller/config-dump.ts';
+import { Reconciler } from './controller/reconciler.ts';
+import {
+  DEFAULT_SERVICE_IMPORT_KINDS,
+  type LocalIdentity,
+  type TranslateOptions,
+} from './gateway/options.ts';
+import { createRoundRobinFactory } from './lb/index.ts';
+import { ProxyServer } from './proxy/index.ts';
+import type { Snapshot } from './snapshot/snapshot.ts';
+import { startDemo } from './sources/demo/demo.ts';
+import { FileSource, formatProblem } from './sources/file/file-source.ts';
+import type { Source } from './sources/source.ts';
+
+/** The demo Gateway's listener port; served at 8080 + --listener-port-offset. */
+const DEMO_GATEWAY_PORT = 8080;
+
+async function main(argv: readonly string[]): Promise<void> {
+  let cli: CliOptions;
+  try {
+    cli = parseCli(argv, process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`clusterset-gateway: ${error.message}\n\n${helpText()}`);
+    process.exit(2);
+  }
+  if (cli.help) {
+    process.stdout.write(helpText());
+    return;
+  }
+
+  const logger = pino({ level: cli.logLevel, base: { app: 'clusterset-gateway' } });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const proxy = new ProxyServer({
+    host: cli.address,
+    listenerPortOffset: cli.listenerPortOffset,
+    balancers: createRoundRobinFactory(),
+    registry,
+    logger,
+  });
+
+  const extraRoutes = new Map<string, AdminRoute>();
+  const cleanups: (() => Promise<void>)[] = [];
+  let identity: LocalIdentity = cli.identity;
+  const problems: string[] = [];
+  let source: Source & { readonly problems?: readonly unknown[] };
+  let demoBanner: string | undefined;
+  if (cli.source.kind === 'file') {
+    source = new FileSource({ dir: cli.source.dir, logger });
+  } else if (cli.source.kind === 'demo') {
+    const demo = await startDemo({
+      logger,
+      controllerName: cli.controllerName,
+      gatewayPort: DEMO_GATEWAY_PORT,
+      servedPort: DEMO_GATEWAY_PORT + cli.listenerPortOffset,
+      adminPort: cli.adminPort,
+    });
+    source = new FileSource({ dir: demo.manifestsDir, logger });
+    for (const [path, route] of demo.adminRoutes) extraRoutes.set(path, route);
+    demoBanner = demo.banner;
+    identity = { ...demo.identity, ...identity };
+    cleanups.push(() => demo.close());
+  } else {
+    throw new UsageError('--kubernetes is not wired yet');
+  }
+
+  const translateOptions = (_snapshot: Snapshot): TranslateOptions => ({
+    controllerName: cli.controllerName,
+    identity,
+    serviceImportKinds: cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS,
+    gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
+    eastWest: cli.eastWestPort !== undefined,
+  });
+
+  let applied = false;
+  const reconciler = new Reconciler({
+    translateOptions,
+    logger,
+    registry,
+    apply: async (result) => {
+      await proxy.apply(result.table);
+      applied = true;
+    },
+  });
+
+  const admin = await startAdminServer({
+    host: cli.adminAddress,
+    port: cli.adminPort,
+    registry,
+    logger,
+    extraRoutes,
+    state: {
+      readiness: () => ({
+        ready: applied,
+        reasons: applied ? [] : ['the first routing table is not applied yet'],
+      }),
+      configDump: () =>
+        buildConfigDump({
+          result: reconciler.last?.result,
+          balancers: proxy.describeBalancers?.(),
+          problems: [...problems, ...(source.problems ?? []).map((p) => formatUnknownProblem(p))],
+        }),
+    },
+  });
+
+  await source.start((snapshot) => reconciler.submit(snapshot));
+  await reconciler.settled();
+  logger.info({ source: source.name, adminPort: admin.port }, 'clusterset-gateway started');
+  if (demoBanner) process.stdout.write(demoBanner);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await source.stop();
+    await proxy.close();
+    await admin.close();
+    for (const cleanup of cleanups) await cleanup();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function formatUnknownProblem(problem: unknown): string {
+  if (typeof problem === 'string') return problem;
+  if (
+    typeof problem === 'object' &&
+    problem !== null &&
+    'file' in problem &&
+    'line' in problem &&
+    'message' in problem
+  ) {
+    return formatProblem(problem as Parameters<typeof formatProblem>[0]);
+  }
+  return JSON.stringify(problem);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`clusterset-gateway: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AdminRoute } from '../../admin/admin-server.ts';
+import { startEchoServer } from '../../echo/echo-server.ts';
+import { demoManifests, type RunningPod } from './manifests.ts';
+import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
+
+export interface DemoOptions {
+  readonly logger: Logger;
+  readonly controllerName: string;
+  /** The Gateway listener port written into the demo manifests (before any offset). */
+  readonly gatewayPort: number;
+  /** Where the proxy actually listens (gatewayPort + offset) and the admin port, for the printed curl lines. */
+  readonly servedPort: number;
+  readonly adminPort: number;
+}
+
+export interface Demo {
+  /** A folder of plain Kubernetes YAML the file source watches; edit it and the gateway follows. */
+  readonly manifestsDir: string;
+  readonly identity: typeof GATEWAY_IDENTITY;
+  /** `/demo/stop` and `/demo/start` on the admin port: take pods down and up by zone, cluster or pod. */
+  readonly adminRoutes: ReadonlyMap<string, AdminRoute>;
+  readonly banner: string;
+  close(): Promise<void>;
+}
+
+interface PodProcess {
+  readonly pod: DemoPod;
+  port: number;
+  server: { close(): Promise<void> } | undefined;
+}
+
+/** Starts echo backends for every simulated pod on 127.0.0.1 and writes the manifests that describe them. */
+export async function startDemo(options: DemoOptions): Promise<Demo> {
+  const logger = options.logger.child({ component: 'demo' });
+  const pods: PodProcess[] = [];
+  for (const pod of DEMO_PODS) {
+    const server = await startPod(pod, 0);
+    pods.push({ pod, port: server.port, server });
+  }
+  const running: RunningPod[] = pods.map(({ pod, port }) => ({ ...pod, port }));
+  const manifestsDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-'));
+  writeFileSync(
+    join(manifestsDir, 'demo.yaml'),
+    demoManifests(running, options.controllerName, options.gatewayPort),
+  );
+  logger.info({ manifestsDir, pods: running.length }, 'demo backends started');
+
+  const setRunning =
+    (up: boolean): AdminRoute =>
+    async (_req, res, url) => {
+      const selected = pods.filter(({ pod }) =>
+        (['pod', 'zone', 'cluster', 'service'] as const).every((field) => {
+          const wanted = url.searchParams.get(field);
+          return wanted === null || pod[field] === wanted;
+        }),
+      );
+      if (selected.length === 0 || url.searchParams.size === 0) {
+        res
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end('select pods with ?zone=, ?cluster=, ?service= or ?pod=\n');
+        return;
+      }
+      for (const entry of selected) {
+        if (up && !entry.server) entry.server = await startPod(entry.pod, entry.port);
+        if (!up && entry.server) {
+          await entry.server.close();
+          entry.server = undefined;
+        }
+      }
+      const names = selected.map(({ pod }) => pod.pod);
+      logger.info({ pods: names }, up ? 'demo pods started' : 'demo pods stopped');
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(`${up ? 'started' : 'stopped'}: ${names.join(' ')}\n`);
+    };
+
+  const web = `http://127.0.0.1:${options.servedPort}`;
+  const admin = `http://127.0.0.1:${options.adminPort}`;
+  const banner = [
+    '',
+    `clusterset-gateway demo: gateway in cluster ${GATEWAY_IDENTITY.cluster}, zone ${GATEWAY_IDENTITY.zone}, region ${GATEWAY_IDENTITY.region}`,
+    `  ${running.length} echo pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
+    `  manifests: ${manifestsDir}  (edit them; the gateway follows)`,
+    '',
+    'Try:',
+    `  curl -s ${web}/ | grep -E '"(pod|cluster|zone)"'          # ServiceImport web, PreferSameZone: zone us-east-1a`,
+    `  curl -s ${web}/api | grep -E '"(pod|cluster)"'            # 90% local Service api, 10% ServiceImport api`,
+    `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # the near pods fail; traffic moves to us-east-1b`,
+    `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # then to east-2, same region`,
+    `  curl -s -X POST '${admin}/demo/start?service=web'          # and back`,
+    `  curl -s ${admin}/config_dump       # routing table, endpoint tiers and health, statuses`,
+    `  curl -s ${admin}/metrics | grep clusterset_gateway_upstream`,
+    '',
+  ].join('\n');
+
+  return {
+    manifestsDir,
+    identity: GATEWAY_IDENTITY,
+    adminRoutes: new Map([
+      ['/demo/stop', setRunning(false)],
+      ['/demo/start', setRunning(true)],
+    ]),
+    banner,
+    async close() {
+      await Promise.all(pods.map((entry) => entry.server?.close()));
+      rmSync(manifestsDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function startPod(pod: DemoPod, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  return startEchoServer({
+    host: '127.0.0.1',
+    port,
+    identity: {
+      namespace: DEMO_NAMESPACE,
+      service: pod.service,
+      pod: pod.pod,
+      cluster: pod.cluster,
+      zone: pod.zone,
+      node: pod.node,
+    },
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * The built-in demo: one gateway in cluster `east-1` (region us-east, zone us-east-1a) and echo pods that
+ * stand in for services in three clusters of one clusterset.
+ */
+export interface DemoPod {
+  readonly service: string;
+  readonly pod: string;
+  readonly cluster: string;
+  readonly region: string;
+  readonly zone: string;
+  readonly node: string;
+}
+
+export const DEMO_NAMESPACE = 'demo';
+
+export const GATEWAY_IDENTITY = {
+  cluster: 'east-1',
+  clusterset: 'demo-clusterset',
+  region: 'us-east',
+  zone: 'us-east-1a',
+  node: 'east-1-node-a',
+} as const;
+
+const pod = (service: string, cluster: string, region: string, zone: string, n: number): DemoPod => ({
+  service,
+  pod: `${service}-${zone}-${n}`,
+  cluster,
+  region,
+  zone,
+  node: `${cluster}-node-${zone.slice(-1)}`,
+});
+
+export const DEMO_PODS: readonly DemoPod[] = [
+  // `web`: a ServiceImport with PreferSameZone; one tier per step of distance from the gateway.
+  pod('web', 'east-1', 'us-east', 'us-east-1a', 1),
+  pod('web', 'east-1', 'us-east', 'us-east-1a', 2),
+  pod('web', 'east-1', 'us-east', 'us-east-1b', 1),
+  pod('web', 'east-2', 'us-east', 'us-east-1c', 1),
+  pod('web', 'west-1', 'us-west', 'us-west-1a', 1),
+  // `api`: a local Service (90%) next to a ServiceImport with the MCS default spread (10%).
+  pod('api', 'east-1', 'us-east', 'us-east-1b', 1),
+  pod('api', 'east-2', 'us-east', 'us-east-1c', 1),
+  pod('api', 'west-1', 'us-west', 'us-west-1a', 1),
+];

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { helpText, parseCli } from '../../src/cli/args.ts';
+
+describe('parseCli', () => {
+  it('defaults to the demo on loopback', () => {
+    const cli = parseCli([], {});
+    expect(cli).toMatchObject({
+      source: { kind: 'demo' },
+      address: '127.0.0.1',
+      adminPort: 9901,
+      listenerPortOffset: 0,
+    });
+    expect(cli.controllerName).toBe('clusterset-gateway.io/gateway-controller');
+  });
+
+  it('reads the flags the conformance runner and deploy/ pass', () => {
+    const cli = parseCli(
+      [
+        '--manifests',
+        '/m',
+        '--listener-port-offset',
+        '10000',
+        '--admin-port',
+        '19000',
+        '--controller-name',
+        'example.net/gw',
+      ],
+      {},
+    );
+    expect(cli).toMatchObject({
+      source: { kind: 'file', dir: '/m' },
+      listenerPortOffset: 10000,
+      adminPort: 19000,
+      controllerName: 'example.net/gw',
+    });
+  });
+
+  it('takes identity from flags, else from the downward-API environment', () => {
+    const cli = parseCli(['--kubernetes', '--zone', 'z1'], {
+      NODE_NAME: 'n1',
+      CLUSTERSET_GATEWAY_ZONE: 'z9',
+      KUBECONFIG: '/k',
+    });
+    expect(cli.identity).toEqual({ zone: 'z1', node: 'n1' });
+    expect(cli.source).toEqual({ kind: 'kubernetes', kubeconfig: '/k' });
+    expect(cli.address).toBe('0.0.0.0');
+  });
+
+  it('rejects bad values with a message naming the flag', () => {
+    expect(() => parseCli(['--admin-port', 'x'], {})).toThrow(/--admin-port must be an integer/);
+    expect(() => parseCli(['--manifests', 'a', '--kubernetes'], {})).toThrow(/choose one source/);
+    expect(() => parseCli(['--nope'], {})).toThrow(/Unknown option/);
+    expect(() => parseCli(['--service-import-kinds', 'ServiceImport'], {})).toThrow(/group\/Kind/);
+  });
+
+  it('lists every flag in --help', () => {
+    for (const flag of [
+      '--manifests',
+      '--listener-port-offset',
+      '--admin-port',
+      '--controller-name',
+      '--log-level',
+      '--kubernetes',
+    ]) {
+      expect(helpText()).toContain(flag);
+    }
+  });
+});

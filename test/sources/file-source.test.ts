@@ -1,0 +1,86 @@
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../src/snapshot/snapshot.ts';
+import { FileSource } from '../../src/sources/file/file-source.ts';
+
+const service = (name: string) =>
+  `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}\n  namespace: ns\nspec:\n  ports: [{port: 80}]\n`;
+
+describe('FileSource', () => {
+  let dir: string;
+  let source: FileSource | undefined;
+  afterEach(async () => {
+    await source?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function startSource(): Promise<void> {
+    dir = await mkdtemp(join(tmpdir(), 'file-source-'));
+  }
+
+  function collect(): {
+    snapshots: Snapshot[];
+    waitFor: (pred: (s: Snapshot) => boolean) => Promise<Snapshot>;
+  } {
+    const snapshots: Snapshot[] = [];
+    const waiters: { pred: (s: Snapshot) => boolean; resolve: (s: Snapshot) => void }[] = [];
+    source = new FileSource({ dir, logger: pino({ level: 'silent' }), debounceMs: 20 });
+    const onSnapshot = (snapshot: Snapshot) => {
+      snapshots.push(snapshot);
+      for (const waiter of waiters.splice(0)) {
+        if (waiter.pred(snapshot)) waiter.resolve(snapshot);
+        else waiters.push(waiter);
+      }
+    };
+    void source.start(onSnapshot);
+    return {
+      snapshots,
+      waitFor: (pred) => {
+        const hit = snapshots.find(pred);
+        if (hit) return Promise.resolve(hit);
+        return new Promise((resolve) => waiters.push({ pred, resolve }));
+      },
+    };
+  }
+
+  it('loads the folder, then follows edits, atomic renames and deletions', async () => {
+    await startSource();
+    await writeFile(join(dir, 'a.yaml'), service('one'));
+    const { waitFor } = collect();
+    await waitFor((s) => s.get('Service', 'ns', 'one') !== undefined);
+
+    await writeFile(join(dir, '.b.yaml.tmp'), service('two'));
+    await rename(join(dir, '.b.yaml.tmp'), join(dir, 'b.yaml'));
+    const both = await waitFor((s) => s.get('Service', 'ns', 'two') !== undefined);
+    expect(both.services.map((s) => s.metadata.name)).toEqual(['one', 'two']);
+
+    await rm(join(dir, 'a.yaml'));
+    const after = await waitFor((s) => s.get('Service', 'ns', 'one') === undefined);
+    expect(after.services.map((s) => s.metadata.name)).toEqual(['two']);
+  });
+
+  it('keeps the last good objects of a file that stops parsing, and reports file and line', async () => {
+    await startSource();
+    await writeFile(join(dir, 'a.yaml'), service('one'));
+    const { waitFor, snapshots } = collect();
+    await waitFor((s) => s.get('Service', 'ns', 'one') !== undefined);
+    await writeFile(join(dir, 'a.yaml'), `${service('one')}---\nkind: Service\nkind: Secret\n`);
+    await waitFor(() => (source?.problems.length ?? 0) > 0);
+    expect(source?.problems[0]).toMatchObject({
+      file: 'a.yaml',
+      line: 10,
+      message: 'Map keys must be unique',
+    });
+    expect(snapshots.at(-1)?.get('Service', 'ns', 'one')).toBeDefined();
+  });
+
+  it('fails to start with a clear error when the folder does not exist', async () => {
+    dir = join(tmpdir(), 'does-not-exist-clusterset-gateway');
+    source = new FileSource({ dir, logger: pino({ level: 'silent' }) });
+    await expect(source.start(() => {})).rejects.toMatchObject({ code: 'ManifestDirUnreadable' });
+    source = undefined;
+  });
+});

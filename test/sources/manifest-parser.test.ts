@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { parseManifest } from '../../src/sources/file/manifest-parser.ts';
+
+describe('parseManifest', () => {
+  it('reads every document of a multi-document file, as kubectl apply does', () => {
+    const text = [
+      'apiVersion: v1',
+      'kind: Service',
+      'metadata: { name: web }',
+      'spec: { ports: [{ port: 80 }] }',
+      '---',
+      '# a comment-only document is skipped',
+      '---',
+      'apiVersion: gateway.networking.k8s.io/v1',
+      'kind: GatewayClass',
+      'metadata: { name: cls }',
+      'spec: { controllerName: example.net/gw }',
+    ].join('\n');
+    const parsed = parseManifest('svc.yaml', text);
+    expect(parsed.syntaxErrors).toEqual([]);
+    expect(parsed.objects.map((o) => [o.kind, o.metadata.namespace, o.metadata.name])).toEqual([
+      ['Service', 'default', 'web'],
+      ['GatewayClass', undefined, 'cls'],
+    ]);
+  });
+
+  it('names the file and line of a syntax error and returns no objects from that file', () => {
+    const text =
+      'apiVersion: v1\nkind: Service\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: Service\nkind: Secret\n';
+    const parsed = parseManifest('broken.yaml', text);
+    expect(parsed.objects).toEqual([]);
+    expect(parsed.syntaxErrors).toEqual([
+      { file: 'broken.yaml', line: 8, message: 'Map keys must be unique' },
+    ]);
+  });
+
+  it('skips an object without a name, naming its line, and keeps the others', () => {
+    const text =
+      'apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Service\nmetadata: {}\n';
+    const parsed = parseManifest('m.yaml', text);
+    expect(parsed.objects.map((o) => o.metadata.name)).toEqual(['a']);
+    expect(parsed.invalidObjects).toEqual([
+      { file: 'm.yaml', line: 6, message: 'Service: missing metadata.name' },
+    ]);
+  });
+
+  it('ignores kinds the gateway does not read, such as Deployments', () => {
+    const text = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n';
+    expect(parseManifest('d.yaml', text)).toEqual({ objects: [], syntaxErrors: [], invalidObjects: [] });
+  });
+
+  it('expands a List and folds Secret stringData into base64 data', () => {
+    const text = [
+      'apiVersion: v1',
+      'kind: List',
+      'items:',
+      '- apiVersion: v1',
+      '  kind: Secret',
+      '  metadata: {name: s, namespace: x}',
+      '  type: kubernetes.io/tls',
+      '  stringData: {tls.crt: CERT}',
+    ].join('\n');
+    const [secret] = parseManifest('l.yaml', text).objects;
+    expect(secret).toMatchObject({
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'x' },
+      data: { 'tls.crt': 'Q0VSVA==' },
+    });
+  });
+});
