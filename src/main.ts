@@ -10,6 +10,7 @@ import {
   type TranslateOptions,
 } from './gateway/options.ts';
 import { createRoundRobinFactory } from './lb/index.ts';
+import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { ProxyServer } from './proxy/index.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 import { startDemo } from './sources/demo/demo.ts';
@@ -70,9 +71,9 @@ async function main(argv: readonly string[]): Promise<void> {
     throw new UsageError('--kubernetes is not wired yet');
   }
 
-  const translateOptions = (_snapshot: Snapshot): TranslateOptions => ({
+  const translateOptions = (snapshot: Snapshot): TranslateOptions => ({
     controllerName: cli.controllerName,
-    identity,
+    identity: resolveIdentity(snapshot, identity),
     serviceImportKinds: cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS,
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: cli.eastWestPort !== undefined,
