@@ -163,6 +163,8 @@ export interface BackendCluster {
    * exactly one tier holding every endpoint. Empty when no endpoint is ready or serving: the proxy answers 503.
    */
   readonly tiers: readonly (readonly UpstreamEndpoint[])[];
+  /** What locality each tier stands for, by index: 'node' | 'zone' | 'cluster' | 'region' | 'clusterset' | 'all'. */
+  readonly tierNames?: readonly string[];
 }
 
 export interface UpstreamEndpoint {
