@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# clusterset-gateway image: docker build -t clusterset-gateway:0.1.0 .
+# Node.js 24 is the current Active LTS line; pinned by major, so rebuilds pick up its patch releases.
+ARG NODE_IMAGE=node:24-alpine
+
+# Build: full dependency tree (TypeScript), compile src/ to dist/ with tsconfig.build.json.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Production dependencies only, installed from the same lockfile.
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
+USER 1000:1000
+# Listener ports with --listener-port-offset 8000 (80 -> 8080, 443 -> 8443), east-west, admin.
+EXPOSE 8080 8443 15080 9901
+ENTRYPOINT ["node", "dist/main.js"]
