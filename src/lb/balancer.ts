@@ -31,9 +31,15 @@ export interface BalancerState {
     readonly healthy: boolean;
     readonly ejectedUntilMs?: number;
     readonly outstanding: number;
+    /** Source cluster, zone and weight of the endpoint (added for /config_dump; optional for other balancers). */
+    readonly cluster?: string;
+    readonly zone?: string;
+    readonly weight?: number;
   }[];
   /** Share of new requests each tier receives right now (0..1), by tier index. */
   readonly tierShares: readonly number[];
+  /** By tier index: true while the tier is in panic mode (picks ignore health). Optional for other balancers. */
+  readonly panicTiers?: readonly boolean[];
 }
 
 export interface BalancerFactory {

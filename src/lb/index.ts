@@ -2,6 +2,31 @@ import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { Balancer, BalancerFactory } from './balancer.ts';
 
 export type { AttemptOutcome, AttemptResult, Balancer, BalancerFactory, BalancerState } from './balancer.ts';
+export {
+  createBalancerFactory,
+  type HealthyEndpointCount,
+  type LocalityBalancerFactory,
+} from './balancer-factory.ts';
+export type { LocalityBalancer } from './locality-balancer.ts';
+export {
+  BalancerConfigError,
+  type BalancerObserver,
+  type BalancerOptions,
+  type BalancerOptionsInput,
+  type Clock,
+  DEFAULT_OUTLIER_OPTIONS,
+  DEFAULT_OVERPROVISIONING_FACTOR,
+  DEFAULT_PANIC_THRESHOLD_PERCENT,
+  DEFAULT_PEAK_EWMA_OPTIONS,
+  type EjectEvent,
+  type OutlierOptions,
+  type PeakEwmaOptions,
+  type PickPolicy,
+  type RandomSource,
+  resolveBalancerOptions,
+} from './options.ts';
+export { mulberry32 } from './seeded-random.ts';
+export { computeTierShares, type TierHealth, type TierShares } from './tier-shares.ts';
 
 /**
  * Placeholder until src/lb lands its locality-aware factory: round-robin over the nearest non-empty tier.

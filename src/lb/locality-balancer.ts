@@ -1,0 +1,168 @@
+import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { AttemptOutcome, Balancer, BalancerState } from './balancer.ts';
+import { EdfPicker } from './edf-picker.ts';
+import type { EndpointState } from './endpoint-state.ts';
+import type { HealthRegistry } from './health-registry.ts';
+import type { BalancerOptions } from './options.ts';
+import { P2cPeakEwmaPicker } from './p2c-picker.ts';
+import type { TierEndpoints, TierPicker } from './tier-picker.ts';
+import { computeTierShares, type TierHealth } from './tier-shares.ts';
+
+interface Tier extends TierEndpoints {
+  readonly picker: TierPicker;
+  /** Positions with weight > 0: the candidates in panic mode. */
+  readonly all: Int32Array;
+  readonly allCount: number;
+  /** Scratch for the healthy candidates, refilled when health changes. */
+  readonly healthy: Int32Array;
+}
+
+/**
+ * One BackendCluster's balancer: chooses a tier by its share (tier-shares.ts), then an endpoint inside it by
+ * the configured picker. A pick that finds its tier exhausted (every candidate tried or unhealthy) moves on to
+ * farther tiers, then nearer ones, so a retry after a connect failure lands on another endpoint and, when a
+ * tier runs out, on another tier. Undefined only when no candidate is left anywhere.
+ */
+export class LocalityBalancer implements Balancer {
+  #cluster: BackendCluster;
+  #options: BalancerOptions;
+  #health: HealthRegistry;
+  #tiers: Tier[];
+  #cumulative: Float64Array;
+  #shares: number[] = [];
+  #panic: boolean[] = [];
+  #seenVersion = -1;
+
+  constructor(cluster: BackendCluster, health: HealthRegistry, options: BalancerOptions) {
+    this.#cluster = cluster;
+    this.#options = options;
+    this.#health = health;
+    const states = health.sync(cluster.tiers);
+    this.#tiers = states.map((tierStates, t) => this.#buildTier(cluster.tiers[t]!, tierStates));
+    this.#cumulative = new Float64Array(this.#tiers.length);
+    this.#recompute();
+  }
+
+  pick(tried?: ReadonlySet<string>): UpstreamEndpoint | undefined {
+    const now = this.#options.clock.now();
+    this.#health.refresh(now);
+    if (this.#seenVersion !== this.#health.version) this.#recompute();
+    const tiers = this.#tiers;
+    const count = tiers.length;
+    if (count === 0) return undefined;
+
+    const chosen = this.#chooseTier();
+    const start = Math.max(chosen, 0);
+    for (let i = 0; i < count; i++) {
+      const t = (start + i) % count;
+      const tier = tiers[t]!;
+      const position = tier.picker.pick(tried, now);
+      if (position >= 0) {
+        if (i > 0 && chosen >= 0) {
+          this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
+        }
+        return tier.states[position]!.endpoint;
+      }
+    }
+    return undefined;
+  }
+
+  begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void {
+    const state = this.#health.stateFor(endpoint);
+    state.outstanding++;
+    let ended = false;
+    return (outcome) => {
+      if (ended) return;
+      ended = true;
+      state.outstanding--;
+      this.#health.record(state, outcome, this.#options.clock.now());
+    };
+  }
+
+  describe(): BalancerState {
+    const now = this.#options.clock.now();
+    this.#health.refresh(now);
+    if (this.#seenVersion !== this.#health.version) this.#recompute();
+    const endpoints: BalancerState['endpoints'][number][] = [];
+    this.#tiers.forEach((tier, t) => {
+      for (const state of tier.states) {
+        endpoints.push({
+          key: state.key,
+          tier: t,
+          healthy: state.ejectedUntilMs === undefined,
+          ...(state.ejectedUntilMs !== undefined ? { ejectedUntilMs: state.ejectedUntilMs } : {}),
+          outstanding: state.outstanding,
+          cluster: state.endpoint.cluster,
+          ...(state.endpoint.zone !== undefined ? { zone: state.endpoint.zone } : {}),
+          weight: state.endpoint.weight,
+        });
+      }
+    });
+    return { endpoints, tierShares: [...this.#shares], panicTiers: [...this.#panic] };
+  }
+
+  #buildTier(endpoints: readonly UpstreamEndpoint[], states: EndpointState[]): Tier {
+    const n = endpoints.length;
+    const weights = new Float64Array(n);
+    const all = new Int32Array(n);
+    let allCount = 0;
+    for (let i = 0; i < n; i++) {
+      const w = endpoints[i]!.weight;
+      // A non-finite or non-positive weight drains the endpoint: never a candidate.
+      weights[i] = Number.isFinite(w) && w > 0 ? w : 0;
+      if (weights[i]! > 0) all[allCount++] = i;
+    }
+    const view: TierEndpoints = { states, weights };
+    const picker =
+      this.#options.policy === 'weighted-round-robin'
+        ? new EdfPicker(view)
+        : new P2cPeakEwmaPicker(view, this.#options.random, this.#options.peakEwma);
+    return { states, weights, picker, all, allCount, healthy: new Int32Array(n) };
+  }
+
+  /** Tier shares and candidate sets; runs on build and after each health change, never per request. */
+  #recompute(): void {
+    this.#seenVersion = this.#health.version;
+    const health: TierHealth[] = this.#tiers.map((tier) => {
+      let healthy = 0;
+      for (let i = 0; i < tier.allCount; i++) {
+        const position = tier.all[i]!;
+        if (tier.states[position]!.ejectedUntilMs === undefined) tier.healthy[healthy++] = position;
+      }
+      return { healthy, total: tier.allCount };
+    });
+    const { shares, panic } = computeTierShares(
+      health,
+      this.#options.overprovisioningFactor,
+      this.#options.panicThresholdPercent,
+    );
+    let sum = 0;
+    this.#tiers.forEach((tier, t) => {
+      if (panic[t]) tier.picker.setCandidates(tier.all, tier.allCount);
+      else tier.picker.setCandidates(tier.healthy, health[t]!.healthy);
+      sum += shares[t]!;
+      this.#cumulative[t] = sum;
+    });
+    const changed =
+      shares.length !== this.#shares.length ||
+      shares.some((s, t) => s !== this.#shares[t] || panic[t] !== this.#panic[t]);
+    this.#shares = shares;
+    this.#panic = panic;
+    if (changed) this.#options.observer?.onTierShares?.({ backend: this.#cluster.id, shares, panic });
+  }
+
+  /** The tier for this request by share, or -1 when no tier has a share (everything unhealthy, no panic). */
+  #chooseTier(): number {
+    const cumulative = this.#cumulative;
+    const last = cumulative.length - 1;
+    const total = cumulative[last]!;
+    if (total <= 0) return -1;
+    // One tier holding everything (the common, healthy case) needs no random number.
+    if (cumulative[0]! >= total) return 0;
+    const r = this.#options.random() * total;
+    for (let t = 0; t < last; t++) {
+      if (r < cumulative[t]!) return t;
+    }
+    return last;
+  }
+}

@@ -1,0 +1,171 @@
+import type { UpstreamEndpoint } from '../ir/route-table.ts';
+
+/** Milliseconds from any fixed origin; `Date.now` by default so `ejectedUntilMs` reads as a wall-clock time. */
+export interface Clock {
+  now(): number;
+}
+
+/** A uniform number in [0, 1), like `Math.random`. Tests pass `mulberry32(seed)` from seeded-random.ts. */
+export type RandomSource = () => number;
+
+export type PickPolicy = 'p2c-peak-ewma' | 'weighted-round-robin';
+
+/**
+ * Passive outlier detection, after Envoy's outlier detection (consecutive_5xx, base_ejection_time,
+ * max_ejection_time, max_ejection_percent, interval).
+ */
+export interface OutlierOptions {
+  /** Consecutive `http5xx`, `reset` or `timeout` results that eject an endpoint. Default 5 (Envoy's consecutive_5xx). */
+  readonly consecutive5xx: number;
+  /**
+   * Consecutive `connect-failure` results that eject an endpoint. Default 3: a refused or unreachable connection
+   * is a stronger signal than a 5xx (the process or its node is gone), and those attempts are retried on
+   * another endpoint anyway, so ejecting sooner saves the retry.
+   */
+  readonly consecutiveConnectFailures: number;
+  /** An endpoint's n-th ejection lasts `baseEjectionTimeMs × n`. Default 30 s (Envoy). */
+  readonly baseEjectionTimeMs: number;
+  /** Upper bound of one ejection. Default 300 s (Envoy). */
+  readonly maxEjectionTimeMs: number;
+  /**
+   * At most this share of a backend's endpoints is ejected at once; an ejection that would exceed it does not
+   * happen (so a backend with a single endpoint is never ejected at the default). Default 50.
+   */
+  readonly maxEjectionPercent: number;
+  /** The ejection multiplier drops by one for every interval an endpoint spends not ejected. Default 10 s (Envoy). */
+  readonly ejectionDecayIntervalMs: number;
+}
+
+/** Peak-EWMA load estimate (Finagle's PeakEwma, linkerd2-proxy / tower's PeakEwma). */
+export interface PeakEwmaOptions {
+  /** Time constant of the exponential decay of the latency estimate. Default 10 s (linkerd2-proxy). */
+  readonly decayTimeMs: number;
+  /** The estimate for an endpoint that has not answered yet. Default 30 ms (linkerd2-proxy's default RTT). */
+  readonly defaultRttMs: number;
+  /**
+   * A failed attempt is recorded as at least this slow, so an endpoint that fails fast does not look fast and
+   * draw more traffic before outlier detection ejects it. Default 1000 ms.
+   */
+  readonly failurePenaltyMs: number;
+}
+
+export interface EjectEvent {
+  /** `BackendCluster.id`. */
+  readonly backend: string;
+  readonly endpoint: UpstreamEndpoint;
+  readonly reason: 'consecutive-5xx' | 'consecutive-connect-failure';
+  readonly ejectedUntilMs: number;
+  /** How many times in a row (after decay) this endpoint has been ejected; the ejection time multiplier. */
+  readonly ejections: number;
+}
+
+/**
+ * Hooks for metrics and logs, so the core does not depend on prom-client or pino. Called synchronously;
+ * keep them cheap and do not throw.
+ */
+export interface BalancerObserver {
+  onEject?(event: EjectEvent): void;
+  onRestore?(event: { readonly backend: string; readonly endpoint: UpstreamEndpoint }): void;
+  /** A pick found its tier exhausted (tried or unhealthy) and took an endpoint from another tier. */
+  onFailover?(event: { readonly backend: string; readonly fromTier: number; readonly toTier: number }): void;
+  /** Tier shares were recomputed after a health or membership change. */
+  onTierShares?(event: {
+    readonly backend: string;
+    readonly shares: readonly number[];
+    readonly panic: readonly boolean[];
+  }): void;
+}
+
+export interface BalancerOptions {
+  /** How an endpoint is chosen inside a tier. Default `p2c-peak-ewma`. */
+  readonly policy: PickPolicy;
+  /** Envoy's overprovisioning factor: a tier keeps all traffic while healthy share × factor ≥ 100%. Default 1.4. */
+  readonly overprovisioningFactor: number;
+  /** Envoy's healthy panic threshold, in percent; 0 disables panic mode. Default 50. */
+  readonly panicThresholdPercent: number;
+  readonly outlier: OutlierOptions;
+  readonly peakEwma: PeakEwmaOptions;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly observer?: BalancerObserver;
+}
+
+/** What callers pass: every field optional, nested groups partial. */
+export interface BalancerOptionsInput {
+  readonly policy?: PickPolicy;
+  readonly overprovisioningFactor?: number;
+  readonly panicThresholdPercent?: number;
+  readonly outlier?: Partial<OutlierOptions>;
+  readonly peakEwma?: Partial<PeakEwmaOptions>;
+  readonly clock?: Clock;
+  readonly random?: RandomSource;
+  readonly observer?: BalancerObserver;
+}
+
+export const DEFAULT_OUTLIER_OPTIONS: OutlierOptions = {
+  consecutive5xx: 5,
+  consecutiveConnectFailures: 3,
+  baseEjectionTimeMs: 30_000,
+  maxEjectionTimeMs: 300_000,
+  maxEjectionPercent: 50,
+  ejectionDecayIntervalMs: 10_000,
+};
+
+export const DEFAULT_PEAK_EWMA_OPTIONS: PeakEwmaOptions = {
+  decayTimeMs: 10_000,
+  defaultRttMs: 30,
+  failurePenaltyMs: 1_000,
+};
+
+export const DEFAULT_OVERPROVISIONING_FACTOR = 1.4;
+export const DEFAULT_PANIC_THRESHOLD_PERCENT = 50;
+
+export class BalancerConfigError extends Error {
+  readonly code = 'ERR_LB_CONFIG';
+  override readonly name = 'BalancerConfigError';
+}
+
+/** Fills defaults and rejects values that would make the arithmetic meaningless. */
+export function resolveBalancerOptions(input: BalancerOptionsInput = {}): BalancerOptions {
+  const options: BalancerOptions = {
+    policy: input.policy ?? 'p2c-peak-ewma',
+    overprovisioningFactor: input.overprovisioningFactor ?? DEFAULT_OVERPROVISIONING_FACTOR,
+    panicThresholdPercent: input.panicThresholdPercent ?? DEFAULT_PANIC_THRESHOLD_PERCENT,
+    outlier: { ...DEFAULT_OUTLIER_OPTIONS, ...input.outlier },
+    peakEwma: { ...DEFAULT_PEAK_EWMA_OPTIONS, ...input.peakEwma },
+    clock: input.clock ?? { now: Date.now },
+    random: input.random ?? Math.random,
+    ...(input.observer ? { observer: input.observer } : {}),
+  };
+  if (options.policy !== 'p2c-peak-ewma' && options.policy !== 'weighted-round-robin') {
+    throw new BalancerConfigError(`policy: unknown value ${JSON.stringify(options.policy)}`);
+  }
+  requireRange('overprovisioningFactor', options.overprovisioningFactor, Number.MIN_VALUE, Number.MAX_VALUE);
+  requireRange('panicThresholdPercent', options.panicThresholdPercent, 0, 100);
+  requireRange('outlier.maxEjectionPercent', options.outlier.maxEjectionPercent, 0, 100);
+  requireRange('outlier.consecutive5xx', options.outlier.consecutive5xx, 1, Number.MAX_SAFE_INTEGER);
+  requireRange(
+    'outlier.consecutiveConnectFailures',
+    options.outlier.consecutiveConnectFailures,
+    1,
+    Number.MAX_SAFE_INTEGER,
+  );
+  requireRange('outlier.baseEjectionTimeMs', options.outlier.baseEjectionTimeMs, 0, Number.MAX_VALUE);
+  requireRange('outlier.maxEjectionTimeMs', options.outlier.maxEjectionTimeMs, 0, Number.MAX_VALUE);
+  requireRange(
+    'outlier.ejectionDecayIntervalMs',
+    options.outlier.ejectionDecayIntervalMs,
+    1,
+    Number.MAX_VALUE,
+  );
+  requireRange('peakEwma.decayTimeMs', options.peakEwma.decayTimeMs, Number.MIN_VALUE, Number.MAX_VALUE);
+  requireRange('peakEwma.defaultRttMs', options.peakEwma.defaultRttMs, 0, Number.MAX_VALUE);
+  requireRange('peakEwma.failurePenaltyMs', options.peakEwma.failurePenaltyMs, 0, Number.MAX_VALUE);
+  return options;
+}
+
+function requireRange(field: string, value: number, min: number, max: number): void {
+  if (!(typeof value === 'number' && value >= min && value <= max)) {
+    throw new BalancerConfigError(`${field}: ${String(value)} is outside [${min}, ${max}]`);
+  }
+}

@@ -1,0 +1,61 @@
+import type { PeakEwmaOptions, RandomSource } from './options.ts';
+import { peakEwmaLoad } from './peak-ewma.ts';
+import type { TierEndpoints, TierPicker } from './tier-picker.ts';
+import { WeightedSampler } from './weighted-sampler.ts';
+
+/** Draws before falling back to a scan when candidates keep landing in `tried`. */
+const DRAWS = 8;
+
+/**
+ * Power of two choices over peak-EWMA load (linkerd2-proxy, Finagle): draw two distinct candidates (by weight)
+ * and take the one with the lower latency × (outstanding + 1); a tie keeps the first draw, so with equal
+ * loads traffic follows the weights exactly. O(1) per pick.
+ */
+export class P2cPeakEwmaPicker implements TierPicker {
+  #tier: TierEndpoints;
+  #random: RandomSource;
+  #decayTimeMs: number;
+  #sampler: WeightedSampler;
+
+  constructor(tier: TierEndpoints, random: RandomSource, peakEwma: PeakEwmaOptions) {
+    this.#tier = tier;
+    this.#random = random;
+    this.#decayTimeMs = peakEwma.decayTimeMs;
+    this.#sampler = new WeightedSampler(tier.states.length);
+  }
+
+  setCandidates(positions: Int32Array, count: number): void {
+    this.#sampler.reset(positions, count, this.#tier.weights);
+  }
+
+  pick(tried: ReadonlySet<string> | undefined, nowMs: number): number {
+    const count = this.#sampler.count;
+    if (count === 0) return -1;
+    const first = this.#draw(tried, -1);
+    if (first < 0 || count === 1) return first;
+    const second = this.#draw(tried, first);
+    if (second < 0) return first;
+    const states = this.#tier.states;
+    return peakEwmaLoad(states[second]!, nowMs, this.#decayTimeMs) <
+      peakEwmaLoad(states[first]!, nowMs, this.#decayTimeMs)
+      ? second
+      : first;
+  }
+
+  /** A candidate not in `tried` and not `other`, or -1. */
+  #draw(tried: ReadonlySet<string> | undefined, other: number): number {
+    const states = this.#tier.states;
+    for (let i = 0; i < DRAWS; i++) {
+      const p = this.#sampler.sample(this.#random);
+      if (p !== other && (tried === undefined || !tried.has(states[p]!.key))) return p;
+    }
+    // Rare: most candidates excluded. Scan from a random column so the survivors share the load.
+    const count = this.#sampler.count;
+    const start = Math.floor(this.#random() * count);
+    for (let i = 0; i < count; i++) {
+      const p = this.#sampler.member((start + i) % count);
+      if (p !== other && (tried === undefined || !tried.has(states[p]!.key))) return p;
+    }
+    return -1;
+  }
+}
