@@ -1,15 +1,152 @@
-import type { RouteTable } from '../ir/route-table.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
+import type { McsWarning } from '../mcs/warnings.ts';
+import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { keyOf, namespaceOf } from './defaults.ts';
+import { reconcileGatewayClasses } from './gateway-class.ts';
+import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
+import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
+import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
+import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
+import type { RouteContext } from './route-context.ts';
+import { translateRules } from './route-rules.ts';
+import { type ParentOutcome, routeStatus } from './route-status.ts';
+import type { AttachedRoute } from './virtual-hosts.ts';
 
 export interface TranslationResult {
   readonly table: RouteTable;
   /** One entry per GatewayClass, Gateway and HTTPRoute this controller owns or that refers to its Gateways. */
   readonly statuses: readonly StatusUpdate[];
+  /** Bad input translation degraded around (from endpoint resolution); for logs and metrics. */
+  readonly warnings?: readonly McsWarning[];
+}
+
+interface OwnedGateway {
+  readonly gateway: Gateway;
+  readonly listeners: readonly ListenerState[];
+  readonly problem: GatewayProblem | undefined;
 }
 
 /** Pure: no I/O, no clock, deterministic order (DESIGN.md §1). */
-export function translate(_snapshot: Snapshot, _options: TranslateOptions): TranslationResult {
-  throw new Error('not implemented yet');
+export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
+  const classes = reconcileGatewayClasses(snapshot, options);
+  const gateways = new Map<string, OwnedGateway>();
+  for (const gateway of snapshot.gateways) {
+    const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
+    if (!verdict) continue;
+    gateways.set(keyOf(gateway), {
+      gateway,
+      listeners: validateListeners(snapshot, gateway),
+      problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
+    });
+  }
+  markCrossGatewayConflicts([...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners));
+
+  const backends = new Map<string, BackendCluster>();
+  const warnings: McsWarning[] = [];
+  const routesByListener = new Map<string, Map<string, AttachedRoute>>();
+  const routeStatuses: StatusUpdate[] = [];
+  for (const route of snapshot.httpRoutes) {
+    const outcome = translateRoute(snapshot, options, route, gateways);
+    if (!outcome) continue;
+    for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
+    warnings.push(...outcome.context.warnings);
+    routeStatuses.push(outcome.status);
+    for (const [listenerId, attached] of outcome.attached) {
+      const routes = routesByListener.get(listenerId) ?? new Map<string, AttachedRoute>();
+      routes.set(attached.routeKey, attached);
+      routesByListener.set(listenerId, routes);
+    }
+  }
+
+  const served: ServedListener[] = [];
+  const gatewayStatuses: StatusUpdate[] = [];
+  for (const owned of gateways.values()) {
+    const attachedCounts = new Map<string, number>();
+    for (const state of owned.listeners) {
+      const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
+      attachedCounts.set(state.id, routes.length);
+      if (!owned.problem) served.push({ state, routes });
+    }
+    gatewayStatuses.push(
+      gatewayStatus(owned.gateway, owned.listeners, attachedCounts, options.gatewayAddresses, owned.problem),
+    );
+  }
+  return {
+    table: buildRouteTable(served, backends),
+    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses],
+    warnings,
+  };
+}
+
+interface RouteOutcome {
+  readonly context: RouteContext;
+  readonly status: StatusUpdate;
+  /** The route as attached to each listener id (hostnames merged over parentRefs). */
+  readonly attached: ReadonlyMap<string, AttachedRoute>;
+}
+
+/** Attaches one HTTPRoute to our Gateways; undefined when none of its parentRefs is one of ours. */
+function translateRoute(
+  snapshot: Snapshot,
+  options: TranslateOptions,
+  route: HTTPRoute,
+  gateways: ReadonlyMap<string, OwnedGateway>,
+): RouteOutcome | undefined {
+  const routeNamespace = namespaceOf(route);
+  const ours = (route.spec?.parentRefs ?? [])
+    .map((ref, index) => ({ ref, index, normalized: normalizeParentRef(ref, routeNamespace) }))
+    .filter(
+      ({ normalized }) =>
+        normalized.kind === 'Gateway' &&
+        normalized.group === 'gateway.networking.k8s.io' &&
+        gateways.has(`${normalized.namespace}/${normalized.name}`),
+    );
+  if (ours.length === 0) return undefined;
+
+  const context: RouteContext = {
+    snapshot,
+    options,
+    routeNamespace,
+    backends: new Map(),
+    refProblems: [],
+    warnings: [],
+  };
+  const rules = translateRules(route, context);
+  const routeKey = keyOf(route);
+  const hostnamesByListener = new Map<string, Set<string>>();
+  const parents: ParentOutcome[] = [];
+  const seenRefs = new Set<string>();
+  for (const { ref, index, normalized } of ours) {
+    const refKey = JSON.stringify(normalized);
+    if (seenRefs.has(refKey)) continue;
+    seenRefs.add(refKey);
+    const owned = gateways.get(`${normalized.namespace}/${normalized.name}`) as OwnedGateway;
+    const attachment = attachToGateway(snapshot, route, normalized, index, owned.listeners);
+    parents.push({ ref, problem: attachment.problem });
+    for (const { state, hostnames } of attachment.listeners) {
+      const set = hostnamesByListener.get(state.id) ?? new Set<string>();
+      for (const h of hostnames) set.add(h);
+      hostnamesByListener.set(state.id, set);
+    }
+  }
+  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
+  const attached = new Map<string, AttachedRoute>();
+  if (!allRulesInvalid) {
+    for (const [listenerId, hostnames] of hostnamesByListener) {
+      attached.set(listenerId, {
+        routeKey,
+        createdAt: route.metadata.creationTimestamp,
+        hostnames: [...hostnames],
+        rules: rules.rules,
+      });
+    }
+  }
+  return {
+    context,
+    status: routeStatus(route, parents, context.refProblems, rules.invalid, options.controllerName),
+    attached,
+  };
 }

@@ -1,0 +1,71 @@
+import type { BackendCluster } from '../ir/route-table.ts';
+import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
+import type { McsWarning } from '../mcs/warnings.ts';
+import type { BackendObjectReference } from '../snapshot/resources.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import type { Problem } from './conditions.ts';
+import { GATEWAY_GROUP } from './defaults.ts';
+import type { TranslateOptions } from './options.ts';
+import { isReferenceAllowed } from './reference-grants.ts';
+
+/** RouteConditionReason values for ResolvedRefs=False. */
+export type ResolvedRefsReason =
+  | 'RefNotPermitted'
+  | 'InvalidKind'
+  | 'BackendNotFound'
+  | 'UnsupportedProtocol';
+
+export type BackendRefResult =
+  | { readonly ok: true; readonly backend: BackendCluster; readonly warnings: readonly McsWarning[] }
+  | ({ readonly ok: false } & Problem<ResolvedRefsReason>);
+
+export interface BackendRefContext {
+  readonly snapshot: Snapshot;
+  readonly options: TranslateOptions;
+  readonly routeNamespace: string;
+}
+
+/**
+ * Resolves one BackendObjectReference of an HTTPRoute (defaults: group "", kind Service, the route's
+ * namespace). Checks, in order: a kind we support (core Service, or a ServiceImport kind from
+ * options.serviceImportKinds, GEP-1748) else InvalidKind; a ReferenceGrant for another namespace else
+ * RefNotPermitted; the object and port exist else BackendNotFound.
+ */
+export function resolveBackendRef(
+  ref: BackendObjectReference,
+  field: string,
+  context: BackendRefContext,
+): BackendRefResult {
+  const group = ref.group ?? '';
+  const kind = ref.kind ?? 'Service';
+  const namespace = ref.namespace ?? context.routeNamespace;
+  const what = `${field} ${group === '' ? 'core' : group}/${kind} ${namespace}/${ref.name}`;
+  const isService = group === '' && kind === 'Service';
+  const isServiceImport = context.options.serviceImportKinds.some(
+    (k) => k.group === group && k.kind === kind,
+  );
+  if (!isService && !isServiceImport) {
+    return fail('InvalidKind', `${what}: unsupported kind; supported: core/Service, ${importKinds(context)}`);
+  }
+  const allowed = isReferenceAllowed(
+    context.snapshot,
+    { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: context.routeNamespace },
+    { group, kind, namespace, name: ref.name },
+  );
+  if (!allowed) return fail('RefNotPermitted', `${what}: no ReferenceGrant in ${namespace} allows it`);
+  if (ref.port === undefined) return fail('BackendNotFound', `${what}: port is required`);
+  const resolve = isService ? resolveServiceBackend : resolveServiceImportBackend;
+  const resolution = resolve(context.snapshot, namespace, ref.name, ref.port, context.options.identity);
+  if (!resolution.ok) return fail(resolution.reason, `${field}: ${resolution.message}`);
+  return { ok: true, backend: resolution.backend, warnings: resolution.warnings ?? [] };
+}
+
+function importKinds(context: BackendRefContext): string {
+  return (
+    context.options.serviceImportKinds.map((k) => `${k.group}/${k.kind}`).join(', ') || 'no ServiceImport'
+  );
+}
+
+function fail(reason: ResolvedRefsReason, message: string): BackendRefResult {
+  return { ok: false, reason, message };
+}

@@ -1,0 +1,129 @@
+import { isIP } from 'node:net';
+import type { GatewayStatus, ListenerStatus, StatusUpdate } from '../ir/status.ts';
+import type { Condition, Gateway } from '../snapshot/resources.ts';
+import { condition, generationOf, type Problem } from './conditions.ts';
+import { namespaceOf } from './defaults.ts';
+import { isProgrammed, type ListenerState } from './listeners.ts';
+
+export type GatewayProblem = Problem<'InvalidParameters' | 'Pending'>;
+
+/**
+ * Why a Gateway of our class is not accepted as a whole: we take no infrastructure parameters
+ * (GatewayInfrastructure.parametersRef: "If the referent cannot be found [...] Accepted=False,
+ * InvalidParameters"), and a Gateway of a class that is not Accepted stays Pending.
+ */
+export function gatewayProblem(
+  gateway: Gateway,
+  classProblem: string | undefined,
+): GatewayProblem | undefined {
+  const ref = (
+    gateway.spec?.infrastructure as { parametersRef?: { group?: string; kind?: string; name?: string } }
+  )?.parametersRef;
+  if (ref) {
+    return {
+      reason: 'InvalidParameters',
+      message: `spec.infrastructure.parametersRef ${ref.group ?? ''}/${ref.kind ?? ''} ${ref.name ?? ''}: this controller supports no parameters kind`,
+    };
+  }
+  if (classProblem) {
+    return {
+      reason: 'Pending',
+      message: `GatewayClass ${gateway.spec?.gatewayClassName} is not accepted: ${classProblem}`,
+    };
+  }
+  return undefined;
+}
+
+export function gatewayStatus(
+  gateway: Gateway,
+  listeners: readonly ListenerState[],
+  attachedRoutes: ReadonlyMap<string, number>,
+  addresses: readonly string[],
+  problem: GatewayProblem | undefined,
+): StatusUpdate {
+  const generation = generationOf(gateway);
+  const invalid = listeners.filter((s) => s.unsupported);
+  const conditions: Condition[] = [];
+  let accepted: boolean;
+  if (problem) {
+    accepted = false;
+    conditions.push(condition('Accepted', false, problem.reason, problem.message, generation));
+  } else if (invalid.length > 0) {
+    // GatewayReasonListenersNotValid: Accepted stays True while at least one listener is valid.
+    accepted = invalid.length < listeners.length;
+    const names = invalid.map((s) => s.listener.name).join(', ');
+    conditions.push(
+      condition('Accepted', accepted, 'ListenersNotValid', `listeners not valid: ${names}`, generation),
+    );
+  } else {
+    accepted = true;
+    conditions.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', generation));
+  }
+  const programmed = accepted && listeners.some(isProgrammed);
+  conditions.push(
+    condition(
+      'Programmed',
+      programmed,
+      programmed ? 'Programmed' : 'Invalid',
+      programmed ? 'Gateway is programmed' : 'no listener of this Gateway can be served',
+      generation,
+    ),
+  );
+  const status: GatewayStatus = {
+    addresses: addresses.map((value) => ({ type: isIP(value) ? 'IPAddress' : 'Hostname', value })),
+    conditions,
+    listeners: listeners.map((s) => listenerStatus(s, attachedRoutes.get(s.id) ?? 0, generation)),
+  };
+  return {
+    kind: 'Gateway',
+    namespace: namespaceOf(gateway),
+    name: gateway.metadata.name,
+    generation,
+    status,
+  };
+}
+
+function listenerStatus(state: ListenerState, attachedRoutes: number, generation: number): ListenerStatus {
+  const name = state.listener.name;
+  const programmed = isProgrammed(state);
+  return {
+    name,
+    attachedRoutes,
+    supportedKinds: state.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    conditions: [
+      state.unsupported
+        ? condition('Accepted', false, state.unsupported.reason, state.unsupported.message, generation)
+        : condition('Accepted', true, 'Accepted', `listener ${name} is accepted`, generation),
+      condition(
+        'Programmed',
+        programmed,
+        programmed ? 'Programmed' : 'Invalid',
+        programmed
+          ? `listener ${name} is programmed`
+          : `listener ${name} is not served: ${notServedBecause(state)}`,
+        generation,
+      ),
+      state.invalidRefs
+        ? condition('ResolvedRefs', false, state.invalidRefs.reason, state.invalidRefs.message, generation)
+        : condition(
+            'ResolvedRefs',
+            true,
+            'ResolvedRefs',
+            `listener ${name} references are resolved`,
+            generation,
+          ),
+      state.conflict
+        ? condition('Conflicted', true, state.conflict.reason, state.conflict.message, generation)
+        : condition('Conflicted', false, 'NoConflicts', `listener ${name} has no conflicts`, generation),
+    ],
+  };
+}
+
+function notServedBecause(state: ListenerState): string {
+  return (
+    state.unsupported?.message ??
+    state.conflict?.message ??
+    state.invalidRefs?.message ??
+    'no supported route kinds'
+  );
+}

@@ -1,0 +1,179 @@
+import type { TlsConfig } from '../ir/route-table.ts';
+import type { Gateway, Listener } from '../snapshot/resources.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import type { Problem } from './conditions.ts';
+import { GATEWAY_GROUP, keyOf } from './defaults.ts';
+import { resolveListenerCertificates } from './listener-tls.ts';
+
+export type ServedProtocol = 'HTTP' | 'HTTPS';
+
+export interface RouteKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** What validation found about one listener; attachment and the routing table read it. */
+export interface ListenerState {
+  /** `namespace/gateway/listener-name`. */
+  readonly id: string;
+  readonly gateway: Gateway;
+  /** `namespace/name` of the Gateway. */
+  readonly gatewayKey: string;
+  readonly listener: Listener;
+  readonly index: number;
+  /** Lower-cased; undefined means any host. */
+  readonly hostname: string | undefined;
+  /** Undefined when the protocol is not one we serve (Accepted=False, UnsupportedProtocol). */
+  readonly protocol: ServedProtocol | undefined;
+  readonly supportedKinds: readonly RouteKind[];
+  readonly tls: TlsConfig | undefined;
+  readonly unsupported: Problem<'UnsupportedProtocol'> | undefined;
+  readonly invalidRefs:
+    | Problem<'InvalidCertificateRef' | 'RefNotPermitted' | 'InvalidRouteKinds'>
+    | undefined;
+  /** Set after validation, when listeners on the same port cannot be served together. */
+  conflict: Problem<'HostnameConflict' | 'ProtocolConflict'> | undefined;
+}
+
+const HTTP_ROUTE: RouteKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+
+/** Whether the listener can take traffic: accepted, refs resolved (certificates), no conflict. */
+export function isProgrammed(state: ListenerState): boolean {
+  if (state.unsupported || state.conflict) return false;
+  if (state.invalidRefs && state.invalidRefs.reason !== 'InvalidRouteKinds') return false;
+  return state.supportedKinds.length > 0;
+}
+
+/**
+ * Validates a Gateway's listeners: protocol (HTTP and HTTPS with TLS Terminate), allowedRoutes.kinds (only
+ * HTTPRoute; default per protocol), certificateRefs, and conflicts between listeners on the same port
+ * (Listener docs: same port and protocol need distinct hostnames; one port speaks one protocol).
+ */
+export function validateListeners(snapshot: Snapshot, gateway: Gateway): ListenerState[] {
+  const gatewayKey = keyOf(gateway);
+  const states = (gateway.spec?.listeners ?? []).map((listener, index) =>
+    validateListener(snapshot, gateway, gatewayKey, listener, index),
+  );
+  markConflicts(states);
+  return states;
+}
+
+function validateListener(
+  snapshot: Snapshot,
+  gateway: Gateway,
+  gatewayKey: string,
+  listener: Listener,
+  index: number,
+): ListenerState {
+  const base = {
+    id: `${gatewayKey}/${listener.name}`,
+    gateway,
+    gatewayKey,
+    listener,
+    index,
+    hostname: listener.hostname?.toLowerCase(),
+    conflict: undefined,
+  };
+  const field = `spec.listeners[${index}]`;
+  const tlsMode = listener.tls?.mode ?? 'Terminate';
+  const served =
+    listener.protocol === 'HTTP' || (listener.protocol === 'HTTPS' && tlsMode === 'Terminate')
+      ? (listener.protocol as ServedProtocol)
+      : undefined;
+  if (!served) {
+    const what =
+      listener.protocol === 'HTTPS'
+        ? `protocol HTTPS with tls.mode ${tlsMode}`
+        : `protocol ${listener.protocol}`;
+    return {
+      ...base,
+      protocol: undefined,
+      supportedKinds: [],
+      tls: undefined,
+      unsupported: {
+        reason: 'UnsupportedProtocol',
+        message: `${field} (${listener.name}): ${what} is not supported; supported: HTTP, HTTPS (Terminate)`,
+      },
+      invalidRefs: undefined,
+    };
+  }
+  const kinds = routeKinds(listener, field);
+  let invalidRefs: ListenerState['invalidRefs'] = kinds.invalid;
+  let tls: TlsConfig | undefined;
+  if (served === 'HTTPS') {
+    const certificates = resolveListenerCertificates(snapshot, gateway, listener, index);
+    if (certificates.ok) tls = certificates.tls;
+    else invalidRefs = { reason: certificates.reason, message: certificates.message };
+  }
+  return {
+    ...base,
+    protocol: served,
+    supportedKinds: kinds.supported,
+    tls,
+    unsupported: undefined,
+    invalidRefs,
+  };
+}
+
+/** Listener.allowedRoutes.kinds: unset means the protocol's default (HTTPRoute for HTTP and HTTPS). */
+function routeKinds(
+  listener: Listener,
+  field: string,
+): { supported: RouteKind[]; invalid: Problem<'InvalidRouteKinds'> | undefined } {
+  const requested = listener.allowedRoutes?.kinds;
+  if (requested === undefined) return { supported: [HTTP_ROUTE], invalid: undefined };
+  const supported: RouteKind[] = [];
+  const rejected: string[] = [];
+  for (const kind of requested) {
+    const group = kind.group ?? GATEWAY_GROUP;
+    if (group === GATEWAY_GROUP && kind.kind === 'HTTPRoute') {
+      if (supported.length === 0) supported.push(HTTP_ROUTE);
+    } else {
+      rejected.push(`${group}/${kind.kind}`);
+    }
+  }
+  const invalid =
+    rejected.length > 0
+      ? {
+          reason: 'InvalidRouteKinds' as const,
+          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${GATEWAY_GROUP}/HTTPRoute`,
+        }
+      : undefined;
+  return { supported, invalid };
+}
+
+function markConflicts(states: readonly ListenerState[]): void {
+  const byPort = new Map<number, ListenerState[]>();
+  for (const state of states) {
+    if (!state.protocol) continue;
+    const group = byPort.get(state.listener.port) ?? [];
+    group.push(state);
+    byPort.set(state.listener.port, group);
+  }
+  for (const [port, group] of byPort) {
+    const protocols = new Set(group.map((s) => s.protocol));
+    if (protocols.size > 1) {
+      for (const state of group) {
+        state.conflict = {
+          reason: 'ProtocolConflict',
+          message: `port ${port} is used by listeners with different protocols (${[...protocols].join(', ')})`,
+        };
+      }
+      continue;
+    }
+    const byHostname = new Map<string, ListenerState[]>();
+    for (const state of group) {
+      const key = state.hostname ?? '';
+      byHostname.set(key, [...(byHostname.get(key) ?? []), state]);
+    }
+    for (const [hostname, same] of byHostname) {
+      if (same.length < 2) continue;
+      for (const state of same) {
+        state.conflict = {
+          reason: 'HostnameConflict',
+          message: `listeners ${same.map((s) => s.listener.name).join(', ')} share port ${port} and hostname ${hostname || '(none)'}`,
+        };
+      }
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import type { HttpFilter, RouteAction, RouteMatch, WeightedBackend } from '../ir/route-table.ts';
+import type { HTTPRoute, HTTPRouteRule } from '../snapshot/resources.ts';
+import { resolveBackendRef } from './backend-refs.ts';
+import type { Problem } from './conditions.ts';
+import { parseGatewayDuration } from './durations.ts';
+import { translateFilters } from './filters.ts';
+import { DEFAULT_MATCHES, normalizeMatch } from './matches.ts';
+import type { RouteContext } from './route-context.ts';
+
+export interface TranslatedRule {
+  readonly index: number;
+  readonly name?: string;
+  readonly matches: readonly RouteMatch[];
+  readonly action: RouteAction;
+}
+
+export interface InvalidRule {
+  readonly index: number;
+  readonly problem: Problem<'UnsupportedValue'>;
+}
+
+export interface RouteRulesResult {
+  readonly rules: readonly TranslatedRule[];
+  /** Rules left out of the table (HTTPRoute PartiallyInvalid, or Accepted=False when no rule is left). */
+  readonly invalid: readonly InvalidRule[];
+}
+
+/** Translates every rule of an HTTPRoute; unresolved references are collected in the context. */
+export function translateRules(route: HTTPRoute, context: RouteContext): RouteRulesResult {
+  const rules: TranslatedRule[] = [];
+  const invalid: InvalidRule[] = [];
+  for (const [index, rule] of (route.spec?.rules ?? []).entries()) {
+    const result = translateRule(rule, index, context);
+    if ('problem' in result) invalid.push({ index, problem: result.problem });
+    else rules.push(result);
+  }
+  return { rules, invalid };
+}
+
+function translateRule(
+  rule: HTTPRouteRule,
+  index: number,
+  context: RouteContext,
+): TranslatedRule | { problem: Problem<'UnsupportedValue'> } {
+  const field = `spec.rules[${index}]`;
+  const matches: RouteMatch[] = [];
+  const specMatches = rule.matches && rule.matches.length > 0 ? rule.matches : DEFAULT_MATCHES;
+  for (const [m, match] of specMatches.entries()) {
+    const result = normalizeMatch(match, `${field}.matches[${m}]`);
+    if (!result.ok) return { problem: result };
+    matches.push(result.match);
+  }
+  const filters = translateFilters(rule.filters ?? [], `${field}.filters`, context);
+  if (!filters.ok) return { problem: filters };
+  const prefixProblem = replacePrefixProblem(filters.filters, matches, field);
+  if (prefixProblem) return { problem: prefixProblem };
+
+  const backends: WeightedBackend[] = [];
+  for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
+    const at = `${field}.backendRefs[${b}]`;
+    const weight = ref.weight ?? 1;
+    const backendFilters = translateFilters(ref.filters ?? [], `${at}.filters`, context);
+    if (!backendFilters.ok) return { problem: backendFilters };
+    const backendPrefixProblem = replacePrefixProblem(backendFilters.filters, matches, at);
+    if (backendPrefixProblem) return { problem: backendPrefixProblem };
+    // Weight 0 takes no traffic but is still validated (HTTPBackendRef.weight; ResolvedRefs covers every ref).
+    const resolved = resolveBackendRef(ref, at, context);
+    if (resolved.ok) {
+      context.backends.set(resolved.backend.id, resolved.backend);
+      context.warnings.push(...resolved.warnings);
+    } else {
+      context.refProblems.push({ reason: resolved.reason, message: resolved.message });
+    }
+    if (weight <= 0) continue;
+    const usable = resolved.ok && !backendFilters.failClosed;
+    backends.push({
+      weight,
+      target: usable
+        ? { kind: 'Backend', id: resolved.backend.id }
+        : { kind: 'Invalid', reason: resolved.ok ? 'InvalidKind' : resolved.reason },
+      filters: usable ? backendFilters.filters : [],
+    });
+  }
+
+  const timeouts = translateTimeouts(rule, field);
+  if ('problem' in timeouts) return timeouts;
+  const retry = translateRetry(rule, field);
+  if ('problem' in retry) return retry;
+  const action: RouteAction = {
+    filters: filters.filters,
+    // An extensionRef filter we cannot run must not be skipped: the whole rule answers 500.
+    backends: filters.failClosed
+      ? [{ weight: 1, target: { kind: 'Invalid', reason: 'InvalidKind' }, filters: [] }]
+      : backends,
+    ...(timeouts.value ? { timeouts: timeouts.value } : {}),
+    ...(retry.value ? { retry: retry.value } : {}),
+  };
+  return { index, ...(rule.name !== undefined ? { name: rule.name } : {}), matches, action };
+}
+
+/** ReplacePrefixMatch needs a PathPrefix match to replace (HTTPPathModifier docs). */
+function replacePrefixProblem(
+  filters: readonly HttpFilter[],
+  matches: readonly RouteMatch[],
+  field: string,
+): Problem<'UnsupportedValue'> | undefined {
+  const usesPrefix = filters.some(
+    (f) => (f.kind === 'URLRewrite' || f.kind === 'RequestRedirect') && f.path?.kind === 'ReplacePrefixMatch',
+  );
+  if (!usesPrefix || matches.every((m) => m.path.kind === 'PathPrefix')) return undefined;
+  return {
+    reason: 'UnsupportedValue',
+    message: `${field}: ReplacePrefixMatch requires every match to be of path type PathPrefix`,
+  };
+}
+
+type TimeoutsResult =
+  | { readonly value: RouteAction['timeouts'] | undefined }
+  | { readonly problem: Problem<'UnsupportedValue'> };
+
+/** HTTPRouteTimeouts: Gateway API durations; "0s" disables the timeout, so it is left out of the IR. */
+function translateTimeouts(rule: HTTPRouteRule, field: string): TimeoutsResult {
+  const out: { requestMs?: number; backendRequestMs?: number } = {};
+  for (const [key, irKey] of [
+    ['request', 'requestMs'],
+    ['backendRequest', 'backendRequestMs'],
+  ] as const) {
+    const text = rule.timeouts?.[key];
+    if (text === undefined) continue;
+    const ms = parseGatewayDuration(text);
+    if (ms === undefined) {
+      return {
+        problem: {
+          reason: 'UnsupportedValue',
+          message: `${field}.timeouts.${key} ${text} is not a valid duration`,
+        },
+      };
+    }
+    if (ms > 0) out[irKey] = ms;
+  }
+  return { value: Object.keys(out).length > 0 ? out : undefined };
+}
+
+function translateRetry(
+  rule: HTTPRouteRule,
+  field: string,
+): { readonly value: RouteAction['retry'] | undefined } | { readonly problem: Problem<'UnsupportedValue'> } {
+  const retry = rule.retry;
+  if (!retry) return { value: undefined };
+  let backoffMs: number | undefined;
+  if (retry.backoff !== undefined) {
+    backoffMs = parseGatewayDuration(retry.backoff);
+    if (backoffMs === undefined) {
+      return {
+        problem: {
+          reason: 'UnsupportedValue',
+          message: `${field}.retry.backoff ${retry.backoff} is not a valid duration`,
+        },
+      };
+    }
+  }
+  return {
+    value: {
+      // HTTPRouteRetry leaves the defaults to the implementation: one retry, on the listed codes only.
+      attempts: retry.attempts ?? 1,
+      codes: retry.codes ?? [],
+      ...(backoffMs !== undefined ? { backoffMs } : {}),
+    },
+  };
+}

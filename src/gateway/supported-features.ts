@@ -1,0 +1,35 @@
+/**
+ * Gateway API features this implementation supports, as published in GatewayClass
+ * `status.supportedFeatures` (GEP-2162; names as in the conformance suite's pkg/features, sorted).
+ */
+export const SUPPORTED_FEATURES: readonly string[] = [
+  'Gateway',
+  'GatewayHTTPListenerIsolation',
+  'GatewayPort8080',
+  'HTTPRoute',
+  'HTTPRoute303RedirectStatusCode',
+  'HTTPRoute307RedirectStatusCode',
+  'HTTPRoute308RedirectStatusCode',
+  'HTTPRouteBackendProtocolH2C',
+  'HTTPRouteBackendProtocolWebSocket',
+  'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendTimeout',
+  'HTTPRouteCORS',
+  'HTTPRouteDestinationPortMatching',
+  'HTTPRouteHostRewrite',
+  'HTTPRouteMethodMatching',
+  'HTTPRouteNamedRouteRule',
+  'HTTPRouteParentRefPort',
+  'HTTPRoutePathRedirect',
+  'HTTPRoutePathRewrite',
+  'HTTPRoutePortRedirect',
+  'HTTPRouteQueryParamMatching',
+  'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
+  'HTTPRouteRequestPercentageMirror',
+  'HTTPRouteRequestTimeout',
+  'HTTPRouteResponseHeaderModification',
+  'HTTPRouteRetry',
+  'HTTPRouteSchemeRedirect',
+  'ReferenceGrant',
+];

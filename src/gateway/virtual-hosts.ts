@@ -1,0 +1,61 @@
+import type { RouteEntry, VirtualHost } from '../ir/route-table.ts';
+import { compareHostnameSpecificity, hostnameMatches } from './hostnames.ts';
+import { type RankedEntry, sortByPrecedence } from './match-precedence.ts';
+import type { TranslatedRule } from './route-rules.ts';
+
+/** An HTTPRoute accepted on one listener, with its effective hostnames there. */
+export interface AttachedRoute {
+  readonly routeKey: string;
+  readonly createdAt: string | undefined;
+  readonly hostnames: readonly string[];
+  readonly rules: readonly TranslatedRule[];
+}
+
+/**
+ * The virtual hosts of one listener, most specific hostname first. Each virtual host holds its own routes'
+ * entries in match precedence order, followed by the entries of every less specific virtual host that also
+ * covers its hostname (HTTPRoute.hostnames: "precedence must be given to rules from the HTTPRoute with the
+ * largest number of characters in a matching non-wildcard hostname [...] If ties exist across multiple
+ * Routes, the matching precedence rules for HTTPRouteMatches takes over"). So a request for `a.example.com`
+ * that no `a.example.com` route matches still reaches a `*.example.com` route, while the proxy only needs to
+ * pick the first virtual host whose hostname matches.
+ */
+export function buildVirtualHosts(routes: readonly AttachedRoute[]): VirtualHost[] {
+  const byHostname = new Map<string, RankedEntry[]>();
+  for (const route of routes) {
+    for (const hostname of route.hostnames) {
+      const ranked = byHostname.get(hostname) ?? [];
+      for (const rule of route.rules) {
+        for (const [matchIndex, match] of rule.matches.entries()) {
+          const entry: RouteEntry = {
+            route: route.routeKey,
+            ruleIndex: rule.index,
+            ...(rule.name !== undefined ? { ruleName: rule.name } : {}),
+            match,
+            action: rule.action,
+          };
+          ranked.push({ entry, createdAt: route.createdAt, routeKey: route.routeKey, matchIndex });
+        }
+      }
+      byHostname.set(hostname, ranked);
+    }
+  }
+  const hostnames = [...byHostname.keys()].sort(compareHostnameSpecificity);
+  const sorted = new Map(hostnames.map((h) => [h, sortByPrecedence(byHostname.get(h) ?? [])]));
+  return hostnames.map((hostname, i) => {
+    const seen = new Set<string>();
+    const entries: RouteEntry[] = [];
+    for (const covering of [
+      hostname,
+      ...hostnames.slice(i + 1).filter((h) => hostnameMatches(hostname, h)),
+    ]) {
+      for (const ranked of sorted.get(covering) ?? []) {
+        const id = `${ranked.routeKey}#${ranked.entry.ruleIndex}#${ranked.matchIndex}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        entries.push(ranked.entry);
+      }
+    }
+    return { hostname, routes: entries };
+  });
+}
