@@ -1,0 +1,257 @@
+import type { StatusCause } from './api-status.ts';
+import type { JsonObject } from './json.ts';
+import type { NameRule } from './validation.ts';
+import {
+  validateClusterProfile,
+  validateClusterProperty,
+  validateEndpointSlice,
+  validateEvent,
+  validateGateway,
+  validateGatewayClass,
+  validateHTTPRoute,
+  validateLease,
+  validateNamespace,
+  validateReferenceGrant,
+  validateSecret,
+  validateService,
+  validateServiceImport,
+} from './validation.ts';
+
+/** One REST resource as kube-apiserver serves it; `crd` names the CustomResourceDefinition that provides it. */
+export interface ResourceDef {
+  readonly group: string;
+  /** Served versions, the preferred (storage) version first. */
+  readonly versions: readonly string[];
+  readonly resource: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  readonly status: boolean;
+  /** metadata.generation is maintained (CRDs and most built-ins with a spec). */
+  readonly generation: boolean;
+  readonly crd?: string;
+  readonly nameRule: NameRule;
+  readonly shortNames?: readonly string[];
+  /** Field selectors supported besides metadata.name and metadata.namespace. */
+  readonly fieldSelectors?: readonly string[];
+  readonly validate: (obj: JsonObject, old?: JsonObject) => StatusCause[];
+  /** Defaults a real server applies on create (CRD schema `default:` and built-in defaulting). */
+  readonly defaults?: (obj: JsonObject) => void;
+}
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const MCS_GROUP = 'multicluster.x-k8s.io';
+const ABOUT_GROUP = 'about.k8s.io';
+
+function pendingStatus(types: readonly string[]): (obj: JsonObject) => void {
+  return (obj) => {
+    if (obj.status !== undefined) return;
+    obj.status = {
+      conditions: types.map((type) => ({
+        lastTransitionTime: '1970-01-01T00:00:00Z',
+        message: 'Waiting for controller',
+        reason: 'Pending',
+        status: 'Unknown',
+        type,
+      })),
+    };
+  };
+}
+
+export const RESOURCES: readonly ResourceDef[] = [
+  {
+    group: '',
+    versions: ['v1'],
+    resource: 'namespaces',
+    singular: 'namespace',
+    kind: 'Namespace',
+    namespaced: false,
+    status: true,
+    generation: false,
+    nameRule: 'label',
+    shortNames: ['ns'],
+    fieldSelectors: ['status.phase'],
+    validate: validateNamespace,
+    defaults: (obj) => {
+      obj.spec = { finalizers: ['kubernetes'] };
+      obj.status = { phase: 'Active' };
+    },
+  },
+  {
+    group: '',
+    versions: ['v1'],
+    resource: 'services',
+    singular: 'service',
+    kind: 'Service',
+    namespaced: true,
+    status: true,
+    generation: false,
+    nameRule: 'dns1035',
+    shortNames: ['svc'],
+    fieldSelectors: ['spec.clusterIP', 'spec.type'],
+    validate: validateService,
+  },
+  {
+    group: '',
+    versions: ['v1'],
+    resource: 'secrets',
+    singular: 'secret',
+    kind: 'Secret',
+    namespaced: true,
+    status: false,
+    generation: false,
+    nameRule: 'subdomain',
+    fieldSelectors: ['type'],
+    validate: validateSecret,
+  },
+  {
+    group: '',
+    versions: ['v1'],
+    resource: 'events',
+    singular: 'event',
+    kind: 'Event',
+    namespaced: true,
+    status: false,
+    generation: false,
+    nameRule: 'subdomain',
+    shortNames: ['ev'],
+    fieldSelectors: [
+      'involvedObject.kind',
+      'involvedObject.name',
+      'involvedObject.namespace',
+      'reason',
+      'type',
+    ],
+    validate: validateEvent,
+  },
+  {
+    group: 'discovery.k8s.io',
+    versions: ['v1'],
+    resource: 'endpointslices',
+    singular: 'endpointslice',
+    kind: 'EndpointSlice',
+    namespaced: true,
+    status: false,
+    generation: true,
+    nameRule: 'subdomain',
+    fieldSelectors: ['addressType'],
+    validate: validateEndpointSlice,
+  },
+  {
+    group: 'coordination.k8s.io',
+    versions: ['v1'],
+    resource: 'leases',
+    singular: 'lease',
+    kind: 'Lease',
+    namespaced: true,
+    status: false,
+    generation: false,
+    nameRule: 'subdomain',
+    validate: validateLease,
+  },
+  {
+    group: GATEWAY_GROUP,
+    versions: ['v1', 'v1beta1'],
+    resource: 'gatewayclasses',
+    singular: 'gatewayclass',
+    kind: 'GatewayClass',
+    namespaced: false,
+    status: true,
+    generation: true,
+    crd: `gatewayclasses.${GATEWAY_GROUP}`,
+    nameRule: 'subdomain',
+    shortNames: ['gc'],
+    validate: validateGatewayClass,
+    defaults: pendingStatus(['Accepted']),
+  },
+  {
+    group: GATEWAY_GROUP,
+    versions: ['v1', 'v1beta1'],
+    resource: 'gateways',
+    singular: 'gateway',
+    kind: 'Gateway',
+    namespaced: true,
+    status: true,
+    generation: true,
+    crd: `gateways.${GATEWAY_GROUP}`,
+    nameRule: 'subdomain',
+    shortNames: ['gtw'],
+    validate: validateGateway,
+    defaults: pendingStatus(['Accepted', 'Programmed']),
+  },
+  {
+    group: GATEWAY_GROUP,
+    versions: ['v1', 'v1beta1'],
+    resource: 'httproutes',
+    singular: 'httproute',
+    kind: 'HTTPRoute',
+    namespaced: true,
+    status: true,
+    generation: true,
+    crd: `httproutes.${GATEWAY_GROUP}`,
+    nameRule: 'subdomain',
+    validate: validateHTTPRoute,
+  },
+  {
+    group: GATEWAY_GROUP,
+    versions: ['v1', 'v1beta1'],
+    resource: 'referencegrants',
+    singular: 'referencegrant',
+    kind: 'ReferenceGrant',
+    namespaced: true,
+    status: false,
+    generation: true,
+    crd: `referencegrants.${GATEWAY_GROUP}`,
+    nameRule: 'subdomain',
+    shortNames: ['refgrant'],
+    validate: validateReferenceGrant,
+  },
+  {
+    group: MCS_GROUP,
+    versions: ['v1beta1', 'v1alpha1'],
+    resource: 'serviceimports',
+    singular: 'serviceimport',
+    kind: 'ServiceImport',
+    namespaced: true,
+    status: true,
+    generation: true,
+    crd: `serviceimports.${MCS_GROUP}`,
+    nameRule: 'subdomain',
+    shortNames: ['svcim'],
+    validate: validateServiceImport,
+  },
+  {
+    group: MCS_GROUP,
+    versions: ['v1alpha1'],
+    resource: 'clusterprofiles',
+    singular: 'clusterprofile',
+    kind: 'ClusterProfile',
+    namespaced: true,
+    status: true,
+    generation: true,
+    crd: `clusterprofiles.${MCS_GROUP}`,
+    nameRule: 'subdomain',
+    validate: validateClusterProfile,
+  },
+  {
+    group: ABOUT_GROUP,
+    versions: ['v1beta1', 'v1alpha1'],
+    resource: 'clusterproperties',
+    singular: 'clusterproperty',
+    kind: 'ClusterProperty',
+    namespaced: false,
+    status: true,
+    generation: true,
+    crd: `clusterproperties.${ABOUT_GROUP}`,
+    nameRule: 'subdomain',
+    validate: validateClusterProperty,
+  },
+];
+
+export const ALL_CRDS: readonly string[] = RESOURCES.flatMap((r) => (r.crd ? [r.crd] : []));
+
+export function groupVersion(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}
+
+export const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

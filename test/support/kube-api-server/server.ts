@@ -1,0 +1,688 @@
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, type ServedResource } from './discovery.ts';
+import { isObject, type JsonObject, metadataOf } from './json.ts';
+import { applyJsonPatch, applyMergePatch } from './patch.ts';
+import { ALL_CRDS, groupVersion, RESOURCES, type ResourceDef } from './resources.ts';
+import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import { ObjectStore, type Watcher, type WatchFilter } from './store.ts';
+
+export interface KubeApiServerOptions {
+  /** CRDs installed at start (`<plural>.<group>`); all of them by default. */
+  readonly crds?: readonly string[];
+  /** Served versions per CRD, overriding the upstream set (e.g. only `v1alpha1` of ServiceImport). */
+  readonly crdVersions?: Readonly<Record<string, readonly string[]>>;
+  /** How often watches that asked for bookmarks get one. */
+  readonly bookmarkIntervalMs?: number;
+  /** Events kept for watches to resume from; older ones are compacted away (410 Gone). */
+  readonly historyLimit?: number;
+  /** The user named in Forbidden messages. */
+  readonly user?: string;
+  /** Create the `default` and `kube-system` namespaces, as a fresh cluster has them. */
+  readonly defaultNamespaces?: boolean;
+}
+
+export interface RequestRecord {
+  readonly method: string;
+  readonly verb: string;
+  readonly path: string;
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource: string | undefined;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly contentType: string | undefined;
+  readonly status: number;
+}
+
+interface Route {
+  readonly def: ResourceDef;
+  readonly version: string;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly subresource: string | undefined;
+}
+
+interface ActiveWatch extends Watcher {
+  readonly res: ServerResponse;
+  readonly bookmarks: boolean;
+  readonly apiVersion: string;
+  close(): void;
+}
+
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/apply-patch+yaml',
+];
+const BUILTIN_PATCH_TYPES = [...PATCH_TYPES, 'application/strategic-merge-patch+json'];
+
+/**
+ * A Kubernetes API server that speaks the wire protocol over plain HTTP on 127.0.0.1, for tests that drive the
+ * real @kubernetes/client-node. Not a mock of the client: discovery, list, watch (with bookmarks, resume and
+ * 410 Gone), create/update/patch/delete, the status subresource, optimistic concurrency and validation behave as
+ * kube-apiserver documents them (https://kubernetes.io/docs/reference/using-api/api-concepts/).
+ */
+export class KubeApiServer {
+  readonly #store: ObjectStore;
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  readonly #watches = new Set<ActiveWatch>();
+  readonly #installed = new Map<string, readonly string[]>();
+  readonly #forbidden = new Map<string, ReadonlySet<string> | 'all'>();
+  readonly #options: KubeApiServerOptions;
+  readonly #user: string;
+  #bookmarkTimer: NodeJS.Timeout | undefined;
+  #port = 0;
+  #running = false;
+  readonly requests: RequestRecord[] = [];
+
+  constructor(options: KubeApiServerOptions = {}) {
+    this.#options = options;
+    this.#user = options.user ?? 'system:serviceaccount:clusterset-gateway:clusterset-gateway';
+    this.#store = new ObjectStore(options.historyLimit ?? 10_000);
+    for (const crd of options.crds ?? ALL_CRDS) this.installCrd(crd, options.crdVersions?.[crd]);
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent)
+          this.#sendJson(res, 500, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message: String(err),
+            reason: 'InternalError',
+            code: 500,
+          });
+        else res.destroy();
+      });
+    });
+    this.#server.on('connection', (socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+    if (options.defaultNamespaces !== false) {
+      for (const ns of ['default', 'kube-system'])
+        this.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    }
+  }
+
+  // ---- lifecycle ----
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#port, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = this.#server.address();
+    if (address && typeof address === 'object') this.#port = address.port;
+    this.#running = true;
+    const interval = this.#options.bookmarkIntervalMs ?? 1000;
+    this.#bookmarkTimer = setInterval(() => this.sendBookmarks(), interval);
+    this.#bookmarkTimer.unref();
+  }
+
+  /** Stops listening and cuts every connection; the stored objects survive for `start()`. */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    clearInterval(this.#bookmarkTimer);
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const watch of this.#watches) watch.close();
+    for (const socket of this.#sockets) socket.destroy();
+    await closed;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#port}`;
+  }
+
+  /** A kubeconfig for this server: plain http with a bearer token. */
+  kubeconfigYaml(namespace = 'default'): string {
+    return [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: test',
+      '  cluster:',
+      `    server: ${this.url}`,
+      // client-node refuses plain http unless TLS verification is explicitly off.
+      '    insecure-skip-tls-verify: true',
+      'contexts:',
+      '- name: test',
+      '  context:',
+      '    cluster: test',
+      '    user: test',
+      `    namespace: ${namespace}`,
+      'current-context: test',
+      'users:',
+      '- name: test',
+      '  user:',
+      '    token: test-token',
+      '',
+    ].join('\n');
+  }
+
+  writeKubeconfig(path: string): string {
+    writeFileSync(path, this.kubeconfigYaml());
+    return path;
+  }
+
+  // ---- test controls ----
+
+  /** Cuts every open watch connection abruptly, as a load balancer or apiserver restart would. */
+  dropWatches(): number {
+    const n = this.#watches.size;
+    for (const watch of [...this.#watches]) {
+      watch.close();
+      watch.res.socket?.destroy();
+    }
+    return n;
+  }
+
+  /** Compacts history: watches resuming from any resourceVersion seen so far get 410 Gone. */
+  expireHistory(): void {
+    this.#store.compact();
+  }
+
+  sendBookmarks(): void {
+    for (const watch of this.#watches) if (watch.bookmarks) this.#store.bookmark(watch, watch.apiVersion);
+  }
+
+  /** Denies verbs on a resource (`httproutes`, `httproutes/status`, or `gateways.gateway.networking.k8s.io`). */
+  setForbidden(resource: string, verbs?: readonly string[]): void {
+    this.#forbidden.set(resource, verbs ? new Set(verbs) : 'all');
+  }
+
+  clearForbidden(resource?: string): void {
+    if (resource === undefined) this.#forbidden.clear();
+    else this.#forbidden.delete(resource);
+  }
+
+  installCrd(name: string, versions?: readonly string[]): void {
+    const def = RESOURCES.find((r) => r.crd === name);
+    if (!def) throw new Error(`unknown CRD ${name}`);
+    this.#installed.set(name, versions ?? def.versions);
+  }
+
+  /** Removes a CRD; like the real server, its objects go away and open watches end. */
+  uninstallCrd(name: string): void {
+    this.#installed.delete(name);
+    for (const watch of [...this.#watches]) if (watch.def.crd === name) watch.close();
+  }
+
+  get watchCount(): number {
+    return this.#watches.size;
+  }
+
+  get resourceVersion(): string {
+    return String(this.#store.resourceVersion);
+  }
+
+  // ---- direct store access for test setup and assertions (same validation as the HTTP path) ----
+
+  #defFor(apiVersion: string, kind: string): ResourceDef {
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const def = RESOURCES.find((r) => r.group === group && r.kind === kind);
+    if (!def) throw new Error(`unknown resource ${apiVersion} ${kind}`);
+    return def;
+  }
+
+  #resourceDef(resource: string): ResourceDef {
+    const [plural, ...group] = resource.split('.');
+    const def = RESOURCES.find(
+      (r) => r.resource === plural && (group.length === 0 || r.group === group.join('.')),
+    );
+    if (!def) throw new Error(`unknown resource ${resource}`);
+    return def;
+  }
+
+  create(obj: JsonObject): JsonObject {
+    const def = this.#defFor(String(obj.apiVersion), String(obj.kind));
+    const meta = metadataOf(obj);
+    const ns = def.namespaced ? String(meta.namespace ?? 'default') : undefined;
+    return this.#store.create(def, ns, obj, (n) => this.#namespaceExists(n));
+  }
+
+  get(resource: string, namespace: string | undefined, name: string): JsonObject | undefined {
+    return this.#store.get(this.#resourceDef(resource), namespace, name);
+  }
+
+  list(resource: string): JsonObject[] {
+    return this.#store.list(this.#resourceDef(resource), { namespace: undefined, labels: [], fields: [] });
+  }
+
+  /** Stores an object without validation, as a CRD without a schema (or a hand edit of etcd) would allow. */
+  putUnvalidated(resource: string, obj: JsonObject): JsonObject {
+    return this.#store.putUnvalidated(this.#resourceDef(resource), obj);
+  }
+
+  // ---- HTTP ----
+
+  #served(): ServedResource[] {
+    return RESOURCES.flatMap((def) => {
+      if (!def.crd) return [{ def, versions: def.versions }];
+      const versions = this.#installed.get(def.crd);
+      return versions ? [{ def, versions }] : [];
+    });
+  }
+
+  #namespaceExists(name: string): boolean {
+    return this.#store.namespaceExists(name, this.#resourceDef('namespaces'));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const body = method === 'GET' || method === 'HEAD' ? '' : await readBody(req);
+    const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const served = this.#served();
+
+    if (method === 'GET') {
+      const doc = this.#discovery(segments, served);
+      if (doc !== null) {
+        if (doc === undefined) this.#sendNotFound(res);
+        else this.#sendJson(res, 200, doc);
+        return;
+      }
+    }
+
+    const route = this.#route(segments, served);
+    if (!route) {
+      this.#sendNotFound(res);
+      return;
+    }
+    const verb = verbOf(method, route, url);
+    const contentType = req.headers['content-type']?.split(';')[0]?.trim();
+    const record = (status: number): void => {
+      this.requests.push({
+        method,
+        verb,
+        path: url.pathname,
+        group: route.def.group,
+        resource: route.def.resource,
+        subresource: route.subresource,
+        namespace: route.namespace,
+        name: route.name,
+        contentType,
+        status,
+      });
+    };
+    try {
+      this.#authorize(verb, route);
+      if (verb === 'watch') {
+        this.#watch(route, url, res);
+        record(200);
+        return;
+      }
+      const [status, result] = this.#dispatch(verb, route, url, body, contentType);
+      record(status);
+      this.#sendJson(res, status, result);
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) throw err;
+      record(err.code);
+      this.#sendJson(res, err.code, err.toStatus());
+    }
+  }
+
+  /** `null`: not a discovery path; `undefined`: a discovery path for something not served (404). */
+  #discovery(
+    segments: readonly string[],
+    served: readonly ServedResource[],
+  ): Record<string, unknown> | undefined | null {
+    const [root, a, b, c] = segments;
+    if (root === 'version' && segments.length === 1) {
+      return { major: '1', minor: '33', gitVersion: 'v1.33.0', platform: 'linux/amd64' };
+    }
+    if ((root === 'healthz' || root === 'readyz' || root === 'livez') && segments.length === 1)
+      return { status: 'ok' };
+    if (root === 'api') {
+      if (segments.length === 1) return apiVersions();
+      if (segments.length === 2)
+        return a === 'v1' ? (apiResourceList(served, '', 'v1') ?? undefined) : undefined;
+      return null;
+    }
+    if (root === 'apis') {
+      if (segments.length === 1) return apiGroupList(served);
+      if (segments.length === 2 && a) return apiGroup(served, a);
+      if (segments.length === 3 && a && b && c === undefined) return apiResourceList(served, a, b);
+    }
+    return null;
+  }
+
+  #route(segments: readonly string[], served: readonly ServedResource[]): Route | undefined {
+    let group: string;
+    let version: string | undefined;
+    let rest: readonly string[];
+    if (segments[0] === 'api') {
+      group = '';
+      version = segments[1];
+      rest = segments.slice(2);
+    } else if (segments[0] === 'apis') {
+      group = segments[1] ?? '';
+      version = segments[2];
+      rest = segments.slice(3);
+    } else return undefined;
+    if (!version) return undefined;
+    const find = (resource: string | undefined): ResourceDef | undefined =>
+      served.find((s) => s.def.group === group && s.def.resource === resource && s.versions.includes(version))
+        ?.def;
+
+    // /namespaces/{ns}/{resource}[/{name}[/{sub}]] for namespaced resources.
+    if (
+      rest[0] === 'namespaces' &&
+      rest.length >= 3 &&
+      !(rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))
+    ) {
+      const def = find(rest[2]);
+      if (!def?.namespaced || rest.length > 5) return undefined;
+      return { def, version, namespace: rest[1], name: rest[3], subresource: rest[4] };
+    }
+    const def = find(rest[0]);
+    if (!def || rest.length > 3) return undefined;
+    if (def.namespaced && rest.length > 1) return undefined;
+    return { def, version, namespace: undefined, name: rest[1], subresource: rest[2] };
+  }
+
+  #authorize(verb: string, route: Route): void {
+    const resource = route.subresource ? `${route.def.resource}/${route.subresource}` : route.def.resource;
+    for (const key of [resource, `${resource}.${route.def.group}`]) {
+      const rule = this.#forbidden.get(key);
+      if (rule === 'all' || rule?.has(verb)) {
+        throw forbidden(
+          this.#user,
+          verb,
+          {
+            group: route.def.group,
+            kind: route.def.kind,
+            resource,
+            ...(route.name ? { name: route.name } : {}),
+          },
+          route.namespace,
+        );
+      }
+    }
+  }
+
+  #dispatch(
+    verb: string,
+    route: Route,
+    url: URL,
+    body: string,
+    contentType: string | undefined,
+  ): [number, unknown] {
+    const { def, namespace, name } = route;
+    const gv = groupVersion(def.group, route.version);
+    const out = (obj: JsonObject): JsonObject => ({ ...obj, apiVersion: gv, kind: def.kind });
+    if (route.subresource !== undefined && route.subresource !== 'status') throw this.#notFoundError();
+    if (route.subresource === 'status' && !def.status) throw this.#notFoundError();
+    switch (verb) {
+      case 'list':
+        return [200, this.#list(route, url)];
+      case 'get':
+        return [200, out(this.#store.require(def, namespace, name as string))];
+      case 'create': {
+        const obj = parseJsonBody(body);
+        checkTypeMeta(obj, gv, def.kind);
+        obj.apiVersion = gv;
+        obj.kind = def.kind;
+        return [201, out(this.#store.create(def, namespace, obj, (n) => this.#namespaceExists(n)))];
+      }
+      case 'update': {
+        const obj = parseJsonBody(body);
+        checkTypeMeta(obj, gv, def.kind);
+        return [
+          200,
+          out(
+            this.#store.update(
+              def,
+              namespace,
+              name as string,
+              obj,
+              route.subresource === 'status' ? 'status' : undefined,
+            ),
+          ),
+        ];
+      }
+      case 'patch': {
+        const current = out(this.#store.require(def, namespace, name as string));
+        const accepted = def.crd ? PATCH_TYPES : BUILTIN_PATCH_TYPES;
+        if (!contentType || !accepted.includes(contentType))
+          throw unsupportedMediaType(contentType ?? '', accepted);
+        let patched: unknown;
+        if (contentType === 'application/json-patch+json') patched = applyJsonPatch(current, parseJson(body));
+        else if (contentType === 'application/apply-patch+yaml') {
+          if (!url.searchParams.get('fieldManager')) {
+            throw new ApiFailure(
+              422,
+              'Invalid',
+              'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            );
+          }
+          // Server-side apply without field ownership: the applied configuration is merged in (JSON is valid YAML).
+          patched = applyMergePatch(current, parseJson(body));
+        } else {
+          // Strategic merge on built-ins is approximated by a merge patch: the client here never relies on the
+          // difference (list merge keys), and CRDs reject it with 415 as kube-apiserver does.
+          patched = applyMergePatch(current, parseJson(body));
+        }
+        if (!isObject(patched)) throw badRequest('patch result is not an object');
+        return [
+          200,
+          out(
+            this.#store.update(
+              def,
+              namespace,
+              name as string,
+              patched,
+              route.subresource === 'status' ? 'status' : undefined,
+            ),
+          ),
+        ];
+      }
+      case 'delete': {
+        const opts = body ? parseJson(body) : undefined;
+        const preconditions = isObject(opts) && isObject(opts.preconditions) ? opts.preconditions : undefined;
+        if (def.kind === 'Namespace') {
+          for (const item of this.#store.contents(RESOURCES, name as string)) {
+            this.#store.delete(item.def, name, item.name, undefined);
+          }
+        }
+        return [200, out(this.#store.delete(def, namespace, name as string, preconditions))];
+      }
+      default:
+        throw methodNotAllowed(`the server does not allow this method on the requested resource (${verb})`);
+    }
+  }
+
+  #notFoundError(): ApiFailure {
+    return new ApiFailure(404, 'NotFound', 'the server could not find the requested resource', {});
+  }
+
+  #filter(route: Route, url: URL): WatchFilter {
+    const fields = parseFieldSelector(url.searchParams.get('fieldSelector'), [
+      'metadata.name',
+      'metadata.namespace',
+      ...(route.def.fieldSelectors ?? []),
+    ]);
+    return {
+      namespace: route.namespace,
+      labels: parseLabelSelector(url.searchParams.get('labelSelector')),
+      fields,
+    };
+  }
+
+  #list(route: Route, url: URL): JsonObject {
+    const { def } = route;
+    const gv = groupVersion(def.group, route.version);
+    let items = this.#store.list(def, this.#filter(route, url));
+    const token = url.searchParams.get('continue');
+    if (token) {
+      const start = Buffer.from(token, 'base64').toString('utf8');
+      items = items.filter((item) => itemKey(item) > start);
+    }
+    const limit = Number(url.searchParams.get('limit') ?? '0');
+    let next: string | undefined;
+    let remaining = 0;
+    if (limit > 0 && items.length > limit) {
+      remaining = items.length - limit;
+      items = items.slice(0, limit);
+      next = Buffer.from(itemKey(items[items.length - 1] as JsonObject)).toString('base64');
+    }
+    return {
+      kind: `${def.kind}List`,
+      apiVersion: gv,
+      metadata: {
+        resourceVersion: String(this.#store.resourceVersion),
+        ...(next ? { continue: next, remainingItemCount: remaining } : {}),
+      },
+      // Built-in lists carry items without kind/apiVersion; custom resource lists keep them.
+      items: items.map((item) => {
+        if (def.crd) return { ...item, apiVersion: gv, kind: def.kind };
+        const { apiVersion: _a, kind: _k, ...rest } = item;
+        return rest;
+      }),
+    };
+  }
+
+  #watch(route: Route, url: URL, res: ServerResponse): void {
+    const { def } = route;
+    const gv = groupVersion(def.group, route.version);
+    const filter = this.#filter(route, url);
+    const rvParam = url.searchParams.get('resourceVersion') ?? '';
+    let fromRv: number | undefined;
+    if (rvParam !== '' && rvParam !== '0') {
+      if (!/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: ${rvParam}`);
+      fromRv = Number(rvParam);
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache, private',
+    });
+    res.flushHeaders();
+    let closed = false;
+    const watch: ActiveWatch = {
+      def,
+      filter,
+      res,
+      apiVersion: gv,
+      bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
+      send: (type, object) => {
+        if (closed) return;
+        const obj = type === 'ERROR' ? object : { ...object, apiVersion: gv, kind: def.kind };
+        res.write(`${JSON.stringify({ type, object: obj })}\n`);
+      },
+      close: () => {
+        if (closed) return;
+        closed = true;
+        this.#store.removeWatcher(watch);
+        this.#watches.delete(watch);
+        clearTimeout(timer);
+        res.end();
+      },
+    };
+    const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
+    const timer = timeoutSeconds > 0 ? setTimeout(() => watch.close(), timeoutSeconds * 1000) : undefined;
+    res.on('close', () => watch.close());
+    if (fromRv === undefined) {
+      for (const obj of this.#store.list(def, filter)) watch.send('ADDED', obj);
+    } else {
+      try {
+        this.#store.replay(watch, fromRv);
+      } catch (err) {
+        if (!(err instanceof ApiFailure)) throw err;
+        // The watch cache reports an expired resourceVersion as an ERROR event on an open stream.
+        watch.send('ERROR', err.toStatus());
+        watch.close();
+        return;
+      }
+    }
+    this.#store.addWatcher(watch);
+    this.#watches.add(watch);
+  }
+
+  #sendNotFound(res: ServerResponse): void {
+    this.#sendJson(res, 404, this.#notFoundError().toStatus());
+  }
+
+  #sendJson(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+function verbOf(method: string, route: Route, url: URL): string {
+  const watch = url.searchParams.get('watch');
+  switch (method) {
+    case 'GET':
+      if (route.name === undefined) return watch === 'true' || watch === '1' ? 'watch' : 'list';
+      return 'get';
+    case 'POST':
+      return route.name === undefined ? 'create' : 'unsupported';
+    case 'PUT':
+      return route.name === undefined ? 'unsupported' : 'update';
+    case 'PATCH':
+      return route.name === undefined ? 'unsupported' : 'patch';
+    case 'DELETE':
+      return route.name === undefined ? 'deletecollection' : 'delete';
+    default:
+      return 'unsupported';
+  }
+}
+
+function itemKey(item: JsonObject): string {
+  const meta = metadataOf(item);
+  return meta.namespace ? `${String(meta.namespace)}/${String(meta.name)}` : String(meta.name);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
+  }
+}
+
+function parseJsonBody(text: string): JsonObject {
+  const value = parseJson(text);
+  if (!isObject(value)) throw badRequest('the body of the request must be a JSON object');
+  return value;
+}
+
+function checkTypeMeta(obj: JsonObject, gv: string, kind: string): void {
+  if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
+    throw badRequest(
+      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`,
+    );
+  }
+  if (obj.kind !== undefined && obj.kind !== kind) {
+    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${kind})`);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export async function startKubeApiServer(options: KubeApiServerOptions = {}): Promise<KubeApiServer> {
+  const server = new KubeApiServer(options);
+  await server.start();
+  return server;
+}

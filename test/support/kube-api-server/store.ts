@@ -1,0 +1,432 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ApiFailure,
+  alreadyExists,
+  badRequest,
+  cause,
+  conflict,
+  expired,
+  invalid,
+  notFound,
+  type Target,
+} from './api-status.ts';
+import { clone, deepEqual, isObject, type JsonObject, metadataOf } from './json.ts';
+import type { ResourceDef } from './resources.ts';
+import { type FieldRequirement, type LabelRequirement, matchesFields, matchesLabels } from './selectors.ts';
+import { validateMetadata, validateName } from './validation.ts';
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+interface HistoryEntry {
+  readonly rv: number;
+  readonly def: ResourceDef;
+  readonly type: EventType;
+  readonly object: JsonObject;
+  readonly old: JsonObject | undefined;
+}
+
+export interface WatchFilter {
+  readonly namespace: string | undefined;
+  readonly labels: readonly LabelRequirement[];
+  readonly fields: readonly FieldRequirement[];
+}
+
+export interface Watcher {
+  readonly def: ResourceDef;
+  readonly filter: WatchFilter;
+  send(type: EventType | 'BOOKMARK' | 'ERROR', object: JsonObject): void;
+}
+
+export function defKey(def: ResourceDef): string {
+  return `${def.group}/${def.resource}`;
+}
+
+function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function target(def: ResourceDef, name?: string): Target {
+  return { group: def.group, kind: def.kind, resource: def.resource, ...(name ? { name } : {}) };
+}
+
+export function matchesFilter(obj: JsonObject, filter: WatchFilter): boolean {
+  const meta = isObject(obj.metadata) ? obj.metadata : {};
+  if (filter.namespace !== undefined && meta.namespace !== filter.namespace) return false;
+  return matchesLabels(obj, filter.labels) && matchesFields(obj, filter.fields);
+}
+
+/**
+ * An etcd-like store: one global, monotonically increasing resourceVersion; every change appended to a bounded
+ * history that watches replay from; a compaction point below which watches get 410 Gone.
+ */
+export class ObjectStore {
+  #rv = 100;
+  #compactedRv = 0;
+  readonly #objects = new Map<string, Map<string, JsonObject>>();
+  readonly #history: HistoryEntry[] = [];
+  readonly #watchers = new Set<Watcher>();
+  readonly #historyLimit: number;
+  #nextClusterIP = 10;
+
+  constructor(historyLimit: number) {
+    this.#historyLimit = historyLimit;
+  }
+
+  get resourceVersion(): number {
+    return this.#rv;
+  }
+
+  /** Forget every event so far: a watch that resumes from an older resourceVersion gets 410 Gone. */
+  compact(): void {
+    this.#compactedRv = this.#rv;
+    this.#history.length = 0;
+  }
+
+  addWatcher(watcher: Watcher): void {
+    this.#watchers.add(watcher);
+  }
+
+  removeWatcher(watcher: Watcher): void {
+    this.#watchers.delete(watcher);
+  }
+
+  #bucket(def: ResourceDef): Map<string, JsonObject> {
+    let bucket = this.#objects.get(defKey(def));
+    if (!bucket) {
+      bucket = new Map();
+      this.#objects.set(defKey(def), bucket);
+    }
+    return bucket;
+  }
+
+  get(def: ResourceDef, namespace: string | undefined, name: string): JsonObject | undefined {
+    const obj = this.#bucket(def).get(objectKey(def.namespaced ? namespace : undefined, name));
+    return obj ? clone(obj) : undefined;
+  }
+
+  require(def: ResourceDef, namespace: string | undefined, name: string): JsonObject {
+    const obj = this.get(def, namespace, name);
+    if (!obj) throw notFound(target(def, name));
+    return obj;
+  }
+
+  list(def: ResourceDef, filter: WatchFilter): JsonObject[] {
+    const bucket = this.#bucket(def);
+    return [...bucket.keys()]
+      .sort()
+      .map((k) => bucket.get(k) as JsonObject)
+      .filter((obj) => matchesFilter(obj, filter))
+      .map(clone);
+  }
+
+  namespaceExists(name: string, namespaces: ResourceDef): boolean {
+    return this.#bucket(namespaces).has(name);
+  }
+
+  /** Replays history after `fromRv` to a new watcher, or throws 410 when that part of history is gone. */
+  replay(watcher: Watcher, fromRv: number): void {
+    if (fromRv < this.#compactedRv) {
+      throw expired(`too old resource version: ${fromRv} (${this.#compactedRv})`);
+    }
+    for (const entry of this.#history) {
+      if (entry.rv > fromRv && entry.def === watcher.def) deliver(watcher, entry);
+    }
+  }
+
+  #record(def: ResourceDef, type: EventType, object: JsonObject, old: JsonObject | undefined): void {
+    const entry: HistoryEntry = { rv: this.#rv, def, type, object: clone(object), old };
+    this.#history.push(entry);
+    if (this.#history.length > this.#historyLimit) {
+      const dropped = this.#history.splice(0, this.#history.length - this.#historyLimit);
+      this.#compactedRv = dropped[dropped.length - 1]?.rv ?? this.#compactedRv;
+    }
+    for (const watcher of this.#watchers) if (watcher.def === def) deliver(watcher, entry);
+  }
+
+  create(
+    def: ResourceDef,
+    namespace: string | undefined,
+    body: JsonObject,
+    ensureNamespace: (ns: string) => boolean,
+  ): JsonObject {
+    const obj = clone(body);
+    const meta = metadataOf(obj);
+    if (meta.name === undefined && typeof meta.generateName === 'string' && meta.generateName) {
+      meta.name = `${meta.generateName}${Math.random().toString(36).slice(2, 7)}`;
+    }
+    const name = typeof meta.name === 'string' ? meta.name : '';
+    const causes = [...validateName(meta.name, def.nameRule), ...validateMetadata(meta)];
+    if (def.namespaced) {
+      if (meta.namespace !== undefined && meta.namespace !== namespace) {
+        throw badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
+      }
+      meta.namespace = namespace;
+      if (namespace && !ensureNamespace(namespace)) {
+        throw notFound({ group: '', kind: 'Namespace', resource: 'namespaces', name: namespace });
+      }
+    } else {
+      delete meta.namespace;
+    }
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== '') {
+      throw new ApiFailure(
+        500,
+        'InternalError',
+        'resourceVersion should not be set on objects to be created',
+      );
+    }
+    if (def.status) delete obj.status;
+    prepare(def, obj, undefined, this);
+    def.defaults?.(obj);
+    causes.push(...def.validate(obj));
+    if (causes.length > 0) throw invalid(target(def, name), causes);
+    const bucket = this.#bucket(def);
+    const key = objectKey(def.namespaced ? namespace : undefined, name);
+    if (bucket.has(key)) throw alreadyExists(target(def, name));
+    this.#rv++;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    meta.resourceVersion = String(this.#rv);
+    if (def.generation) meta.generation = 1;
+    else delete meta.generation;
+    delete meta.managedFields;
+    bucket.set(key, obj);
+    this.#record(def, 'ADDED', obj, undefined);
+    return clone(obj);
+  }
+
+  /**
+   * PUT semantics for the main resource or the status subresource; PATCH results come through here too, so
+   * preconditions (resourceVersion, uid), immutable fields and the no-op rule apply to both.
+   */
+  update(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    body: JsonObject,
+    subresource: 'status' | undefined,
+  ): JsonObject {
+    const current = this.require(def, namespace, name);
+    const currentMeta = metadataOf(current);
+    const incoming = clone(body);
+    const meta = metadataOf(incoming);
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(
+        `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
+      );
+    }
+    if (def.namespaced && meta.namespace !== undefined && meta.namespace !== namespace) {
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    if (meta.resourceVersion === undefined || meta.resourceVersion === '') {
+      // Custom resources do not allow unconditional updates (apiextensions-apiserver customResourceStrategy).
+      if (def.crd) {
+        throw invalid(target(def, name), [
+          cause.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+        ]);
+      }
+    } else if (meta.resourceVersion !== currentMeta.resourceVersion) {
+      throw conflict(target(def, name));
+    }
+    if (meta.uid !== undefined && meta.uid !== currentMeta.uid) {
+      throw new ApiFailure(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${String(currentMeta.uid)}`,
+      );
+    }
+    let next: JsonObject;
+    if (subresource === 'status') {
+      // A status update ignores everything but the status stanza.
+      next = clone(current);
+      if (incoming.status === undefined) delete next.status;
+      else next.status = incoming.status;
+    } else {
+      next = incoming;
+      if (def.status) {
+        if (current.status === undefined) delete next.status;
+        else next.status = clone(current.status);
+      }
+      const nextMeta = metadataOf(next);
+      nextMeta.name = name;
+      if (def.namespaced) nextMeta.namespace = namespace;
+      else delete nextMeta.namespace;
+      nextMeta.uid = currentMeta.uid;
+      nextMeta.creationTimestamp = currentMeta.creationTimestamp;
+      if (currentMeta.generation !== undefined) nextMeta.generation = currentMeta.generation;
+      else delete nextMeta.generation;
+      delete nextMeta.managedFields;
+      const causes = [...validateMetadata(nextMeta)];
+      prepare(def, next, current, this);
+      causes.push(...def.validate(next, current));
+      if (causes.length > 0) throw invalid(target(def, name), causes);
+    }
+    if (subresource === 'status') {
+      const causes = def.validate(next, current);
+      if (causes.length > 0) throw invalid(target(def, name), causes);
+    }
+    next.apiVersion = current.apiVersion;
+    next.kind = current.kind;
+    const nextMeta = metadataOf(next);
+    nextMeta.resourceVersion = currentMeta.resourceVersion;
+    if (deepEqual(next, current)) return current;
+    if (def.generation && subresource !== 'status' && specChanged(current, next)) {
+      nextMeta.generation = (typeof currentMeta.generation === 'number' ? currentMeta.generation : 0) + 1;
+    }
+    this.#rv++;
+    nextMeta.resourceVersion = String(this.#rv);
+    this.#bucket(def).set(objectKey(def.namespaced ? namespace : undefined, name), next);
+    this.#record(def, 'MODIFIED', next, current);
+    return clone(next);
+  }
+
+  delete(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    preconditions: JsonObject | undefined,
+  ): JsonObject {
+    const current = this.require(def, namespace, name);
+    const meta = metadataOf(current);
+    if (preconditions) {
+      if (
+        preconditions.resourceVersion !== undefined &&
+        preconditions.resourceVersion !== meta.resourceVersion
+      ) {
+        throw conflict(target(def, name));
+      }
+      if (preconditions.uid !== undefined && preconditions.uid !== meta.uid) {
+        throw new ApiFailure(
+          409,
+          'Conflict',
+          `Precondition failed: UID in precondition: ${String(preconditions.uid)}, UID in object meta: ${String(meta.uid)}`,
+        );
+      }
+    }
+    this.#bucket(def).delete(objectKey(def.namespaced ? namespace : undefined, name));
+    this.#rv++;
+    meta.resourceVersion = String(this.#rv);
+    this.#record(def, 'DELETED', current, undefined);
+    return clone(current);
+  }
+
+  /** Objects of every namespaced resource in a namespace: what the namespace controller deletes. */
+  contents(defs: readonly ResourceDef[], namespace: string): { def: ResourceDef; name: string }[] {
+    const out: { def: ResourceDef; name: string }[] = [];
+    for (const def of defs) {
+      if (!def.namespaced) continue;
+      for (const obj of this.#bucket(def).values()) {
+        const meta = metadataOf(obj);
+        if (meta.namespace === namespace) out.push({ def, name: String(meta.name) });
+      }
+    }
+    return out;
+  }
+
+  /** Stores an object as-is, bypassing validation: a CRD installed without a schema, or a hand edit of etcd. */
+  putUnvalidated(def: ResourceDef, obj: JsonObject): JsonObject {
+    const next = clone(obj);
+    const meta = isObject(next.metadata) ? next.metadata : undefined;
+    const name = meta && typeof meta.name === 'string' ? meta.name : `unnamed-${this.#rv}`;
+    const namespace = meta && typeof meta.namespace === 'string' ? meta.namespace : undefined;
+    const key = objectKey(def.namespaced ? namespace : undefined, name);
+    const bucket = this.#bucket(def);
+    const old = bucket.get(key);
+    this.#rv++;
+    if (meta) meta.resourceVersion = String(this.#rv);
+    bucket.set(key, next);
+    this.#record(def, old ? 'MODIFIED' : 'ADDED', next, old);
+    return clone(next);
+  }
+
+  allocateClusterIP(): string {
+    const n = this.#nextClusterIP++;
+    return `10.96.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+  }
+
+  bookmark(watcher: Watcher, apiVersion: string): void {
+    watcher.send('BOOKMARK', {
+      kind: watcher.def.kind,
+      apiVersion,
+      metadata: { resourceVersion: String(this.#rv) },
+    });
+  }
+
+  get watchers(): ReadonlySet<Watcher> {
+    return this.#watchers;
+  }
+}
+
+/** A watch sees an object leave its selector as DELETED and enter it as ADDED, as kube-apiserver's cacher does. */
+function deliver(watcher: Watcher, entry: HistoryEntry): void {
+  const now = matchesFilter(entry.object, watcher.filter);
+  if (entry.type === 'MODIFIED') {
+    const before = entry.old ? matchesFilter(entry.old, watcher.filter) : false;
+    if (now && before) watcher.send('MODIFIED', clone(entry.object));
+    else if (now) watcher.send('ADDED', clone(entry.object));
+    else if (before) watcher.send('DELETED', clone(entry.object));
+    return;
+  }
+  if (now) watcher.send(entry.type, clone(entry.object));
+}
+
+function specChanged(a: JsonObject, b: JsonObject): boolean {
+  const strip = (o: JsonObject): JsonObject => {
+    const { metadata: _m, status: _s, ...rest } = o;
+    return rest;
+  };
+  return !deepEqual(strip(a), strip(b));
+}
+
+/** Built-in defaulting and normalisation the real server applies before validation. */
+function prepare(def: ResourceDef, obj: JsonObject, old: JsonObject | undefined, store: ObjectStore): void {
+  if (def.kind === 'Secret') {
+    if (isObject(obj.stringData)) {
+      const data: JsonObject = isObject(obj.data) ? { ...obj.data } : {};
+      for (const [key, value] of Object.entries(obj.stringData)) {
+        data[key] = Buffer.from(String(value), 'utf8').toString('base64');
+      }
+      obj.data = data;
+      delete obj.stringData;
+    }
+    obj.type ??= 'Opaque';
+    if (old && old.type !== obj.type) {
+      throw invalid(target(def, String(metadataOf(obj).name)), [
+        cause.invalid('type', obj.type, 'field is immutable'),
+      ]);
+    }
+  }
+  if (def.kind === 'Service') {
+    const spec: JsonObject = isObject(obj.spec) ? obj.spec : {};
+    obj.spec = spec;
+    spec.type ??= 'ClusterIP';
+    const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
+    if (spec.type !== 'ExternalName') {
+      if (spec.clusterIP === undefined || spec.clusterIP === '') {
+        spec.clusterIP = oldSpec?.clusterIP ?? store.allocateClusterIP();
+      } else if (oldSpec && oldSpec.clusterIP !== spec.clusterIP) {
+        throw invalid(target(def, String(metadataOf(obj).name)), [
+          cause.invalid('spec.clusterIP', spec.clusterIP, 'field is immutable'),
+        ]);
+      }
+      spec.clusterIPs = [spec.clusterIP];
+      spec.ipFamilies ??= ['IPv4'];
+      spec.ipFamilyPolicy ??= 'SingleStack';
+      spec.internalTrafficPolicy ??= 'Cluster';
+    }
+    spec.sessionAffinity ??= 'None';
+    if (Array.isArray(spec.ports)) {
+      for (const port of spec.ports) {
+        if (!isObject(port)) continue;
+        port.protocol ??= 'TCP';
+        port.targetPort ??= port.port;
+      }
+    }
+  }
+  if (def.kind === 'EndpointSlice' && Array.isArray(obj.ports)) {
+    for (const port of obj.ports) if (isObject(port)) port.protocol ??= 'TCP';
+  }
+}
