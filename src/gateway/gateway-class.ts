@@ -53,7 +53,7 @@ export function reconcileGatewayClasses(snapshot: Snapshot, options: TranslateOp
 function judge(gatewayClass: GatewayClass): GatewayClassVerdict {
   const ref = gatewayClass.spec?.parametersRef;
   if (!ref) return { accepted: true, message: 'GatewayClass is accepted' };
-  const target = `${ref.group ?? ''}/${ref.kind ?? ''} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name ?? ''}`;
+  const target = `${ref.group || 'core'}/${ref.kind ?? ''} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name ?? ''}`;
   return {
     accepted: false,
     message: `spec.parametersRef ${target}: this controller supports no parameters kind`,

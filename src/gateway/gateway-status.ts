@@ -64,15 +64,19 @@ export function gatewayStatus(
     condition(
       'Programmed',
       programmed,
-      programmed ? 'Programmed' : 'Invalid',
-      programmed ? 'Gateway is programmed' : 'no listener of this Gateway can be served',
+      programmed ? 'Programmed' : problem?.reason === 'Pending' ? 'Pending' : 'Invalid',
+      programmed
+        ? 'Gateway is programmed'
+        : problem
+          ? `Gateway is not served: ${problem.message}`
+          : 'no listener of this Gateway can be served',
       generation,
     ),
   );
   const status: GatewayStatus = {
     addresses: addresses.map((value) => ({ type: isIP(value) ? 'IPAddress' : 'Hostname', value })),
     conditions,
-    listeners: listeners.map((s) => listenerStatus(s, attachedRoutes.get(s.id) ?? 0, generation)),
+    listeners: listeners.map((s) => listenerStatus(s, attachedRoutes.get(s.id) ?? 0, generation, accepted)),
   };
   return {
     kind: 'Gateway',
@@ -83,9 +87,14 @@ export function gatewayStatus(
   };
 }
 
-function listenerStatus(state: ListenerState, attachedRoutes: number, generation: number): ListenerStatus {
+function listenerStatus(
+  state: ListenerState,
+  attachedRoutes: number,
+  generation: number,
+  gatewayAccepted: boolean,
+): ListenerStatus {
   const name = state.listener.name;
-  const programmed = isProgrammed(state);
+  const programmed = gatewayAccepted && isProgrammed(state);
   return {
     name,
     attachedRoutes,

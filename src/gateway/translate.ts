@@ -51,8 +51,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   for (const route of snapshot.httpRoutes) {
     const outcome = translateRoute(snapshot, options, route, gateways);
     if (!outcome) continue;
-    for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
-    warnings.push(...outcome.context.warnings);
+    // Only routes that serve somewhere contribute backends (and their warnings) to the table.
+    if (outcome.attached.size > 0) {
+      for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
+      warnings.push(...outcome.context.warnings);
+    }
     routeStatuses.push(outcome.status);
     for (const [listenerId, attached] of outcome.attached) {
       const routes = routesByListener.get(listenerId) ?? new Map<string, AttachedRoute>();
