@@ -45,12 +45,14 @@ export class P2cPeakEwmaPicker implements TierPicker {
   /** A candidate not in `tried` and not `other`, or -1. */
   #draw(tried: ReadonlySet<string> | undefined, other: number): number {
     const states = this.#tier.states;
-    for (let i = 0; i < DRAWS; i++) {
+    const count = this.#sampler.count;
+    // Draws follow the weights; the scan below does not, so it is only the fallback. One candidate needs one.
+    const draws = count === 1 ? 1 : DRAWS;
+    for (let i = 0; i < draws; i++) {
       const p = this.#sampler.sample(this.#random);
       if (p !== other && (tried === undefined || !tried.has(states[p]!.key))) return p;
     }
-    // Rare: most candidates excluded. Scan from a random column so the survivors share the load.
-    const count = this.#sampler.count;
+    // Rare with many candidates: most of them excluded. Scan from a random column so survivors share the load.
     const start = Math.floor(this.#random() * count);
     for (let i = 0; i < count; i++) {
       const p = this.#sampler.member((start + i) % count);
