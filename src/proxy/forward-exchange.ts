@@ -1,0 +1,410 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { UpstreamEndpoint } from '../ir/route-table.ts';
+import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
+import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
+import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
+import { sendLocalReply } from './local-reply.ts';
+import type { UpstreamPools } from './upstream-pools.ts';
+import type { UpstreamRequestHead } from './upstream-request.ts';
+
+/** Connect failures move to another endpoint unseen by the client, up to this many times per request. */
+const MAX_FAILOVERS = 4;
+
+/** Status recorded for requests whose client went away before the answer (nginx's convention). */
+const CLIENT_CLOSED = 499;
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+
+class AttemptTimeoutError extends Error {
+  readonly code = 'CSG_ATTEMPT_TIMEOUT';
+}
+
+class RetryStatusError extends Error {
+  readonly code = 'CSG_RETRY_STATUS';
+}
+
+function classify(err: Error & { code?: unknown }, connected: boolean): AttemptResult {
+  const code = typeof err.code === 'string' ? err.code : '';
+  if (
+    code === 'CSG_ATTEMPT_TIMEOUT' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
+    return 'timeout';
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect-failure';
+  return connected ? 'reset' : 'connect-failure';
+}
+
+/**
+ * One try of one request on one endpoint: the undici dispatch handler (legacy callback form, which undici
+ * calls without wrapping). Callbacks of an attempt the exchange gave up on are ignored.
+ */
+class UpstreamAttempt implements Dispatcher.DispatchHandler {
+  readonly exchange: Exchange;
+  readonly endpoint: UpstreamEndpoint;
+  readonly #end: (outcome: AttemptOutcome) => void;
+  readonly startMs: number;
+  connected = false;
+  stale = false;
+  ended = false;
+  status = 0;
+  abort: ((err?: Error) => void) | undefined;
+  resume: (() => void) | undefined;
+
+  constructor(exchange: Exchange, endpoint: UpstreamEndpoint, end: (outcome: AttemptOutcome) => void) {
+    this.exchange = exchange;
+    this.endpoint = endpoint;
+    this.#end = end;
+    this.startMs = performance.now();
+  }
+
+  /** Reports the outcome to the balancer and metrics, once. */
+  finish(result: AttemptResult): void {
+    if (this.ended) return;
+    this.ended = true;
+    const latencyMs = performance.now() - this.startMs;
+    this.#end({ result, latencyMs });
+    this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);
+  }
+
+  /** Gives up on this attempt: its later callbacks are ignored and its upstream request is cancelled. */
+  cancel(reason: Error): void {
+    this.stale = true;
+    this.abort?.(reason);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    this.connected = true;
+    if (this.stale) abort(new Error('attempt cancelled'));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (this.stale) return false;
+    this.resume = resume;
+    return this.exchange.onUpstreamHeaders(this, statusCode, rawHeaders);
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.stale) return false;
+    return this.exchange.onUpstreamData(this, chunk);
+  }
+
+  onComplete(): void {
+    if (!this.stale) this.exchange.onUpstreamComplete(this);
+  }
+
+  onError(err: Error): void {
+    if (!this.stale) this.exchange.onUpstreamError(this, err);
+  }
+}
+
+/** A mirrored copy's answer is read and thrown away (RequestMirror is fire-and-forget). */
+class DiscardHandler implements Dispatcher.DispatchHandler {
+  readonly #end: (outcome: AttemptOutcome) => void;
+  readonly #body: PassThrough | null;
+  readonly #startMs = performance.now();
+  #status = 0;
+
+  constructor(end: (outcome: AttemptOutcome) => void, body: PassThrough | null) {
+    this.#end = end;
+    this.#body = body;
+  }
+
+  onConnect(): void {}
+  onHeaders(statusCode: number): boolean {
+    this.#status = statusCode;
+    return true;
+  }
+  onData(): boolean {
+    return true;
+  }
+  onComplete(): void {
+    this.#end({
+      result: this.#status >= 500 ? 'http5xx' : 'success',
+      latencyMs: performance.now() - this.#startMs,
+    });
+  }
+  onError(): void {
+    // Destroying the copy's body unpipes it, so a dead mirror never holds back the client's request.
+    this.#body?.destroy();
+    this.#end({ result: 'reset', latencyMs: performance.now() - this.#startMs });
+  }
+}
+
+export interface ExchangeServices {
+  readonly pools: UpstreamPools;
+}
+
+/**
+ * One client request being forwarded: chooses endpoints, streams the body both ways with backpressure,
+ * retries where it is safe, applies timeouts and maps failures to 502/503/504.
+ */
+export class Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly action: CompiledAction;
+  readonly target: ForwardTarget;
+  readonly backend: CompiledBackend | undefined;
+  readonly #services: ExchangeServices;
+  readonly #head: UpstreamRequestHead;
+  readonly #startMs: number;
+  readonly #corsOrigin: string | undefined;
+  #body: IncomingMessage | PassThrough | null;
+  #current: UpstreamAttempt | undefined;
+  #tried: Set<string> | undefined;
+  #failovers = 0;
+  #retries = 0;
+  #finished = false;
+  #attemptTimer: NodeJS.Timeout | undefined;
+  #requestTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    services: ExchangeServices,
+    req: IncomingMessage,
+    res: ServerResponse,
+    action: CompiledAction,
+    target: ForwardTarget,
+    head: UpstreamRequestHead,
+    startMs: number,
+    corsOrigin: string | undefined,
+  ) {
+    this.#services = services;
+    this.req = req;
+    this.res = res;
+    this.action = action;
+    this.target = target;
+    this.backend = target.backend;
+    this.#head = head;
+    this.#startMs = startMs;
+    this.#corsOrigin = corsOrigin;
+    this.#body = head.hasBody ? req : null;
+  }
+
+  start(): void {
+    this.res.on('close', this.#onClientClose);
+    if (this.action.requestTimeoutMs !== undefined) {
+      this.#requestTimer = setTimeout(this.#onRequestTimeout, this.action.requestTimeoutMs);
+    }
+    if (this.target.mirrors.length > 0) this.#mirror(this.target.mirrors);
+    this.#attempt();
+  }
+
+  #attempt(): void {
+    const backend = this.backend!;
+    const endpoint = backend.balancer.pick(this.#tried);
+    if (endpoint === undefined) {
+      // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
+      this.#finish(this.#tried === undefined ? 503 : 502);
+      return;
+    }
+    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer.begin(endpoint));
+    this.#current = attempt;
+    if (this.action.backendRequestTimeoutMs !== undefined) {
+      this.#attemptTimer = setTimeout(this.#onAttemptTimeout, this.action.backendRequestTimeoutMs);
+    }
+    const head = this.#head;
+    this.#services.pools.get(backend.protocol, endpoint).dispatch(
+      {
+        path: head.path,
+        method: this.req.method as Dispatcher.HttpMethod,
+        headers: head.headers,
+        body: this.#body,
+      },
+      attempt,
+    );
+  }
+
+  onUpstreamHeaders(attempt: UpstreamAttempt, statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true;
+    attempt.status = statusCode;
+    const retry = this.action.retry;
+    if (
+      retry?.codes.has(statusCode) &&
+      this.#retries < retry.attempts &&
+      this.#body === null &&
+      !this.#finished
+    ) {
+      this.#retries++;
+      this.#clearAttemptTimer();
+      attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
+      attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
+      if (retry.backoffMs > 0) setTimeout(this.#retryAfterBackoff, retry.backoffMs);
+      else this.#attempt();
+      return false;
+    }
+    if (this.#finished) return false;
+    let headers: string[] = [];
+    let listed: string[] | undefined;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!.toString('latin1');
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower)) {
+        if (lower === 'connection') {
+          const extra = connectionListedNames(rawHeaders[i + 1]!.toString('latin1'));
+          if (extra !== undefined) listed = listed === undefined ? extra : listed.concat(extra);
+        }
+        continue;
+      }
+      headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
+    }
+    if (listed !== undefined) headers = dropNames(headers, listed);
+    if (this.target.responseMods.length > 0) headers = applyHeaderMods(headers, this.target.responseMods);
+    if (this.#corsOrigin !== undefined && this.target.cors !== undefined) {
+      for (const h of this.target.cors.responseHeaders(this.#corsOrigin)) headers.push(h);
+    }
+    this.res.writeHead(statusCode, headers);
+    return true;
+  }
+
+  onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean {
+    if (this.#finished) return false;
+    const ok = this.res.write(chunk);
+    if (!ok && attempt.resume !== undefined) this.res.once('drain', attempt.resume);
+    return ok;
+  }
+
+  onUpstreamComplete(attempt: UpstreamAttempt): void {
+    this.#clearAttemptTimer();
+    attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#clearRequestTimer();
+    this.res.end();
+    this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
+  }
+
+  onUpstreamError(attempt: UpstreamAttempt, err: Error & { code?: unknown }): void {
+    this.#clearAttemptTimer();
+    const result = classify(err, attempt.connected);
+    attempt.finish(result);
+    if (this.#finished) return;
+    if (!this.res.headersSent && this.#mayFailOver(attempt, err)) {
+      this.#failovers++;
+      this.#tried ??= new Set();
+      this.#tried.add(attempt.endpoint.key);
+      this.#attempt();
+      return;
+    }
+    if (result === 'timeout') this.#finish(504);
+    else this.#finish(502);
+  }
+
+  /**
+   * A connect failure left the request unsent, so another endpoint can take it unseen by the client. A reset
+   * before any answer (a keep-alive connection the upstream had just closed) is also safe to repeat for an
+   * idempotent request without a body.
+   */
+  #mayFailOver(attempt: UpstreamAttempt, err: Error & { code?: unknown }): boolean {
+    if (this.#failovers >= MAX_FAILOVERS || attempt.status !== 0) return false;
+    if (!attempt.connected) return err.code !== 'UND_ERR_ABORTED';
+    if (this.#body !== null || !IDEMPOTENT.has(this.req.method ?? '')) return false;
+    return err.code === 'UND_ERR_SOCKET' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
+  }
+
+  /** Ends the exchange with an answer of the gateway's own, or by cutting the client off mid-response. */
+  #finish(status: number, text = ''): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#clearRequestTimer();
+    this.#clearAttemptTimer();
+    if (this.res.headersSent) this.res.destroy();
+    else if (!this.res.destroyed) sendLocalReply(this.res, status, text);
+    this.target.series.record(status, (performance.now() - this.#startMs) / 1000);
+  }
+
+  #retryAfterBackoff = (): void => {
+    if (!this.#finished) this.#attempt();
+  };
+
+  #onClientClose = (): void => {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#clearRequestTimer();
+    this.#clearAttemptTimer();
+    const attempt = this.#current;
+    if (attempt !== undefined && !attempt.ended) {
+      // The client left; not the endpoint's fault, so it is not counted against it.
+      attempt.finish('success');
+      attempt.cancel(new Error('client closed the connection'));
+    }
+    this.target.series.record(CLIENT_CLOSED, (performance.now() - this.#startMs) / 1000);
+  };
+
+  #onAttemptTimeout = (): void => {
+    this.#attemptTimer = undefined;
+    const attempt = this.#current;
+    if (attempt === undefined || attempt.ended) return;
+    attempt.finish('timeout');
+    attempt.cancel(new AttemptTimeoutError('backend request timeout'));
+    this.#finish(504);
+  };
+
+  #onRequestTimeout = (): void => {
+    this.#requestTimer = undefined;
+    const attempt = this.#current;
+    if (attempt !== undefined && !attempt.ended) {
+      attempt.finish('timeout');
+      attempt.cancel(new AttemptTimeoutError('request timeout'));
+    }
+    this.#finish(504);
+  };
+
+  #clearAttemptTimer(): void {
+    if (this.#attemptTimer !== undefined) {
+      clearTimeout(this.#attemptTimer);
+      this.#attemptTimer = undefined;
+    }
+  }
+
+  #clearRequestTimer(): void {
+    if (this.#requestTimer !== undefined) {
+      clearTimeout(this.#requestTimer);
+      this.#requestTimer = undefined;
+    }
+  }
+
+  /**
+   * Sends a copy to each mirror backend that the percentage selects, without waiting for or reading its
+   * answer. A body is teed: the request stream feeds the main attempt and the copy through PassThroughs.
+   */
+  #mirror(mirrors: readonly CompiledMirror[]): void {
+    const selected: CompiledBackend[] = [];
+    for (const mirror of mirrors) {
+      if (mirror.backend !== undefined && (mirror.fraction >= 1 || Math.random() < mirror.fraction)) {
+        selected.push(mirror.backend);
+      }
+    }
+    if (selected.length === 0) return;
+    let bodies: PassThrough[] | undefined;
+    if (this.#body !== null) {
+      const main = new PassThrough();
+      this.req.pipe(main);
+      this.#body = main;
+      bodies = [];
+    }
+    for (const backend of selected) {
+      const endpoint = backend.balancer.pick();
+      if (endpoint === undefined) continue;
+      let body: PassThrough | null = null;
+      if (bodies !== undefined) {
+        body = new PassThrough({ highWaterMark: 1 << 20 });
+        body.on('error', () => {});
+        this.req.pipe(body);
+        bodies.push(body);
+      }
+      this.#services.pools.get(backend.protocol, endpoint).dispatch(
+        {
+          path: this.#head.path,
+          method: this.req.method as Dispatcher.HttpMethod,
+          headers: this.#head.headers,
+          body,
+        },
+        new DiscardHandler(backend.balancer.begin(endpoint), body),
+      );
+    }
+  }
+}

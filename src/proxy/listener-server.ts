@@ -1,0 +1,99 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { CompiledPort } from './compile-table.ts';
+import type { ExchangeServices } from './forward-exchange.ts';
+import { serveRequest } from './serve-request.ts';
+import { serveUpgrade } from './upgrade-tunnel.ts';
+
+/**
+ * The server for one Gateway listener port. It reads its compiled port through a mutable slot, so a new
+ * routing table is a reference swap: open keep-alive connections and requests in flight are untouched.
+ */
+export class ListenerServer {
+  readonly gatewayPort: number;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  readonly #server: Server;
+  #compiled: CompiledPort;
+  #boundPort = 0;
+
+  constructor(services: ExchangeServices, compiled: CompiledPort) {
+    this.gatewayPort = compiled.port;
+    this.protocol = compiled.protocol;
+    this.#compiled = compiled;
+    const onRequest: Parameters<typeof createHttpServer>[1] = (req, res) => {
+      serveRequest(services, this.#compiled, req, res);
+    };
+    if (compiled.protocol === 'HTTPS') {
+      const fallback = compiled.tls?.fallback;
+      this.#server = createHttpsServer(
+        {
+          ...(fallback === undefined ? {} : { cert: fallback.cert, key: fallback.key }),
+          // The certificate comes from the listener whose hostname matches the SNI name; the table can change
+          // under an open server, so the callback reads the current one.
+          SNICallback: (servername, cb) => {
+            const context = this.#compiled.tls?.contexts.select(servername.toLowerCase());
+            if (context === undefined) cb(new Error(`no certificate for ${servername}`), undefined);
+            else cb(null, context);
+          },
+        },
+        onRequest,
+      );
+    } else {
+      this.#server = createHttpServer(onRequest);
+    }
+    this.#server.on('upgrade', (req, socket, head) => serveUpgrade(this.#compiled, req, socket, head));
+    // A broken client connection is that client's problem; it must never reach the process.
+    this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (socket.writable && err.code !== 'ECONNRESET' && err.code !== 'EPIPE') {
+        socket.end(
+          'HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 12\r\n\r\nbad request\n',
+        );
+      } else {
+        socket.destroy();
+      }
+    });
+    this.#server.on('tlsClientError', (_err, socket) => socket.destroy());
+  }
+
+  get boundPort(): number {
+    return this.#boundPort;
+  }
+
+  swap(compiled: CompiledPort): void {
+    this.#compiled = compiled;
+    const fallback = compiled.tls?.fallback;
+    if (fallback !== undefined && 'setSecureContext' in this.#server) {
+      (this.#server as import('node:https').Server).setSecureContext({
+        cert: fallback.cert,
+        key: fallback.key,
+      });
+    }
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.#server.once('error', onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError);
+        this.#server.on('error', () => {});
+        this.#boundPort = (this.#server.address() as AddressInfo).port;
+        resolve(this.#boundPort);
+      });
+    });
+  }
+
+  /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
+  close(drainMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.#server.closeAllConnections(), drainMs);
+      timer.unref();
+      this.#server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#server.closeIdleConnections();
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import type { ServerResponse } from 'node:http';
+
+const BODIES = new Map<number, Buffer>();
+
+function bodyFor(status: number, text: string): Buffer {
+  let body = BODIES.get(status);
+  if (body === undefined || text !== '') {
+    body = Buffer.from(`${text === '' ? defaultText(status) : text}\n`);
+    if (text === '') BODIES.set(status, body);
+  }
+  return body;
+}
+
+function defaultText(status: number): string {
+  switch (status) {
+    case 400:
+      return 'bad request';
+    case 404:
+      return 'no route';
+    case 500:
+      return 'invalid backend';
+    case 502:
+      return 'upstream connect error or disconnect/reset';
+    case 503:
+      return 'no healthy upstream';
+    case 504:
+      return 'upstream request timeout';
+    default:
+      return String(status);
+  }
+}
+
+/**
+ * Answers a request from the gateway itself. Always `text/plain`: a gateway-made answer must never be
+ * mistaken for a backend's JSON. Extra headers are a flat `[name, value, ...]` array.
+ */
+export function sendLocalReply(
+  res: ServerResponse,
+  status: number,
+  text = '',
+  extra?: readonly string[],
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = bodyFor(status, text);
+  const headers: string[] = [
+    'content-type',
+    'text/plain; charset=utf-8',
+    'content-length',
+    String(body.length),
+  ];
+  if (extra !== undefined) for (const h of extra) headers.push(h);
+  res.writeHead(status, headers);
+  res.end(body);
+}

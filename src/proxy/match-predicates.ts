@@ -1,0 +1,67 @@
+import type { RouteMatch, StringMatch } from '../ir/route-table.ts';
+import type { RequestView } from './request-view.ts';
+
+export type ValueTest = (value: string) => boolean;
+
+/** A route match's method, header and query conditions, compiled once per routing table. */
+export interface MatchPredicate {
+  /** True when the entry has no condition beyond its path. */
+  readonly always: boolean;
+  test(view: RequestView): boolean;
+}
+
+/** Regular expressions in matches are anchored at both ends, as Envoy and the conformance tests expect. */
+export function compileAnchoredRegex(source: string): RegExp {
+  return new RegExp(`^(?:${source})$`);
+}
+
+function compileValueTest(match: StringMatch): ValueTest {
+  if (match.kind === 'Exact') {
+    const expected = match.value;
+    return (value) => value === expected;
+  }
+  const regex = compileAnchoredRegex(match.value);
+  return (value) => regex.test(value);
+}
+
+const ALWAYS: MatchPredicate = { always: true, test: () => true };
+
+/**
+ * Compiles method, header and query conditions. Only the first condition per header or parameter name counts
+ * (HTTPHeaderMatch: "only the first entry with an equivalent name MUST be considered"). Throws on an invalid
+ * regular expression; the caller leaves that entry out.
+ */
+export function compileMatchPredicate(match: RouteMatch): MatchPredicate {
+  const method = match.method;
+  const headerNames: string[] = [];
+  const headerTests: ValueTest[] = [];
+  for (const h of match.headers) {
+    const name = h.name.toLowerCase();
+    if (headerNames.includes(name)) continue;
+    headerNames.push(name);
+    headerTests.push(compileValueTest(h));
+  }
+  const queryNames: string[] = [];
+  const queryTests: ValueTest[] = [];
+  for (const q of match.queryParams) {
+    if (queryNames.includes(q.name)) continue;
+    queryNames.push(q.name);
+    queryTests.push(compileValueTest(q));
+  }
+  if (method === undefined && headerNames.length === 0 && queryNames.length === 0) return ALWAYS;
+  return {
+    always: false,
+    test(view) {
+      if (method !== undefined && view.req.method !== method) return false;
+      for (let i = 0; i < headerNames.length; i++) {
+        const value = view.header(headerNames[i]!);
+        if (value === undefined || !headerTests[i]!(value)) return false;
+      }
+      for (let i = 0; i < queryNames.length; i++) {
+        const value = view.query(queryNames[i]!);
+        if (value === null || !queryTests[i]!(value)) return false;
+      }
+      return true;
+    },
+  };
+}

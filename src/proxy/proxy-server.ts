@@ -1,0 +1,141 @@
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import type { RouteTable } from '../ir/route-table.ts';
+import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
+import { type CompiledTable, compileRouteTable } from './compile-table.ts';
+import { ListenerServer } from './listener-server.ts';
+import { ProxyMetrics } from './proxy-metrics.ts';
+import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
+
+export interface ProxyServerOptions {
+  /** Address every listener binds; default 127.0.0.1. */
+  readonly host?: string;
+  /** Every Gateway listener port is served at port + offset (`--listener-port-offset`). Default 0. */
+  readonly listenerPortOffset?: number;
+  /** Overrides the offset: the port to bind for a Gateway port (tests return 0 for any free port). */
+  readonly bindPort?: (gatewayPort: number) => number;
+  readonly balancers: BalancerFactory;
+  /** Metrics to record into; otherwise created in `registry` (or a private Registry). */
+  readonly metrics?: ProxyMetrics;
+  readonly registry?: Registry;
+  readonly logger: Logger;
+  readonly upstream?: UpstreamPoolOptions;
+  /** How long a closed listener lets requests in flight finish. Default 10 s. */
+  readonly drainTimeoutMs?: number;
+}
+
+/**
+ * The data plane: one server per Gateway listener port, each serving the most recently applied routing table.
+ * `apply` compiles the table once, opens and closes servers for added and removed ports, then swaps every
+ * port's compiled table in one step; connection pools are kept by endpoint key across tables.
+ */
+export class ProxyServer {
+  readonly #host: string;
+  readonly #bindPort: (gatewayPort: number) => number;
+  readonly #balancers: BalancerFactory;
+  readonly #metrics: ProxyMetrics;
+  readonly #logger: Logger;
+  readonly #pools: UpstreamPools;
+  readonly #drainMs: number;
+  readonly #servers = new Map<number, ListenerServer>();
+  #table: CompiledTable | undefined;
+  #queue: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(options: ProxyServerOptions) {
+    this.#host = options.host ?? '127.0.0.1';
+    const offset = options.listenerPortOffset ?? 0;
+    this.#bindPort = options.bindPort ?? ((port) => port + offset);
+    this.#balancers = options.balancers;
+    this.#metrics = options.metrics ?? new ProxyMetrics(options.registry ?? new Registry());
+    this.#logger = options.logger.child({ component: 'proxy' });
+    this.#pools = new UpstreamPools(options.upstream);
+    this.#drainMs = options.drainTimeoutMs ?? 10_000;
+  }
+
+  get metrics(): ProxyMetrics {
+    return this.#metrics;
+  }
+
+  /** Gateway listener port to the port actually bound. */
+  boundPorts(): ReadonlyMap<number, number> {
+    const out = new Map<number, number>();
+    for (const [port, server] of this.#servers) out.set(port, server.boundPort);
+    return out;
+  }
+
+  /** Applies a routing table; calls are serialised. A port that cannot be bound is logged and left closed. */
+  apply(table: RouteTable): Promise<void> {
+    const next = this.#queue.then(() => this.#apply(table));
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  async #apply(table: RouteTable): Promise<void> {
+    if (this.#closed) throw new Error('proxy is closed');
+    const compiled = compileRouteTable(table, {
+      balancers: this.#balancers,
+      metrics: this.#metrics,
+      logger: this.#logger,
+    });
+    const closing: Promise<void>[] = [];
+    for (const [port, server] of this.#servers) {
+      const wanted = compiled.ports.get(port);
+      if (wanted === undefined || wanted.protocol !== server.protocol) {
+        this.#servers.delete(port);
+        closing.push(server.close(this.#drainMs));
+        this.#logger.info({ port, boundPort: server.boundPort }, 'listener port closed');
+      }
+    }
+    // A port whose protocol changed must be released before it is bound again.
+    await Promise.all(closing.map((p) => Promise.race([p, new Promise((r) => setTimeout(r, 50))])));
+    const opened: ListenerServer[] = [];
+    for (const [port, compiledPort] of compiled.ports) {
+      if (this.#servers.has(port)) continue;
+      const server = new ListenerServer({ pools: this.#pools }, compiledPort);
+      try {
+        const bound = await server.listen(this.#host, this.#bindPort(port));
+        this.#servers.set(port, server);
+        opened.push(server);
+        this.#logger.info(
+          { port, boundPort: bound, protocol: compiledPort.protocol },
+          'listener port opened',
+        );
+      } catch (err) {
+        this.#logger.error({ port, err: (err as Error).message }, 'listener port could not be opened');
+      }
+    }
+    for (const [port, server] of this.#servers) {
+      const compiledPort = compiled.ports.get(port);
+      if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
+    }
+    this.#table = compiled;
+    this.#pools.retain(compiled.poolKeys);
+    this.#logger.info(
+      { ports: compiled.ports.size, backends: compiled.backends.size, routeEntries: compiled.routeEntries },
+      'routing table applied',
+    );
+  }
+
+  /** The compiled table's backends, for /config_dump and balancer state. */
+  get backends(): CompiledTable['backends'] | undefined {
+    return this.#table?.backends;
+  }
+
+  /** Each backend's balancer state (health, outstanding, tier shares) by BackendCluster id, for /config_dump. */
+  describeBalancers(): Record<string, BalancerState> {
+    const out: Record<string, BalancerState> = {};
+    for (const [id, backend] of this.#table?.backends ?? []) out[id] = backend.balancer.describe();
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+    this.#closed = true;
+    const servers = [...this.#servers.values()];
+    this.#servers.clear();
+    await Promise.all(servers.map((s) => s.close(Math.min(this.#drainMs, 1000))));
+    await this.#pools.close();
+    this.#logger.info('proxy closed');
+  }
+}

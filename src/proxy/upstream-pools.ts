@@ -1,0 +1,75 @@
+import { Pool } from 'undici';
+import type { BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
+
+export interface UpstreamPoolOptions {
+  /** Connections per endpoint; undefined means no limit. */
+  readonly connectionsPerEndpoint?: number;
+  readonly keepAliveTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+}
+
+/** undici accepts `useH2c` (HTTP/2 prior knowledge over cleartext) although its typings do not list it yet. */
+type PoolOptionsWithH2c = Pool.Options & { useH2c?: boolean };
+
+export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint): string {
+  return protocol === 'h2c' ? `h2c|${endpoint.key}` : endpoint.key;
+}
+
+/**
+ * Keep-alive connection pools by endpoint key, shared by every backend and table that names the endpoint.
+ * A new routing table keeps the pools it still uses and closes the others gracefully (in-flight requests finish).
+ */
+export class UpstreamPools {
+  readonly #pools = new Map<string, Pool>();
+  readonly #options: UpstreamPoolOptions;
+
+  constructor(options: UpstreamPoolOptions = {}) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#pools.size;
+  }
+
+  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Pool {
+    const key = poolKey(protocol, endpoint);
+    let pool = this.#pools.get(key);
+    if (pool === undefined) {
+      const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+      const options: PoolOptionsWithH2c = {
+        connections: this.#options.connectionsPerEndpoint ?? null,
+        pipelining: 1,
+        keepAliveTimeout: this.#options.keepAliveTimeoutMs ?? 30_000,
+        connectTimeout: this.#options.connectTimeoutMs ?? 5_000,
+        // Timeouts per attempt are the route's business (HTTPRouteTimeouts); undici's own are a backstop.
+        headersTimeout: 300_000,
+        bodyTimeout: 300_000,
+      };
+      if (protocol === 'h2c') {
+        options.allowH2 = true;
+        options.useH2c = true;
+      }
+      pool = new Pool(`http://${host}:${endpoint.port}`, options);
+      // A pool-level error must never take the process down; failures reach each request's handler.
+      pool.on('connectionError', () => {});
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** Closes pools whose key is not in `keep`; requests already running on them finish first. */
+  retain(keep: ReadonlySet<string>): void {
+    for (const [key, pool] of this.#pools) {
+      if (!keep.has(key)) {
+        this.#pools.delete(key);
+        pool.close().catch(() => {});
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => {})));
+  }
+}

@@ -1,0 +1,119 @@
+import type { IncomingMessage } from 'node:http';
+import type { CompiledAction, ForwardTarget } from './compile-table.ts';
+import { applyHeaderMods, connectionListedNames, dropNames } from './header-ops.ts';
+import { rewritePath } from './redirect.ts';
+
+/** What to do with each request header name on the way upstream; absent names are copied as they are. */
+const Special = {
+  Host: 1,
+  ForwardedFor: 2,
+  Overwritten: 3,
+  ContentLength: 4,
+  TransferEncoding: 5,
+  Drop: 6,
+  Connection: 7,
+} as const;
+type Special = (typeof Special)[keyof typeof Special];
+
+const SPECIAL = new Map<string, Special>([
+  ['host', Special.Host],
+  ['x-forwarded-for', Special.ForwardedFor],
+  ['x-forwarded-proto', Special.Overwritten],
+  ['x-forwarded-host', Special.Overwritten],
+  ['content-length', Special.ContentLength],
+  ['transfer-encoding', Special.TransferEncoding],
+  ['connection', Special.Connection],
+  // Hop-by-hop (RFC 9110 §7.6.1); `expect` is answered by Node's server before the request reaches us.
+  ['keep-alive', Special.Drop],
+  ['proxy-connection', Special.Drop],
+  ['proxy-authenticate', Special.Drop],
+  ['proxy-authorization', Special.Drop],
+  ['te', Special.Drop],
+  ['trailer', Special.Drop],
+  ['upgrade', Special.Drop],
+  ['expect', Special.Drop],
+]);
+
+export interface UpstreamRequestHead {
+  readonly headers: string[];
+  readonly hasBody: boolean;
+  /** Path and query as sent upstream: the client's raw target unless a URLRewrite changed the path. */
+  readonly path: string;
+}
+
+/**
+ * Builds the upstream request head from the client's raw headers in one pass: hop-by-hop headers and the
+ * ones Connection lists are dropped; Host is kept exactly as sent (with its port) unless a URLRewrite sets a
+ * hostname; X-Forwarded-For is appended to, X-Forwarded-Proto/-Host are set; then the filters' header
+ * modifiers run in order. `keepUpgrade` keeps Connection/Upgrade for a tunnelled upgrade request.
+ */
+export function buildUpstreamHead(
+  req: IncomingMessage,
+  action: CompiledAction,
+  target: ForwardTarget,
+  path: string,
+  query: string,
+  keepUpgrade: boolean,
+): UpstreamRequestHead {
+  const raw = req.rawHeaders;
+  let headers: string[] = [];
+  let host: string | undefined;
+  let forwardedFor: string | undefined;
+  let hasBody = false;
+  let listed: string[] | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    const special = SPECIAL.get(name.toLowerCase());
+    if (special === undefined) {
+      headers.push(name, value);
+      continue;
+    }
+    switch (special) {
+      case Special.Host:
+        host ??= value;
+        break;
+      case Special.ForwardedFor:
+        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        break;
+      case Special.ContentLength:
+        if (value !== '0') hasBody = true;
+        headers.push(name, value);
+        break;
+      case Special.TransferEncoding:
+        // undici frames the streamed body itself (chunked), so only the fact that there is a body matters.
+        hasBody = true;
+        break;
+      case Special.Connection: {
+        const extra = connectionListedNames(value);
+        if (extra !== undefined) listed = listed === undefined ? extra : listed.concat(extra);
+        if (keepUpgrade) headers.push('connection', 'upgrade');
+        break;
+      }
+      case Special.Drop:
+        if (keepUpgrade && name.length === 7 && name.toLowerCase() === 'upgrade') headers.push(name, value);
+        break;
+      default:
+        break;
+    }
+  }
+  if (listed !== undefined) headers = dropNames(headers, listed);
+  const clientHost = host ?? '';
+  const outHost = target.rewriteHost ?? host;
+  if (outHost !== undefined) headers.push('host', outHost);
+  const remote = req.socket.remoteAddress ?? '';
+  headers.push(
+    'x-forwarded-for',
+    forwardedFor === undefined ? remote : `${forwardedFor}, ${remote}`,
+    'x-forwarded-proto',
+    action.scheme,
+    'x-forwarded-host',
+    clientHost,
+  );
+  if (target.requestMods.length > 0) headers = applyHeaderMods(headers, target.requestMods);
+  const outPath =
+    target.rewritePath === undefined
+      ? undefined
+      : rewritePath(target.rewritePath, path, action.matchedPrefix) + (query === '' ? '' : `?${query}`);
+  return { headers, hasBody, path: outPath ?? (req.url as string) };
+}
