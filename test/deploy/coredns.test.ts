@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildKustomization } from './kustomize.ts';
@@ -51,5 +52,13 @@ describe('CoreDNS stanza for clusterset.local', () => {
   it('answers other clusterset.local names with NXDOMAIN rather than SERVFAIL', () => {
     expect(corefile).toMatch(/fallthrough/);
     expect(corefile).toMatch(/rcode NXDOMAIN/);
+  });
+});
+
+describe('deploy/README.md', () => {
+  it('shows the same CoreDNS block that the ConfigMap ships', () => {
+    const readme = readFileSync(join(DEPLOY_DIR, 'README.md'), 'utf8');
+    const block = /```\n(clusterset\.local:53 \{\n[\s\S]*?\n\})\n```/.exec(readme);
+    expect(block?.[1]).toBe(corefile.trimEnd());
   });
 });

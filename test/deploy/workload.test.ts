@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCli } from '../../src/cli/args.ts';
@@ -224,5 +225,13 @@ describe('GatewayClass', () => {
   it('names the controller the gateway owns by default', () => {
     const gc = one(base, 'GatewayClass', 'clusterset-gateway');
     expect(at(gc, 'spec', 'controllerName')).toBe(DEFAULT_CONTROLLER_NAME);
+  });
+});
+
+describe('deploy/README.md', () => {
+  it('lists the flags the Deployment really passes', () => {
+    const readme = readFileSync(join(DEPLOY_DIR, 'README.md'), 'utf8');
+    const args = list(container(one(base, 'Deployment', 'clusterset-gateway'))['args']).join(' ');
+    expect(readme).toContain(`\`${args}\``);
   });
 });
