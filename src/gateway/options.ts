@@ -18,6 +18,13 @@ export interface TranslateOptions {
   readonly gatewayAddresses: readonly string[];
   /** Build the east-west table (`*.svc.clusterset.local`). */
   readonly eastWest: boolean;
+  /**
+   * Give every Gateway its own loopback address (127.x.y.z, stable per `namespace/name`) instead of
+   * `gatewayAddresses`: reported in its status and set as `PortConfig.address`, so two Gateways with a listener
+   * on the same port keep separate routing tables, as they would behind separate load balancers. Only useful
+   * when the proxy binds loopback on Linux (all of 127.0.0.0/8 is local there), e.g. under the conformance suite.
+   */
+  readonly loopbackAddressPerGateway?: boolean;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'clusterset-gateway.io/gateway-controller';

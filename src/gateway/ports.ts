@@ -6,10 +6,12 @@ import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
 export interface ServedListener {
   readonly state: ListenerState;
   readonly routes: readonly AttachedRoute[];
+  /** The Gateway's own bind address, when it has one (see gateway-addresses.ts). */
+  readonly address: string | undefined;
 }
 
 /**
- * One PortConfig per listener port. Listeners sharing a port are ordered most specific hostname first, so the
+ * One PortConfig per listener port (and bind address, when Gateways have their own). Listeners sharing a port are ordered most specific hostname first, so the
  * proxy serves a request from the first listener whose hostname matches its Host (listener isolation,
  * GatewayHTTPListenerIsolation); ties keep Gateway and listener order.
  */
@@ -17,24 +19,32 @@ export function buildRouteTable(
   listeners: readonly ServedListener[],
   backends: ReadonlyMap<string, BackendCluster>,
 ): RouteTable {
-  const byPort = new Map<number, ServedListener[]>();
+  const byPort = new Map<string, ServedListener[]>();
   for (const served of listeners) {
     if (!isProgrammed(served.state) || !served.state.protocol) continue;
-    const port = served.state.listener.port;
-    byPort.set(port, [...(byPort.get(port) ?? []), served]);
+    const key = portKey(served.address, served.state.listener.port);
+    byPort.set(key, [...(byPort.get(key) ?? []), served]);
   }
-  const ports: PortConfig[] = [...byPort.keys()]
-    .sort((a, b) => a - b)
-    .map((port) => {
-      const group = [...(byPort.get(port) ?? [])].sort(
+  const ports: PortConfig[] = [...byPort.values()]
+    .map((served) =>
+      served.sort(
         (a, b) =>
           compareHostnameSpecificity(a.state.hostname, b.state.hostname) ||
-          (a.state.gatewayKey < b.state.gatewayKey ? -1 : a.state.gatewayKey > b.state.gatewayKey ? 1 : 0) ||
+          compareStrings(a.state.gatewayKey, b.state.gatewayKey) ||
           a.state.index - b.state.index,
-      );
+      ),
+    )
+    .sort(
+      (a, b) =>
+        (a[0]?.state.listener.port ?? 0) - (b[0]?.state.listener.port ?? 0) ||
+        compareStrings(a[0]?.address ?? '', b[0]?.address ?? ''),
+    )
+    .map((group) => {
+      const first = group[0] as ServedListener;
       return {
-        port,
-        protocol: group[0]?.state.protocol ?? 'HTTP',
+        port: first.state.listener.port,
+        ...(first.address !== undefined ? { address: first.address } : {}),
+        protocol: first.state.protocol ?? 'HTTP',
         gateways: [...new Set(group.map((s) => s.state.gatewayKey))].sort(),
         listeners: group.map(({ state, routes }) => ({
           id: state.id,
@@ -54,16 +64,18 @@ export function buildRouteTable(
  * Gateways that share an address share its ports: a port speaks one protocol. A listener of a later Gateway
  * (by `namespace/name`) whose protocol differs from the port's is Conflicted (ProtocolConflict).
  */
-export function markCrossGatewayConflicts(states: readonly ListenerState[]): void {
-  const protocolOfPort = new Map<number, { protocol: string; gateway: string }>();
-  const ordered = [...states].sort((a, b) =>
-    a.gatewayKey < b.gatewayKey ? -1 : a.gatewayKey > b.gatewayKey ? 1 : a.index - b.index,
-  );
+export function markCrossGatewayConflicts(
+  states: readonly ListenerState[],
+  addressOf: (gatewayKey: string) => string | undefined,
+): void {
+  const protocolOfPort = new Map<string, { protocol: string; gateway: string }>();
+  const ordered = [...states].sort((a, b) => compareStrings(a.gatewayKey, b.gatewayKey) || a.index - b.index);
   for (const state of ordered) {
     if (!state.protocol || state.conflict) continue;
-    const first = protocolOfPort.get(state.listener.port);
+    const key = portKey(addressOf(state.gatewayKey), state.listener.port);
+    const first = protocolOfPort.get(key);
     if (!first) {
-      protocolOfPort.set(state.listener.port, { protocol: state.protocol, gateway: state.gatewayKey });
+      protocolOfPort.set(key, { protocol: state.protocol, gateway: state.gatewayKey });
     } else if (first.protocol !== state.protocol) {
       state.conflict = {
         reason: 'ProtocolConflict',
@@ -71,4 +83,12 @@ export function markCrossGatewayConflicts(states: readonly ListenerState[]): voi
       };
     }
   }
+}
+
+function portKey(address: string | undefined, port: number): string {
+  return `${address ?? ''}|${port}`;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

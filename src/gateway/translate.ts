@@ -4,6 +4,7 @@ import type { McsWarning } from '../mcs/warnings.ts';
 import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
+import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
@@ -42,7 +43,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
     });
   }
-  markCrossGatewayConflicts([...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners));
+  const addresses = assignGatewayAddresses([...gateways.keys()], options);
+  markCrossGatewayConflicts(
+    [...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners),
+    (key) => addresses.get(key)?.bind,
+  );
 
   const backends = new Map<string, BackendCluster>();
   const warnings: McsWarning[] = [];
@@ -66,15 +71,16 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
-  for (const owned of gateways.values()) {
+  for (const [key, owned] of gateways) {
+    const address = addresses.get(key);
     const attachedCounts = new Map<string, number>();
     for (const state of owned.listeners) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
       attachedCounts.set(state.id, routes.length);
-      if (!owned.problem) served.push({ state, routes });
+      if (!owned.problem) served.push({ state, routes, address: address?.bind });
     }
     gatewayStatuses.push(
-      gatewayStatus(owned.gateway, owned.listeners, attachedCounts, options.gatewayAddresses, owned.problem),
+      gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
     );
   }
   return {

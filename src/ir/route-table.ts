@@ -19,6 +19,11 @@ export interface RouteTable {
 export interface PortConfig {
   /** The Gateway's own port, as written in the listener (before any offset). */
   readonly port: number;
+  /**
+   * The address to bind, when the Gateways on this port have their own (TranslateOptions.loopbackAddressPerGateway);
+   * absent: the proxy's configured address. The same port may then appear once per address.
+   */
+  readonly address?: string;
   readonly protocol: 'HTTP' | 'HTTPS';
   /** Gateways (`namespace/name`) with a listener on this port, for metrics labels. */
   readonly gateways: readonly string[];
