@@ -203,8 +203,9 @@ export function helpText(): string {
   ].join('\n');
 }
 
+/** `{ key: value }`, or `{}` when the value is absent or empty (an unset downward-API variable arrives as ''). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+  return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {

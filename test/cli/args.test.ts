@@ -46,6 +46,14 @@ describe('parseCli', () => {
     expect(cli.address).toBe('0.0.0.0');
   });
 
+  it('treats an empty environment variable as unset, as an empty downward-API label arrives', () => {
+    expect(
+      parseCli([], { CLUSTERSET_GATEWAY_ZONE: '', CLUSTERSET_GATEWAY_REGION: '', NODE_NAME: 'n1' }).identity,
+    ).toEqual({
+      node: 'n1',
+    });
+  });
+
   it('rejects bad values with a message naming the flag', () => {
     expect(() => parseCli(['--admin-port', 'x'], {})).toThrow(/--admin-port must be an integer/);
     expect(() => parseCli(['--manifests', 'a', '--kubernetes'], {})).toThrow(/choose one source/);
