@@ -40,6 +40,8 @@ export interface BalancerState {
   readonly tierShares: readonly number[];
   /** By tier index: true while the tier is in panic mode (picks ignore health). Optional for other balancers. */
   readonly panicTiers?: readonly boolean[];
+  /** By tier index: the locality each tier stands for, copied from `BackendCluster.tierNames` when present. */
+  readonly tierNames?: readonly string[];
 }
 
 export interface BalancerFactory {

@@ -22,6 +22,10 @@ interface Tier extends TierEndpoints {
  * the configured picker. A pick that finds its tier exhausted (every candidate tried or unhealthy) moves on to
  * farther tiers, then nearer ones, so a retry after a connect failure lands on another endpoint and, when a
  * tier runs out, on another tier. Undefined only when no candidate is left anywhere.
+ *
+ * Health here is outlier detection only: `ready: false` endpoints are candidates like the others, because
+ * translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and then
+ * they are all there is.
  */
 export class LocalityBalancer implements Balancer {
   #cluster: BackendCluster;
@@ -98,7 +102,12 @@ export class LocalityBalancer implements Balancer {
         });
       }
     });
-    return { endpoints, tierShares: [...this.#shares], panicTiers: [...this.#panic] };
+    return {
+      endpoints,
+      tierShares: [...this.#shares],
+      panicTiers: [...this.#panic],
+      ...(this.#cluster.tierNames !== undefined ? { tierNames: this.#cluster.tierNames } : {}),
+    };
   }
 
   #buildTier(endpoints: readonly UpstreamEndpoint[], states: EndpointState[]): Tier {

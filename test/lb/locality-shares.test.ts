@@ -160,6 +160,27 @@ describe.each(policies)('tier shares through picks (%s)', (policy) => {
     }
   });
 
+  it('tells the observer when shares move, and only then', () => {
+    const events: { shares: readonly number[]; panic: readonly boolean[] }[] = [];
+    const factory = createBalancerFactory({
+      policy,
+      clock: new FakeClock(),
+      random: mulberry32(8),
+      observer: { onTierShares: ({ shares, panic }) => events.push({ shares, panic }) },
+    });
+    const balancer = buildWith(factory, backend([rows('near', 4, 'east', 'east-1'), rows('far', 4, 'west')]));
+    report(balancer, 'near-0:8080', 'connect-failure', 3);
+    tally(balancer, 100);
+    report(balancer, 'near-1:8080', 'connect-failure', 3);
+    tally(balancer, 100);
+    // 75% healthy × 1.4 is still 100%: no event for the first ejection.
+    expect(events.map((e) => e.shares.map((s) => Math.round(s * 100)))).toEqual([
+      [100, 0],
+      [70, 30],
+    ]);
+    expect(events.at(-1)!.panic).toEqual([false, false]);
+  });
+
   it('far tier failing too: the cluster degrades into panic and still answers', () => {
     const factory = createBalancerFactory({
       policy,

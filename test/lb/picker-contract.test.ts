@@ -125,6 +125,23 @@ describe.each(policies)('balancer contract (%s)', (policy) => {
     end({ result: 'success', latencyMs: 1 });
   });
 
+  it('names the tiers in the description when translation named them', () => {
+    const named = { ...twoTiers, tierNames: ['zone', 'clusterset'] };
+    expect(buildWith(make(), named).describe().tierNames).toEqual(['zone', 'clusterset']);
+    expect(buildWith(make(), twoTiers).describe()).not.toHaveProperty('tierNames');
+  });
+
+  it('serves serving-but-terminating endpoints (ready: false) when they are all there is', () => {
+    const terminating = backend([rows('t', 3, 'east', 'east-1')]);
+    const cluster = {
+      ...terminating,
+      tiers: terminating.tiers.map((t) => t.map((e) => ({ ...e, ready: false }))),
+    };
+    const { byKey, none } = tally(buildWith(make(), cluster), 300);
+    expect(none).toBe(0);
+    expect(byKey.size).toBe(3);
+  });
+
   it('ending an attempt twice counts once', () => {
     const balancer = buildWith(make(), twoTiers);
     const picked = balancer.pick()!;
