@@ -217,6 +217,8 @@ export class KubeApiServer {
   /** Removes a CRD; like the real server, its objects go away and open watches end. */
   uninstallCrd(name: string): void {
     this.#installed.delete(name);
+    const def = RESOURCES.find((r) => r.crd === name);
+    if (def) this.#store.clear(def);
     for (const watch of [...this.#watches]) if (watch.def.crd === name) watch.close();
   }
 
@@ -252,6 +254,25 @@ export class KubeApiServer {
     const meta = metadataOf(obj);
     const ns = def.namespaced ? String(meta.namespace ?? 'default') : undefined;
     return this.#store.create(def, ns, obj, (n) => this.#namespaceExists(n));
+  }
+
+  /** Merge-patches an object (or its status) as `kubectl patch --type=merge` would. */
+  patch(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+    patch: JsonObject,
+    subresource?: 'status',
+  ): JsonObject {
+    const def = this.#resourceDef(resource);
+    const current = this.#store.require(def, namespace, name);
+    const patched = applyMergePatch(current, patch);
+    if (!isObject(patched)) throw new Error('patch result is not an object');
+    return this.#store.update(def, namespace, name, patched, subresource);
+  }
+
+  delete(resource: string, namespace: string | undefined, name: string): JsonObject {
+    return this.#store.delete(this.#resourceDef(resource), namespace, name, undefined);
   }
 
   get(resource: string, namespace: string | undefined, name: string): JsonObject | undefined {

@@ -119,6 +119,11 @@ export class ObjectStore {
       .map(clone);
   }
 
+  /** Drops every object of a resource without events: what removing a CRD does to its custom resources. */
+  clear(def: ResourceDef): void {
+    this.#bucket(def).clear();
+  }
+
   namespaceExists(name: string, namespaces: ResourceDef): boolean {
     return this.#bucket(namespaces).has(name);
   }

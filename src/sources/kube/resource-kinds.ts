@@ -1,0 +1,113 @@
+import type { ResourceKind } from '../../snapshot/resources.ts';
+
+/** A kind the source watches, with the API versions to try in order of preference. */
+export interface WatchedKind {
+  readonly kind: ResourceKind;
+  readonly group: string;
+  readonly versions: readonly string[];
+  readonly plural: string;
+  readonly namespaced: boolean;
+  /** Required kinds gate readiness; optional ones (MCS, About, Cluster Inventory CRDs) may be absent. */
+  readonly required: boolean;
+}
+
+const GATEWAY = 'gateway.networking.k8s.io';
+
+export const BASE_KINDS: readonly WatchedKind[] = [
+  {
+    kind: 'GatewayClass',
+    group: GATEWAY,
+    versions: ['v1', 'v1beta1'],
+    plural: 'gatewayclasses',
+    namespaced: false,
+    required: true,
+  },
+  {
+    kind: 'Gateway',
+    group: GATEWAY,
+    versions: ['v1', 'v1beta1'],
+    plural: 'gateways',
+    namespaced: true,
+    required: true,
+  },
+  {
+    kind: 'HTTPRoute',
+    group: GATEWAY,
+    versions: ['v1', 'v1beta1'],
+    plural: 'httproutes',
+    namespaced: true,
+    required: true,
+  },
+  // ReferenceGrant is v1beta1 up to Gateway API v1.4; later releases serve v1 as well, with the same schema.
+  {
+    kind: 'ReferenceGrant',
+    group: GATEWAY,
+    versions: ['v1', 'v1beta1'],
+    plural: 'referencegrants',
+    namespaced: true,
+    required: true,
+  },
+  { kind: 'Service', group: '', versions: ['v1'], plural: 'services', namespaced: true, required: true },
+  {
+    kind: 'EndpointSlice',
+    group: 'discovery.k8s.io',
+    versions: ['v1'],
+    plural: 'endpointslices',
+    namespaced: true,
+    required: true,
+  },
+  { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', namespaced: true, required: true },
+  { kind: 'Namespace', group: '', versions: ['v1'], plural: 'namespaces', namespaced: false, required: true },
+  // KEP-1645 / MCS API: v1beta1 is preferred; v1alpha1 is what older installs serve.
+  {
+    kind: 'ServiceImport',
+    group: 'multicluster.x-k8s.io',
+    versions: ['v1beta1', 'v1alpha1'],
+    plural: 'serviceimports',
+    namespaced: true,
+    required: false,
+  },
+  // KEP-2149 About API.
+  {
+    kind: 'ClusterProperty',
+    group: 'about.k8s.io',
+    versions: ['v1beta1', 'v1alpha1'],
+    plural: 'clusterproperties',
+    namespaced: false,
+    required: false,
+  },
+  // KEP-4322 Cluster Inventory API.
+  {
+    kind: 'ClusterProfile',
+    group: 'multicluster.x-k8s.io',
+    versions: ['v1beta1', 'v1alpha1'],
+    plural: 'clusterprofiles',
+    namespaced: true,
+    required: false,
+  },
+];
+
+/** Extra ServiceImport-like kinds (GEP-1748 lets implementations accept e.g. `net.gke.io` ServiceImport). */
+export function watchedKinds(
+  serviceImportKinds: readonly { readonly group: string; readonly kind: string }[],
+): WatchedKind[] {
+  const kinds = [...BASE_KINDS];
+  for (const { group, kind } of serviceImportKinds) {
+    if (kind !== 'ServiceImport' || kinds.some((k) => k.kind === 'ServiceImport' && k.group === group))
+      continue;
+    // The version is whatever discovery reports as the group's preferred one.
+    kinds.push({
+      kind: 'ServiceImport',
+      group,
+      versions: [],
+      plural: 'serviceimports',
+      namespaced: true,
+      required: false,
+    });
+  }
+  return kinds;
+}
+
+export function kindLabel(kind: WatchedKind): string {
+  return kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
+}

@@ -1,0 +1,312 @@
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKubeSource, type KubeSource } from '../../src/sources/kube/index.ts';
+import type { KubeApiServer } from '../support/kube-api-server/index.ts';
+import {
+  captureLogs,
+  eventually,
+  gateway,
+  gatewayClass,
+  httpRoute,
+  kubeConfigFor,
+  SnapshotRecorder,
+  service,
+  withServer,
+} from './helpers.ts';
+
+let server: KubeApiServer | undefined;
+let source: KubeSource | undefined;
+
+afterEach(async () => {
+  await source?.stop();
+  await server?.stop();
+  source = undefined;
+  server = undefined;
+});
+
+function startSource(srv: KubeApiServer, extra: Partial<Parameters<typeof createKubeSource>[0]> = {}) {
+  const logs = captureLogs();
+  const registry = new Registry();
+  const recorder = new SnapshotRecorder();
+  source = createKubeSource({
+    kubeConfig: kubeConfigFor(srv),
+    logger: logs.logger,
+    debounceMs: 20,
+    maxDebounceMs: 200,
+    backoffInitialMs: 20,
+    backoffMaxMs: 200,
+    discoveryIntervalMs: 100,
+    registry,
+    ...extra,
+  });
+  void source.start(recorder.onSnapshot);
+  return { source, recorder, logs, registry };
+}
+
+async function counter(registry: Registry, kind: string, type: string): Promise<number> {
+  const metric = await registry.getSingleMetric('clusterset_gateway_watch_events_total')?.get();
+  return metric?.values.find((v) => v.labels.kind === kind && v.labels.type === type)?.value ?? 0;
+}
+
+describe('Kubernetes source against the API test server', () => {
+  it('emits one complete snapshot after the initial list of every kind, then reports ready', async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    server.create(gateway());
+    server.create(httpRoute('web'));
+    server.create(service('web'));
+    server.create({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true }, zone: 'zone-a' }],
+      ports: [{ name: 'http', port: 8080 }],
+    });
+    server.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'cert', namespace: 'default' },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': 'Y2VydA==', 'tls.key': 'a2V5' },
+    });
+    server.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'password', namespace: 'default' },
+      stringData: { password: 'hunter2' },
+    });
+    server.create({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceImport',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { type: 'ClusterSetIP', ports: [{ port: 8080, protocol: 'TCP' }] },
+    });
+    server.create({
+      apiVersion: 'about.k8s.io/v1alpha1',
+      kind: 'ClusterProperty',
+      metadata: { name: 'cluster.clusterset.k8s.io' },
+      spec: { value: 'east' },
+    });
+
+    const { source: src, recorder } = startSource(server);
+    expect(src.ready).toBe(false);
+    const snapshot = await recorder.waitFor(() => true, 'initial snapshot');
+    expect(recorder.snapshots).toHaveLength(1);
+    expect(src.ready).toBe(true);
+    expect(src.problems).toEqual([]);
+    expect(snapshot.gatewayClasses.map((g) => g.metadata.name)).toEqual(['clusterset']);
+    expect(snapshot.get('Gateway', 'default', 'gw')?.spec?.listeners?.[0]?.port).toBe(80);
+    expect(snapshot.get('HTTPRoute', 'default', 'web')?.spec?.parentRefs?.[0]?.name).toBe('gw');
+    expect(snapshot.get('Service', 'default', 'web')?.apiVersion).toBe('v1');
+    expect(snapshot.slicesForService('default', 'web')[0]?.endpoints?.[0]?.addresses).toEqual(['10.1.0.5']);
+    expect(snapshot.get('Secret', 'default', 'cert')?.data?.['tls.crt']).toBe('Y2VydA==');
+    // Secrets that cannot be certificates are kept without their data.
+    expect(snapshot.get('Secret', 'default', 'password')?.data).toBeUndefined();
+    expect(snapshot.get('ServiceImport', 'default', 'web')?.apiVersion).toBe('multicluster.x-k8s.io/v1beta1');
+    expect(snapshot.get('ClusterProperty', undefined, 'cluster.clusterset.k8s.io')?.spec?.value).toBe('east');
+    expect(snapshot.namespaces.map((n) => n.metadata.name)).toEqual(['default', 'kube-system']);
+    // Status written by controllers does not reach translation.
+    expect(snapshot.get('Gateway', 'default', 'gw')).not.toHaveProperty('status');
+    expect(src.servedServiceImportKinds).toEqual([{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport' }]);
+  });
+
+  it('follows creates, updates and deletes', async () => {
+    server = await withServer();
+    const { recorder } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    server.create(httpRoute('a'));
+    await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'a') !== undefined, 'route a created');
+    server.patch('httproutes', 'default', 'a', { spec: { hostnames: ['a.example.com'] } });
+    const updated = await recorder.waitFor(
+      (s) => s.get('HTTPRoute', 'default', 'a')?.spec?.hostnames?.[0] === 'a.example.com',
+      'route a updated',
+    );
+    expect(updated.get('HTTPRoute', 'default', 'a')?.metadata.generation).toBe(2);
+    server.delete('httproutes', 'default', 'a');
+    await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'a') === undefined, 'route a deleted');
+  });
+
+  it('does not rebuild for changes translation cannot see (our own status writes)', async () => {
+    server = await withServer();
+    server.create(gateway());
+    const { recorder } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    server.patch(
+      'gateways',
+      'default',
+      'gw',
+      {
+        status: {
+          conditions: [
+            {
+              type: 'Accepted',
+              status: 'True',
+              reason: 'Accepted',
+              message: '',
+              lastTransitionTime: '2024-01-01T00:00:00Z',
+            },
+          ],
+        },
+      },
+      'status',
+    );
+    server.create(service('marker'));
+    await recorder.waitFor((s) => s.get('Service', 'default', 'marker') !== undefined, 'marker service');
+    expect(recorder.snapshots).toHaveLength(2);
+  });
+
+  it('recovers when every watch connection is cut', async () => {
+    server = await withServer();
+    const { recorder } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    await eventually(() => server?.watchCount === 11, 'all watches open');
+    expect(server.dropWatches()).toBe(11);
+    server.create(service('after-drop'));
+    await recorder.waitFor(
+      (s) => s.get('Service', 'default', 'after-drop') !== undefined,
+      'service after drop',
+    );
+  });
+
+  it('relists after 410 Gone and sees the changes made while it was away, deletions included', async () => {
+    server = await withServer();
+    server.create(service('old'));
+    server.create(service('kept'));
+    const { recorder, registry } = startSource(server);
+    await recorder.waitFor((s) => s.get('Service', 'default', 'old') !== undefined, 'initial snapshot');
+    await server.stop();
+    server.delete('services', 'default', 'old');
+    server.create(service('new'));
+    server.patch('services', 'default', 'kept', { metadata: { labels: { changed: 'yes' } } });
+    server.expireHistory();
+    await server.start();
+    const after = await recorder.waitFor(
+      (s) => s.get('Service', 'default', 'new') !== undefined,
+      'relisted snapshot',
+    );
+    expect(after.get('Service', 'default', 'old')).toBeUndefined();
+    expect(after.get('Service', 'default', 'kept')?.metadata.labels).toEqual({ changed: 'yes' });
+    expect(await counter(registry, 'Service', 'RELIST')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('resumes from bookmarks without relisting after history is compacted', async () => {
+    server = await withServer({ bookmarkIntervalMs: 50 });
+    const { recorder, registry } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    // Changes to other resources move the global resourceVersion past what the Service watch has seen;
+    // only a bookmark tells it that nothing it watches changed in between.
+    for (let i = 0; i < 5; i++) server.create(httpRoute(`r${i}`));
+    await recorder.waitFor((s) => s.httpRoutes.length === 5, 'routes');
+    const before = await counter(registry, 'Service', 'BOOKMARK');
+    await eventually(async () => (await counter(registry, 'Service', 'BOOKMARK')) > before, 'a bookmark');
+    await new Promise((r) => setTimeout(r, 120));
+    server.expireHistory();
+    server.dropWatches();
+    server.create(service('after-compaction'));
+    await recorder.waitFor((s) => s.get('Service', 'default', 'after-compaction') !== undefined, 'service');
+    const serviceLists = server.requests.filter((r) => r.resource === 'services' && r.verb === 'list');
+    expect(serviceLists).toHaveLength(1);
+    expect(await counter(registry, 'Service', 'RELIST')).toBe(0);
+  });
+
+  it('turns a burst of 1,000 updates into a handful of snapshots ending in the final state', async () => {
+    server = await withServer();
+    server.create(service('busy'));
+    const { recorder } = startSource(server, { debounceMs: 50, maxDebounceMs: 500 });
+    await recorder.waitFor(() => true, 'initial snapshot');
+    const before = recorder.snapshots.length;
+    for (let i = 1; i <= 1000; i++) {
+      server.patch('services', 'default', 'busy', { metadata: { labels: { n: String(i) } } });
+      if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await recorder.waitFor(
+      (s) => s.get('Service', 'default', 'busy')?.metadata.labels?.n === '1000',
+      'final update',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const burst = recorder.snapshots.length - before;
+    expect(burst).toBeGreaterThanOrEqual(1);
+    expect(burst).toBeLessThanOrEqual(10);
+  });
+
+  it('runs without the MCS and About CRDs and picks them up once installed', async () => {
+    server = await withServer({
+      crds: [
+        'gatewayclasses.gateway.networking.k8s.io',
+        'gateways.gateway.networking.k8s.io',
+        'httproutes.gateway.networking.k8s.io',
+        'referencegrants.gateway.networking.k8s.io',
+      ],
+    });
+    const { source: src, recorder } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    expect(src.ready).toBe(true);
+    expect(src.servedServiceImportKinds).toEqual([]);
+    server.installCrd('serviceimports.multicluster.x-k8s.io', ['v1alpha1']);
+    server.create({
+      apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+      kind: 'ServiceImport',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { type: 'ClusterSetIP', ports: [{ port: 80 }] },
+    });
+    const snapshot = await recorder.waitFor((s) => s.serviceImports.length === 1, 'ServiceImport picked up');
+    expect(snapshot.serviceImports[0]?.apiVersion).toBe('multicluster.x-k8s.io/v1alpha1');
+    expect(src.servedServiceImportKinds).toEqual([{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport' }]);
+  });
+
+  it('reports a missing required CRD as a problem and stays unready', async () => {
+    server = await withServer({ crds: [] });
+    const { source: src } = startSource(server);
+    await eventually(() => src.problems.length > 0, 'problems');
+    expect(src.ready).toBe(false);
+    expect(src.problems.join('\n')).toContain('gateways.gateway.networking.k8s.io (Gateway) is not served');
+  });
+
+  it('names the missing permission when RBAC denies a list, and recovers when it is granted', async () => {
+    server = await withServer();
+    server.setForbidden('secrets');
+    const { source: src, recorder, logs } = startSource(server);
+    await eventually(() => src.problems.some((p) => p.includes('secrets')), 'RBAC problem');
+    expect(src.ready).toBe(false);
+    expect(recorder.snapshots).toHaveLength(0);
+    expect(src.problems).toHaveLength(1);
+    expect(src.problems[0]).toContain('forbidden to list secrets in API group ""');
+    expect(logs.lines.some((l) => l.level === 50 && l.msg.includes('secrets'))).toBe(true);
+    server.clearForbidden();
+    await recorder.waitFor(() => true, 'snapshot after grant');
+    await eventually(() => src.ready, 'ready');
+    expect(src.problems).toEqual([]);
+  });
+
+  it('skips and logs a malformed object without losing the others', async () => {
+    server = await withServer();
+    server.create(httpRoute('good'));
+    server.putUnvalidated('httproutes', {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'bad', namespace: 'default', uid: 'x' },
+      spec: 'not-a-mapping',
+    });
+    const { recorder, logs } = startSource(server);
+    const snapshot = await recorder.waitFor(() => true, 'initial snapshot');
+    expect(snapshot.httpRoutes.map((r) => r.metadata.name)).toEqual(['good']);
+    expect(logs.lines.some((l) => l.msg === 'skipping malformed object' && l.name === 'bad')).toBe(true);
+    server.create(httpRoute('later'));
+    await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'later') !== undefined, 'later route');
+  });
+
+  it('keeps retrying while the API server is down at start', async () => {
+    server = await withServer();
+    await server.stop();
+    const { source: src, recorder } = startSource(server);
+    await eventually(
+      () => src.problems.some((p) => p.startsWith('API discovery failed')),
+      'discovery problem',
+    );
+    expect(src.ready).toBe(false);
+    await server.start();
+    await recorder.waitFor(() => true, 'snapshot once the server is up');
+    expect(src.ready).toBe(true);
+  });
+});
