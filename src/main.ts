@@ -9,8 +9,9 @@ import {
   type LocalIdentity,
   type TranslateOptions,
 } from './gateway/options.ts';
-import { createRoundRobinFactory } from './lb/index.ts';
+import { createBalancerFactory } from './lb/index.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
+import { BalancerMetrics } from './metrics/balancer-metrics.ts';
 import { ProxyServer } from './proxy/index.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 import { startDemo } from './sources/demo/demo.ts';
@@ -38,10 +39,18 @@ async function main(argv: readonly string[]): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
+  const balancerMetrics = new BalancerMetrics(registry, () => balancers.healthyEndpoints());
+  const balancers = createBalancerFactory({
+    policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
+    overprovisioningFactor: cli.overprovisioningFactor,
+    panicThresholdPercent: cli.panicThresholdPercent,
+    outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs },
+    observer: balancerMetrics.observer,
+  });
   const proxy = new ProxyServer({
     host: cli.address,
     listenerPortOffset: cli.listenerPortOffset,
-    balancers: createRoundRobinFactory(),
+    balancers,
     registry,
     logger,
   });
@@ -86,6 +95,7 @@ async function main(argv: readonly string[]): Promise<void> {
     registry,
     apply: async (result) => {
       await proxy.apply(result.table);
+      balancers.retain(Object.keys(result.table.backends));
       applied = true;
     },
   });

@@ -89,6 +89,11 @@ const FLAGS = {
     arg: 'percent',
     help: 'Below this healthy share, ignore health and spread over all endpoints. Default 50.',
   },
+  'outlier-base-ejection-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: "An endpoint's n-th ejection by outlier detection lasts n x this. Default 30000.",
+  },
   'log-level': { type: 'string', arg: 'level', help: 'trace, debug, info, warn, error. Default info.' },
   help: { type: 'boolean', short: 'h', help: 'Show this help.' },
 } as const satisfies Record<
@@ -119,6 +124,7 @@ export interface CliOptions {
   readonly lbPolicy: 'p2c' | 'wrr';
   readonly overprovisioningFactor: number;
   readonly panicThresholdPercent: number;
+  readonly outlierBaseEjectionMs: number;
   readonly logLevel: string;
   readonly help: boolean;
 }
@@ -182,6 +188,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       100,
     ),
     panicThresholdPercent: number('panic-threshold', str('panic-threshold') ?? '50', 0, 100),
+    outlierBaseEjectionMs: integer(
+      'outlier-base-ejection-ms',
+      str('outlier-base-ejection-ms') ?? '30000',
+      0,
+      3_600_000,
+    ),
     logLevel: str('log-level') ?? 'info',
     help: values.help === true,
   };
