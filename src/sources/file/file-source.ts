@@ -52,7 +52,8 @@ export class FileSource implements Source {
       throw new SourceError('ManifestDirUnreadable', `cannot read manifests folder ${this.#dir}`, { cause });
     }
     await this.#reload(onSnapshot);
-    this.#watcher = watch(this.#dir, { recursive: true }, () => this.#schedule(onSnapshot));
+    // Top level only, as `kubectl apply -f DIR` without -R; Node 20's recursive watch on Linux misses renames.
+    this.#watcher = watch(this.#dir, () => this.#schedule(onSnapshot));
     this.#watcher.on('error', (error) =>
       this.#logger.error({ err: error }, 'watching the manifests folder failed'),
     );
@@ -121,9 +122,9 @@ export function formatProblem(problem: ManifestProblem): string {
 }
 
 async function listManifestFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const entries = await readdir(dir, { withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile() && MANIFEST_FILE.test(entry.name) && !entry.name.startsWith('.'))
-    .map((entry) => join(entry.parentPath ?? dir, entry.name))
+    .map((entry) => join(dir, entry.name))
     .sort();
 }

@@ -1,0 +1,170 @@
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
+import {
+  gateway,
+  gatewayClass,
+  httpRoute,
+  importedSlice,
+  serviceImport,
+  yamlDocs,
+} from '../support/manifests.ts';
+
+/**
+ * Issue 3, "Done when": three simulated clusters of real echo backends; under steady load the near backends
+ * are killed, no client request fails and traffic moves to the next tier; they come back and traffic returns.
+ */
+const NS = 'shop';
+
+interface Pod {
+  readonly pod: string;
+  readonly cluster: string;
+  readonly zone: string;
+  port: number;
+  server?: { port: number; close(): Promise<void> } | undefined;
+}
+
+const PODS: Pod[] = [
+  { pod: 'near-1', cluster: 'east-1', zone: 'us-east-1a', port: 0 },
+  { pod: 'near-2', cluster: 'east-1', zone: 'us-east-1a', port: 0 },
+  { pod: 'same-cluster', cluster: 'east-1', zone: 'us-east-1b', port: 0 },
+  { pod: 'same-region', cluster: 'east-2', zone: 'us-east-1c', port: 0 },
+  { pod: 'far', cluster: 'west-1', zone: 'us-west-1a', port: 0 },
+];
+
+async function up(pod: Pod): Promise<void> {
+  pod.server = await startEchoServer({
+    host: '127.0.0.1',
+    port: pod.port,
+    identity: { namespace: NS, service: 'web', pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
+  });
+  pod.port = pod.server.port;
+}
+
+async function down(pod: Pod): Promise<void> {
+  await pod.server?.close();
+  pod.server = undefined;
+}
+
+describe('multicluster: locality tiers and failover under load', () => {
+  let gw: GatewayProcess;
+  let port: number;
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 4 });
+
+  beforeAll(async () => {
+    for (const pod of PODS) await up(pod);
+    port = await freePort();
+    const regionOf = (cluster: string) => (cluster === 'west-1' ? 'us-west' : 'us-east');
+    gw = await startGateway({
+      args: [
+        '--cluster',
+        'east-1',
+        '--zone',
+        'us-east-1a',
+        '--region',
+        'us-east',
+        '--outlier-base-ejection-ms',
+        '300',
+      ],
+      manifests: {
+        'mc.yaml': yamlDocs(
+          gatewayClass(),
+          gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port }]),
+          serviceImport('web', NS, 'PreferSameZone'),
+          httpRoute('web', NS, {
+            parentRefs: [{ name: 'edge' }],
+            rules: [
+              {
+                backendRefs: [
+                  { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web', port: 80 },
+                ],
+              },
+            ],
+          }),
+          ...PODS.map((pod) => {
+            const slice = importedSlice(`web-${pod.pod}`, 'web', NS, pod.cluster, {
+              port: pod.port,
+              zone: pod.zone,
+              pod: pod.pod,
+            }) as {
+              metadata: { labels: Record<string, string> };
+            };
+            slice.metadata.labels['topology.kubernetes.io/region'] = regionOf(pod.cluster);
+            return slice;
+          }),
+        ),
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+    await agent.close();
+    await Promise.all(PODS.map(down));
+  });
+
+  /** Sends requests from 4 concurrent clients until `stop` resolves; records who answered and every failure. */
+  function load(stop: Promise<void>): Promise<{ pods: string[]; failures: string[] }> {
+    const pods: string[] = [];
+    const failures: string[] = [];
+    let running = true;
+    void stop.then(() => {
+      running = false;
+    });
+    const client = async () => {
+      while (running) {
+        try {
+          const response = await request(`http://127.0.0.1:${port}/`, { dispatcher: agent });
+          const body = await response.body.text();
+          if (response.statusCode !== 200) failures.push(`${response.statusCode} ${body.trim()}`);
+          else pods.push((JSON.parse(body) as { pod: string }).pod);
+        } catch (error) {
+          failures.push(String(error));
+        }
+      }
+    };
+    return Promise.all([client(), client(), client(), client()]).then(() => ({ pods, failures }));
+  }
+
+  const during = async (ms: number, action?: () => Promise<void>) => {
+    let finish!: () => void;
+    const stop = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const result = load(stop);
+    await action?.();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    finish();
+    return result;
+  };
+
+  const share = (pods: readonly string[], names: readonly string[]) =>
+    pods.filter((pod) => names.includes(pod)).length / Math.max(1, pods.length);
+
+  it('sends everything to the gateway zone while it is healthy', async () => {
+    const { pods, failures } = await during(600);
+    expect(failures).toEqual([]);
+    expect(pods.length).toBeGreaterThan(50);
+    expect(share(pods, ['near-1', 'near-2'])).toBe(1);
+  });
+
+  it('moves to the same cluster, then the same region, without a failed request', async () => {
+    const nearGone = await during(800, () => Promise.all(PODS.slice(0, 2).map(down)).then(() => {}));
+    expect(nearGone.failures).toEqual([]);
+    const settled = nearGone.pods.slice(-50);
+    expect(share(settled, ['same-cluster'])).toBe(1);
+
+    const clusterGone = await during(800, () => down(PODS[2]!));
+    expect(clusterGone.failures).toEqual([]);
+    expect(share(clusterGone.pods.slice(-50), ['same-region'])).toBe(1);
+  });
+
+  it('returns to the near pods when they come back', async () => {
+    for (const pod of PODS.slice(0, 3)) await up(pod);
+    // Ejected endpoints are retried after the (short, in this test) ejection time.
+    const back = await during(1500);
+    expect(back.failures).toEqual([]);
+    expect(share(back.pods.slice(-50), ['near-1', 'near-2'])).toBe(1);
+  });
+});

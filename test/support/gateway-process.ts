@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A port that was free a moment ago (the kernel hands out ephemeral ports in order, so reuse is unlikely). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((res) => server.close(() => res()));
+  return port;
+}
+
+export interface GatewayProcess {
+  readonly adminPort: number;
+  readonly manifestsDir: string;
+  readonly output: () => string;
+  /** Replaces one manifest file atomically, as `kubectl apply` of that file would. */
+  writeManifest(name: string, yaml: string): Promise<void>;
+  adminGet(path: string): Promise<{ status: number; body: string }>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly manifests: Readonly<Record<string, string>>;
+  readonly listenerPortOffset?: number;
+  readonly args?: readonly string[];
+}
+
+/** Starts `src/main.ts` as a user would (`npm start -- --manifests DIR ...`) and waits for /readyz. */
+export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
+  const manifestsDir = await mkdtemp(join(tmpdir(), 'csgw-e2e-'));
+  for (const [name, yaml] of Object.entries(options.manifests))
+    await writeFile(join(manifestsDir, name), yaml);
+  const adminPort = await freePort();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/main.ts',
+      '--manifests',
+      manifestsDir,
+      '--admin-port',
+      String(adminPort),
+      '--listener-port-offset',
+      String(options.listenerPortOffset ?? 0),
+      '--log-level',
+      'warn',
+      ...(options.args ?? []),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+
+  const adminGet = async (path: string) => {
+    const response = await fetch(`http://127.0.0.1:${adminPort}${path}`);
+    return { status: response.status, body: await response.text() };
+  };
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
+    try {
+      if ((await adminGet('/readyz')).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway not ready within 20s:\n${output}`);
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+
+  return {
+    adminPort,
+    manifestsDir,
+    output: () => output,
+    adminGet,
+    async writeManifest(name, yaml) {
+      const tmp = join(manifestsDir, `.${name}.tmp`);
+      await writeFile(tmp, yaml);
+      const { rename } = await import('node:fs/promises');
+      await rename(tmp, join(manifestsDir, name));
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(manifestsDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` returns a value or the time runs out; the last error explains the failure. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      return await check();
+    } catch (error) {
+      lastError = error;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+  throw lastError;
+}
