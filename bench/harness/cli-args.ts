@@ -1,0 +1,96 @@
+import { parseArgs } from 'node:util';
+import type { ConfigKind } from './configs.ts';
+import type { LoadTool } from './load.ts';
+import { PEERS } from './scenarios.ts';
+
+export interface BenchArgs {
+  readonly quick: boolean;
+  readonly scenarios: readonly string[];
+  readonly configs: readonly ConfigKind[];
+  readonly tools: readonly LoadTool[] | undefined;
+  readonly durationSec: number;
+  readonly runs: number;
+  readonly warmupSec: number;
+  readonly install: boolean;
+  readonly nodeBackend: boolean;
+  readonly cpuProf: boolean;
+  readonly out: string;
+  readonly help: boolean;
+}
+
+export const BENCH_HELP = `npm run bench -- [flags]
+
+  --quick               short runs (2 s each, 1 s warm-up), still 3 runs and medians
+  --scenario <names>    comma-separated or repeated; default: all
+                        (small, download-64k, upload-64k, download-1m, upload-1m, one-connection,
+                         c1000, routes-10k, service-import, config-churn)
+  --config <kinds>      only these configs: ${PEERS.join(', ')}
+  --tool <names>        autocannon, wrk (default: both where installed)
+  --duration <s>        seconds per measured run (default 5, quick 2)
+  --runs <n>            measured runs per config and tool (default 3)
+  --warmup <s>          warm-up seconds per config (default 2, quick 1)
+  --no-install          do not run scripts/install-bench-tools.sh when nginx, haproxy or wrk is missing
+  --node-backend        use the Node backend even when nginx is installed
+  --cpu-prof            run the gateway under node --cpu-prof; profiles and a summary go to <out>/profiles
+  --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
+`;
+
+function list(values: readonly string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`--${name} must be a positive number, not ${text}`);
+  return value;
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: 'boolean' },
+      scenario: { type: 'string', multiple: true },
+      config: { type: 'string', multiple: true },
+      tool: { type: 'string', multiple: true },
+      duration: { type: 'string' },
+      runs: { type: 'string' },
+      warmup: { type: 'string' },
+      'no-install': { type: 'boolean' },
+      'node-backend': { type: 'boolean' },
+      'cpu-prof': { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  const quick = values.quick === true;
+  const configs = list(values.config);
+  for (const c of configs) {
+    if (!PEERS.includes(c as ConfigKind))
+      throw new Error(`unknown --config ${c}; known: ${PEERS.join(', ')}`);
+  }
+  const tools = list(values.tool);
+  for (const t of tools) if (t !== 'autocannon' && t !== 'wrk') throw new Error(`unknown --tool ${t}`);
+  const runs = positive('runs', values.runs, 3);
+  if (!Number.isInteger(runs)) throw new Error('--runs must be an integer');
+  return {
+    quick,
+    scenarios: list(values.scenario),
+    configs: configs as ConfigKind[],
+    tools: tools.length > 0 ? (tools as LoadTool[]) : undefined,
+    durationSec: positive('duration', values.duration, quick ? 2 : 5),
+    runs,
+    warmupSec: values.warmup === '0' ? 0 : positive('warmup', values.warmup, quick ? 1 : 2),
+    install: values['no-install'] !== true,
+    nodeBackend: values['node-backend'] === true,
+    cpuProf: values['cpu-prof'] === true,
+    out: values.out ?? 'bench/results',
+    help: values.help === true,
+  };
+}

@@ -1,0 +1,179 @@
+import { stringify } from 'yaml';
+import type { Endpoint } from './endpoints.ts';
+
+/**
+ * Plain Kubernetes YAML for the gateway under test, as a user would write it: a GatewayClass, one Gateway
+ * with one HTTP listener, the routes of the scenario, and Services or a ServiceImport with their
+ * EndpointSlices pointing at the bench backend.
+ */
+export const BENCH_NAMESPACE = 'bench';
+export const CONTROLLER_NAME = 'clusterset-gateway.io/gateway-controller';
+export const LISTENER_PORT = 8080;
+
+export type RouteLayout =
+  /** One HTTPRoute matching every request. */
+  | { readonly kind: 'catch-all' }
+  /** hosts × pathsPerHost HTTPRoutes: `h<i>.bench.test`, PathPrefix `/p<j>`. */
+  | { readonly kind: 'grid'; readonly hosts: number; readonly pathsPerHost: number };
+
+export type BackendLayout =
+  | { readonly kind: 'service'; readonly endpoint: Endpoint }
+  /** A ServiceImport whose endpoints come from several clusters (MCS API EndpointSlice labels). */
+  | {
+      readonly kind: 'service-import';
+      readonly clusters: readonly { readonly name: string; readonly endpoints: readonly Endpoint[] }[];
+    };
+
+export interface GatewayManifestOptions {
+  readonly routes: RouteLayout;
+  readonly backend: BackendLayout;
+}
+
+/** The YAML files of the manifests folder, by file name. `route.yaml` holds the routes. */
+export function gatewayManifests(options: GatewayManifestOptions): Record<string, string> {
+  const base = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BENCH_NAMESPACE } },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'bench' },
+      spec: { controllerName: CONTROLLER_NAME },
+    },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'bench', namespace: BENCH_NAMESPACE },
+      spec: {
+        gatewayClassName: 'bench',
+        listeners: [{ name: 'http', protocol: 'HTTP', port: LISTENER_PORT }],
+      },
+    },
+  ];
+  return {
+    'gateway.yaml': toYaml(base),
+    'backend.yaml': toYaml(backendObjects(options.backend)),
+    'route.yaml': toYaml(routeObjects(options.routes, options.backend, undefined)),
+  };
+}
+
+/** `route.yaml` again with a request header that changes every generation: a real new routing table. */
+export function churnedRouteYaml(options: GatewayManifestOptions, generation: number): string {
+  return toYaml(routeObjects(options.routes, options.backend, generation));
+}
+
+/** Host and path pairs that each hit a distinct route of the layout. */
+export function routeTargets(layout: RouteLayout): { host: string; path: string }[] {
+  if (layout.kind === 'catch-all') return [{ host: 'bench.test', path: '/' }];
+  const out: { host: string; path: string }[] = [];
+  for (let h = 0; h < layout.hosts; h++) {
+    for (let p = 0; p < layout.pathsPerHost; p++) out.push({ host: gridHost(h), path: `/p${p}/item` });
+  }
+  return out;
+}
+
+function gridHost(h: number): string {
+  return `h${h}.bench.test`;
+}
+
+function toYaml(objects: readonly unknown[]): string {
+  return objects.map((o) => stringify(o)).join('---\n');
+}
+
+function backendRef(backend: BackendLayout): Record<string, unknown> {
+  return backend.kind === 'service'
+    ? { name: 'backend', port: 80 }
+    : { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'backend', port: 80 };
+}
+
+function routeObjects(
+  layout: RouteLayout,
+  backend: BackendLayout,
+  generation: number | undefined,
+): unknown[] {
+  const filters =
+    generation === undefined
+      ? undefined
+      : [
+          {
+            type: 'RequestHeaderModifier',
+            requestHeaderModifier: { set: [{ name: 'x-bench-generation', value: String(generation) }] },
+          },
+        ];
+  const route = (name: string, hostnames: string[] | undefined, prefix: string): unknown => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: BENCH_NAMESPACE },
+    spec: {
+      parentRefs: [{ name: 'bench' }],
+      ...(hostnames ? { hostnames } : {}),
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: prefix } }],
+          ...(filters ? { filters } : {}),
+          backendRefs: [backendRef(backend)],
+        },
+      ],
+    },
+  });
+  if (layout.kind === 'catch-all') return [route('bench', undefined, '/')];
+  const out: unknown[] = [];
+  for (let h = 0; h < layout.hosts; h++) {
+    for (let p = 0; p < layout.pathsPerHost; p++) out.push(route(`r-${h}-${p}`, [gridHost(h)], `/p${p}`));
+  }
+  return out;
+}
+
+function backendObjects(backend: BackendLayout): unknown[] {
+  if (backend.kind === 'service') {
+    return [
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'backend', namespace: BENCH_NAMESPACE },
+        spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: backend.endpoint.port }] },
+      },
+      slice('backend-0', { 'kubernetes.io/service-name': 'backend' }, [backend.endpoint]),
+    ];
+  }
+  const out: unknown[] = [
+    {
+      apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+      kind: 'ServiceImport',
+      metadata: { name: 'backend', namespace: BENCH_NAMESPACE },
+      spec: { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
+    },
+  ];
+  for (const cluster of backend.clusters) {
+    // Slices share one port each; group the cluster's endpoints by port, 100 per slice as kube does.
+    const byPort = new Map<number, Endpoint[]>();
+    for (const e of cluster.endpoints) byPort.set(e.port, [...(byPort.get(e.port) ?? []), e]);
+    let index = 0;
+    for (const endpoints of byPort.values()) {
+      for (let i = 0; i < endpoints.length; i += 100) {
+        out.push(
+          slice(
+            `backend-${cluster.name}-${index++}`,
+            {
+              'multicluster.kubernetes.io/service-name': 'backend',
+              'multicluster.kubernetes.io/source-cluster': cluster.name,
+            },
+            endpoints.slice(i, i + 100),
+          ),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+function slice(name: string, labels: Record<string, string>, endpoints: readonly Endpoint[]): unknown {
+  const [first] = endpoints;
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name, namespace: BENCH_NAMESPACE, labels },
+    addressType: 'IPv4',
+    endpoints: endpoints.map((e) => ({ addresses: [e.address], conditions: { ready: true } })),
+    ports: [{ name: 'http', protocol: 'TCP', port: first?.port ?? 0 }],
+  };
+}

@@ -1,0 +1,83 @@
+import type { LoadResult, LoadTool } from './load.ts';
+
+/** One measured run: the load generator's view plus what the proxy process used meanwhile. */
+export interface RunSample extends LoadResult {
+  /** CPU seconds the proxy tree used during the run, divided by the run's wall time. */
+  readonly proxyCpuCores?: number;
+  readonly proxyRssBytes?: number;
+  /** Route-file rewrites done during the run (config-churn). */
+  readonly churns?: number;
+  /**
+   * CPU the proxy's core spent on anything but the proxy during the run (other processes on a shared
+   * machine), in cores; above ~0.05 the proxy did not have its core to itself.
+   */
+  readonly foreignCpuOnProxyCore?: number;
+}
+
+export interface Ratios {
+  readonly direct?: number;
+  readonly nginx?: number;
+  readonly undici?: number;
+}
+
+export interface ResultRow {
+  readonly scenario: string;
+  readonly config: string;
+  readonly label: string;
+  readonly status: 'ok' | 'skipped';
+  readonly reason?: string;
+  readonly tool?: LoadTool;
+  readonly runs: readonly RunSample[];
+  /** Medians over runs (latency maxima: the max over runs). */
+  readonly rps?: number;
+  readonly p50Ms?: number;
+  readonly p99Ms?: number;
+  readonly p999Ms?: number;
+  readonly maxMs?: number;
+  readonly errors?: number;
+  readonly non2xx?: number;
+  readonly proxyCpuCores?: number;
+  /** req/s divided by the proxy's measured CPU use (cores); the "per proxy core" figure. */
+  readonly rpsPerProxyCore?: number;
+  readonly rssMiB?: number;
+  /** Median over runs of RunSample.foreignCpuOnProxyCore. */
+  readonly foreignCpuOnProxyCore?: number;
+  readonly ratios?: Ratios;
+}
+
+export interface ScenarioResult {
+  readonly name: string;
+  readonly title: string;
+  readonly connections: number;
+  readonly notes: readonly string[];
+  readonly rows: readonly ResultRow[];
+  /** Derived one-liners (added latency, 10k/10 route ratio, errors under churn). */
+  readonly findings: readonly string[];
+}
+
+export interface MachineInfo {
+  readonly cpuModel: string;
+  readonly cores: number;
+  readonly node: string;
+  readonly os: string;
+  readonly tools: Readonly<Record<string, string>>;
+  /** At the end of the run: other work on a shared machine makes every number noisier. */
+  readonly loadAverage1m: number;
+}
+
+export interface SuiteResult {
+  readonly version: 1;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly machine: MachineInfo;
+  readonly options: {
+    readonly durationSec: number;
+    readonly runs: number;
+    readonly warmupSec: number;
+    readonly tools: readonly LoadTool[];
+  };
+  readonly cpuPlan: string;
+  readonly backend: string;
+  readonly notes: readonly string[];
+  readonly scenarios: readonly ScenarioResult[];
+}

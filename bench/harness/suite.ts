@@ -1,0 +1,223 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CpuPlan } from './affinity.ts';
+import { runAutocannon } from './autocannon-load.ts';
+import { type RunningBackend, startBackend } from './backend.ts';
+import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
+import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
+import { describeMachine } from './machine.ts';
+import { freePorts } from './ports.ts';
+import { busySecondsOn, cpuBusySeconds, treeCpuSeconds, treeRssBytes } from './processes.ts';
+import type { ResultRow, RunSample, ScenarioResult, SuiteResult } from './results.ts';
+import { planEndpoints, portsNeeded, type Scenario } from './scenarios.ts';
+import { derive } from './summarize.ts';
+import { runWrk } from './wrk-load.ts';
+
+export interface SuiteOptions {
+  readonly scenarios: readonly Scenario[];
+  /** Only these config kinds (all when empty). */
+  readonly onlyConfigs?: readonly ConfigKind[];
+  readonly tools: readonly LoadTool[];
+  readonly durationSec: number;
+  readonly runs: number;
+  readonly warmupSec: number;
+  readonly cpu: CpuPlan;
+  readonly projectDir: string;
+  readonly forceNodeBackend?: boolean;
+  readonly gatewayReadyTimeoutMs?: number;
+  readonly cpuProfDir?: string;
+  /** Progress lines (stderr in the CLI). */
+  readonly log: (line: string) => void;
+  readonly notes?: readonly string[];
+}
+
+const LOADERS: Readonly<Record<LoadTool, (spec: LoadSpec) => Promise<LoadResult>>> = {
+  autocannon: runAutocannon,
+  wrk: runWrk,
+};
+
+export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const startedAt = new Date().toISOString();
+  const scenarios: ScenarioResult[] = [];
+  let backendNote = '';
+  for (const scenario of options.scenarios) {
+    const ports = await freePorts(portsNeeded(scenario.upstream));
+    const endpoints = planEndpoints(scenario.upstream, ports);
+    options.log(`[${scenario.name}] ${scenario.title}: starting backend (${endpoints.length} endpoint(s))`);
+    const backend = await startBackend({
+      cpus: options.cpu.loadCpus,
+      endpoints,
+      projectDir: options.projectDir,
+      ...(options.forceNodeBackend ? { forceNode: true } : {}),
+    });
+    backendNote = backend.note;
+    const rows: ResultRow[] = [];
+    try {
+      for (const config of scenario.configs(endpoints)) {
+        if (options.onlyConfigs?.length && !options.onlyConfigs.includes(config.kind)) continue;
+        rows.push(...(await measureConfig(scenario, config, backend, options)));
+      }
+    } finally {
+      await backend.stop();
+    }
+    const { rows: withRatios, findings } = derive(scenario, rows);
+    scenarios.push({
+      name: scenario.name,
+      title: scenario.title,
+      connections: scenario.connections,
+      notes: scenario.notes,
+      rows: withRatios,
+      findings,
+    });
+    for (const finding of findings) options.log(`[${scenario.name}] ${finding}`);
+  }
+  return {
+    version: 1,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: describeMachine(),
+    options: {
+      durationSec: options.durationSec,
+      runs: options.runs,
+      warmupSec: options.warmupSec,
+      tools: options.tools,
+    },
+    cpuPlan: options.cpu.note,
+    backend: backendNote,
+    notes: options.notes ?? [],
+    scenarios,
+  };
+}
+
+async function measureConfig(
+  scenario: Scenario,
+  config: ConfigSpec,
+  backend: RunningBackend,
+  options: SuiteOptions,
+): Promise<ResultRow[]> {
+  const targets = scenario.targets(config);
+  const [probe] = targets;
+  const skipped = (reason: string): ResultRow[] => {
+    options.log(`[${scenario.name}] ${config.label}: skipped: ${reason}`);
+    return [
+      {
+        scenario: scenario.name,
+        config: config.id,
+        label: config.label,
+        status: 'skipped',
+        reason,
+        runs: [],
+      },
+    ];
+  };
+  if (!probe) return skipped('no targets');
+  options.log(`[${scenario.name}] ${config.label}: starting`);
+  const outcome = await startConfig(config, {
+    proxyCpus: options.cpu.proxyCpus,
+    projectDir: options.projectDir,
+    upstream: backend.endpoints,
+    probe,
+    gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
+    ...(options.cpuProfDir && config.kind === 'gateway' ? { cpuProfDir: options.cpuProfDir } : {}),
+  });
+  if (!outcome.ok) return skipped(outcome.reason);
+  const started = outcome.started;
+  const spec: Omit<LoadSpec, 'durationSec'> = {
+    origin: started.origin,
+    method: scenario.method,
+    targets,
+    connections: scenario.connections,
+    ...(scenario.bodyBytes ? { bodyBytes: scenario.bodyBytes } : {}),
+  };
+  const samples = new Map<LoadTool, RunSample[]>(options.tools.map((t) => [t, []]));
+  try {
+    if (options.warmupSec > 0) {
+      const tool = options.tools[0] ?? 'autocannon';
+      options.log(`[${scenario.name}] ${config.label}: warm-up ${options.warmupSec}s (${tool})`);
+      await LOADERS[tool]({ ...spec, durationSec: options.warmupSec });
+    }
+    for (let run = 1; run <= options.runs; run++) {
+      for (const tool of options.tools) {
+        const sample = await measureRun(
+          started,
+          config,
+          { ...spec, durationSec: options.durationSec },
+          tool,
+          options.cpu.proxyCpus,
+        );
+        samples.get(tool)?.push(sample);
+        options.log(
+          `[${scenario.name}] ${config.label} ${tool} run ${run}/${options.runs}: ${Math.round(sample.rps).toLocaleString('en-US')} req/s, p99 ${sample.latencyMs.p99.toFixed(2)} ms, errors ${sample.errors}, non-2xx ${sample.non2xx}${sample.churns !== undefined ? `, ${sample.churns} config changes` : ''}`,
+        );
+      }
+    }
+  } catch (error) {
+    await started.stop();
+    return skipped(`load failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  await started.stop();
+  // Let sockets in TIME_WAIT and the stopped proxy's memory settle before the next config.
+  await sleep(500);
+  return options.tools.map((tool) => ({
+    scenario: scenario.name,
+    config: config.id,
+    label: config.label,
+    status: 'ok' as const,
+    tool,
+    runs: samples.get(tool) ?? [],
+  }));
+}
+
+async function measureRun(
+  started: StartedConfig,
+  config: ConfigSpec,
+  spec: LoadSpec,
+  tool: LoadTool,
+  proxyCpus: string,
+): Promise<RunSample> {
+  const pid = started.proxy?.pid;
+  const cpuBefore = pid === undefined ? undefined : treeCpuSeconds(pid);
+  const coreBefore = busySecondsOn(proxyCpus, cpuBusySeconds());
+  const t0 = process.hrtime.bigint();
+  let churns: number | undefined;
+  let stopChurn: (() => Promise<void>) | undefined;
+  if (config.churnIntervalMs && started.churn) {
+    const churn = started.churn;
+    churns = 0;
+    let active = true;
+    let generation = Date.now();
+    const loop = (async () => {
+      while (active) {
+        await churn(generation++);
+        churns = (churns ?? 0) + 1;
+        await sleep(config.churnIntervalMs);
+      }
+    })();
+    stopChurn = async () => {
+      active = false;
+      await loop;
+    };
+  }
+  let result: LoadResult;
+  try {
+    result = await LOADERS[tool](spec);
+  } finally {
+    await stopChurn?.();
+  }
+  const wallSec = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpuAfter = pid === undefined ? undefined : treeCpuSeconds(pid);
+  const coreAfter = busySecondsOn(proxyCpus, cpuBusySeconds());
+  const rss = pid === undefined ? undefined : treeRssBytes(pid);
+  const proxyCpuCores =
+    cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / wallSec : undefined;
+  const coreBusy =
+    coreBefore !== undefined && coreAfter !== undefined ? (coreAfter - coreBefore) / wallSec : undefined;
+  return {
+    ...result,
+    ...(proxyCpuCores !== undefined ? { proxyCpuCores } : {}),
+    ...(coreBusy !== undefined
+      ? { foreignCpuOnProxyCore: Math.max(0, coreBusy - (proxyCpuCores ?? 0)) }
+      : {}),
+    ...(rss !== undefined ? { proxyRssBytes: rss } : {}),
+    ...(churns !== undefined ? { churns } : {}),
+  };
+}

@@ -1,0 +1,99 @@
+import type { ResultRow, RunSample } from './results.ts';
+import type { Scenario } from './scenarios.ts';
+import { maxOf, median, ratio, sum } from './stats.ts';
+
+/** Medians over runs for one row. */
+export function aggregate(row: ResultRow): ResultRow {
+  if (row.status !== 'ok' || row.runs.length === 0) return row;
+  const runs: readonly RunSample[] = row.runs;
+  const rps = median(runs.map((r) => r.rps));
+  const cores = median(runs.map((r) => r.proxyCpuCores));
+  const rss = maxOf(runs.map((r) => r.proxyRssBytes));
+  const out: ResultRow = {
+    ...row,
+    ...defined('rps', rps),
+    ...defined('p50Ms', median(runs.map((r) => r.latencyMs.p50))),
+    ...defined('p99Ms', median(runs.map((r) => r.latencyMs.p99))),
+    ...defined('p999Ms', median(runs.map((r) => r.latencyMs.p999))),
+    ...defined('maxMs', maxOf(runs.map((r) => r.latencyMs.max))),
+    errors: sum(runs.map((r) => r.errors)),
+    non2xx: sum(runs.map((r) => r.non2xx)),
+    ...defined('proxyCpuCores', cores),
+    ...defined(
+      'rpsPerProxyCore',
+      rps !== undefined && cores !== undefined && cores > 0.05 ? rps / cores : undefined,
+    ),
+    ...defined('rssMiB', rss === undefined ? undefined : rss / (1024 * 1024)),
+    ...defined('foreignCpuOnProxyCore', median(runs.map((r) => r.foreignCpuOnProxyCore))),
+  };
+  return out;
+}
+
+function defined<K extends string>(key: K, value: number | undefined): { [P in K]?: number } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: number };
+}
+
+/** Adds medians and ratios to every row and derives the scenario's one-line findings. */
+export function derive(
+  scenario: Pick<Scenario, 'name'>,
+  input: readonly ResultRow[],
+): { rows: ResultRow[]; findings: string[] } {
+  const rows = input.map(aggregate);
+  const find = (config: string, tool: string | undefined): ResultRow | undefined =>
+    rows.find((r) => r.config === config && r.tool === tool && r.status === 'ok');
+  const withRatios = rows.map((row) => {
+    if (row.status !== 'ok') return row;
+    const r = {
+      ...defined('direct', ratio(row.rps, find('direct', row.tool)?.rps)),
+      ...defined('nginx', ratio(row.rps, find('nginx', row.tool)?.rps)),
+      ...defined('undici', ratio(row.rps, find('undici', row.tool)?.rps)),
+    };
+    return { ...row, ratios: r };
+  });
+  const findings: string[] = [];
+  const tools = [...new Set(rows.flatMap((r) => (r.tool ? [r.tool] : [])))];
+  for (const tool of tools) {
+    if (scenario.name === 'one-connection') {
+      const direct = find('direct', tool);
+      for (const row of withRatios) {
+        if (row.tool !== tool || row.config === 'direct' || row.status !== 'ok' || !direct) continue;
+        findings.push(
+          `${tool}: ${row.label} adds p50 ${ms(diff(row.p50Ms, direct.p50Ms))}, p99 ${ms(diff(row.p99Ms, direct.p99Ms))} per request over direct`,
+        );
+      }
+    }
+    if (scenario.name === 'routes-10k') {
+      const few = find('gateway-10', tool);
+      const many = find('gateway-10k', tool);
+      const r = ratio(many?.rps, few?.rps);
+      if (r !== undefined) {
+        findings.push(
+          `${tool}: 10,000 routes serve ${(r * 100).toFixed(1)}% of the req/s of 10 routes (target: within 10%)`,
+        );
+      }
+    }
+    if (scenario.name === 'config-churn') {
+      const churn = find('gateway-churn', tool);
+      const calm = find('gateway', tool);
+      if (churn) {
+        const changes = sum(churn.runs.map((r) => r.churns ?? 0));
+        findings.push(
+          `${tool}: ${changes} config changes under load: ${churn.errors} errors, ${churn.non2xx} non-2xx, max latency ${ms(churn.maxMs)} (no changes: ${ms(calm?.maxMs)}), req/s ${pct(ratio(churn.rps, calm?.rps))} of no changes`,
+        );
+      }
+    }
+  }
+  return { rows: withRatios, findings };
+}
+
+function diff(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : a - b;
+}
+
+function ms(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? 'n/a' : `${value.toFixed(3)} ms`;
+}
+
+function pct(value: number | undefined): string {
+  return value === undefined ? 'n/a' : `${(value * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,85 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
+import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
+import type { LoadTool } from './harness/load.ts';
+import { findScenarios } from './harness/scenarios.ts';
+import { runSuite } from './harness/suite.ts';
+import { summarizeProfileFile } from './profile/summarize-cpuprofile.ts';
+import { textTable } from './report/text-table.ts';
+import { writeResults } from './report/write-results.ts';
+
+/** `npm run bench`: every scenario against every config on loopback; one table, JSON, SVG and markdown. */
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  if (args.help) {
+    process.stdout.write(BENCH_HELP);
+    return;
+  }
+  const projectDir = resolve(fileURLToPath(new URL('..', import.meta.url)));
+  const log = (line: string): void => {
+    process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  };
+  const notes: string[] = [];
+
+  const missing = ['nginx', 'haproxy', 'wrk'].filter((tool) => !hasCommand(tool));
+  if (missing.length > 0 && args.install) {
+    log(`missing ${missing.join(', ')}: running scripts/install-bench-tools.sh`);
+    try {
+      execFileSync('sh', [join(projectDir, 'scripts/install-bench-tools.sh')], { stdio: ['ignore', 2, 2] });
+    } catch {
+      log('install-bench-tools.sh failed; continuing without the missing tools');
+    }
+  }
+  for (const tool of ['nginx', 'haproxy', 'wrk']) {
+    if (!hasCommand(tool))
+      notes.push(`${tool} is not installed: its ${tool === 'wrk' ? 'rows' : 'config'} are skipped`);
+  }
+
+  const tools: LoadTool[] = (args.tools ?? ['wrk', 'autocannon']).filter(
+    (t) => t !== 'wrk' || hasCommand('wrk'),
+  );
+  if (tools.length === 0) throw new Error('no load generator available');
+
+  const cpu = planCpus();
+  log(cpu.note);
+  pinSelf(cpu);
+
+  const outDir = resolve(projectDir, args.out);
+  const cpuProfDir = args.cpuProf ? join(outDir, 'profiles') : undefined;
+  if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
+
+  const result = await runSuite({
+    scenarios: findScenarios(args.scenarios),
+    onlyConfigs: args.configs,
+    tools,
+    durationSec: args.durationSec,
+    runs: args.runs,
+    warmupSec: args.warmupSec,
+    cpu,
+    projectDir,
+    forceNodeBackend: args.nodeBackend,
+    log,
+    notes,
+    ...(cpuProfDir ? { cpuProfDir } : {}),
+  });
+
+  process.stdout.write(textTable(result));
+  const files = await writeResults(result, outDir);
+  log(`wrote ${files.json}, ${files.svg}, ${files.markdown}`);
+
+  if (cpuProfDir) {
+    const profiles = (await readdir(cpuProfDir)).filter((f) => f.endsWith('.cpuprofile')).sort();
+    for (const profile of profiles.slice(-3)) {
+      process.stdout.write(`\n== CPU profile ${profile}\n`);
+      process.stdout.write(await summarizeProfileFile(join(cpuProfDir, profile), 25));
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

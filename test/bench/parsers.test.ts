@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { derive } from '../../bench/harness/summarize.ts';
+import { parseWrkOutput, wrkScript } from '../../bench/harness/wrk-load.ts';
+import { summarizeProfile } from '../../bench/profile/summarize-cpuprofile.ts';
+
+const WRK_TEXT = `Running 2s test @ http://127.0.0.1:8000
+  1 threads and 100 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.07ms  200.00us   1.20s    90.00%
+    Req/Sec    67.13k     2.11k   70.00k    80.00%
+  Latency Distribution
+     50%  850.00us
+     75%    1.20ms
+     90%    1.35ms
+     99%    1.61ms
+  134252 requests in 2.00s, 30.21MB read
+  Socket errors: connect 0, read 3, write 0, timeout 2
+  Non-2xx or 3xx responses: 7
+Requests/sec:  67126.00
+Transfer/sec:     15.10MB
+`;
+
+describe('wrk output', () => {
+  it('reads the --latency text when the Lua hook printed nothing', () => {
+    const result = parseWrkOutput(WRK_TEXT);
+    expect(result).toMatchObject({
+      tool: 'wrk',
+      requests: 134252,
+      durationSec: 2,
+      rps: 67126,
+      errors: 5,
+      non2xx: 7,
+    });
+    expect(result.latencyMs.p50).toBeCloseTo(0.85);
+    expect(result.latencyMs.p99).toBeCloseTo(1.61);
+    expect(result.latencyMs.max).toBeCloseTo(1200);
+  });
+
+  it('prefers the WRK_RESULT line for exact counts and p99.9', () => {
+    const hook =
+      'WRK_RESULT {"requests":1000,"duration_us":2000000,"connect":1,"read":0,"write":0,"status":4,"timeout":0,"p50":900,"p99":2500,"p999":4000,"max":9000,"mean":950.5}';
+    const result = parseWrkOutput(`${WRK_TEXT}${hook}\n`);
+    expect(result).toMatchObject({ requests: 1000, rps: 500, errors: 1, non2xx: 4 });
+    expect(result.latencyMs).toEqual({ p50: 0.9, p99: 2.5, p999: 4, max: 9, mean: 0.9505 });
+  });
+
+  it('writes a static request for one target and a rotating one for several', () => {
+    const one = wrkScript({
+      origin: 'http://127.0.0.1:1',
+      method: 'POST',
+      targets: [{ host: 'a.test', path: '/x' }],
+      bodyBytes: 10,
+      connections: 1,
+      durationSec: 1,
+    });
+    expect(one).toContain('wrk.path = "/x"');
+    expect(one).toContain('wrk.body = string.rep("a", 10)');
+    expect(one).not.toContain('request = function');
+    const many = wrkScript({
+      origin: 'http://127.0.0.1:1',
+      method: 'GET',
+      targets: [
+        { host: 'a.test', path: '/x' },
+        { host: 'b.test', path: '/y' },
+      ],
+      connections: 1,
+      durationSec: 1,
+    });
+    expect(many).toContain('{"b.test", "/y"},');
+    expect(many).toContain('request = function');
+  });
+});
+
+describe('CPU profile summary', () => {
+  it('ranks functions by self time and groups them by area', () => {
+    const frame = (id: number, functionName: string, url: string) => ({
+      id,
+      callFrame: { functionName, url, lineNumber: 9, columnNumber: 0, scriptId: '1' },
+    });
+    const profile = {
+      nodes: [
+        frame(1, '(root)', ''),
+        frame(2, 'lookup', 'file:///work/main/src/proxy/route-index.ts'),
+        frame(3, 'request', 'file:///work/main/node_modules/undici/lib/core/request.js'),
+        frame(4, '(idle)', ''),
+      ],
+      samples: [2, 2, 3, 4, 2],
+      timeDeltas: [1000, 1000, 1000, 5000, 1000],
+    };
+    const text = summarizeProfile(profile, 5);
+    const lines = text.split('\n');
+    const top = lines.findIndex((l) => l.startsWith('top 5'));
+    expect(lines[top + 1]).toMatch(/75\.0%\s+3 ms\s+lookup\s+src\/proxy\/route-index.ts:10/);
+    expect(lines[top + 2]).toMatch(
+      /25\.0%\s+1 ms\s+request\s+node_modules\/undici\/lib\/core\/request.js:10/,
+    );
+    expect(text).toMatch(/75\.0%\s+src\/proxy\n/);
+    expect(text).not.toMatch(/\(idle\)/);
+  });
+});
+
+describe('ratios and findings', () => {
+  it('compares req/s with the same tool and derives the 10k/10 route ratio', () => {
+    const row = (config: string, rps: number) => ({
+      scenario: 'routes-10k',
+      config,
+      label: config,
+      status: 'ok' as const,
+      tool: 'wrk' as const,
+      runs: [900, rps, 1100 * rps].map((r) => ({
+        tool: 'wrk' as const,
+        requests: r,
+        durationSec: 1,
+        rps: r,
+        latencyMs: { p50: 1, p99: 2, p999: 3, max: 4, mean: 1 },
+        errors: 0,
+        non2xx: 0,
+      })),
+    });
+    const { rows, findings } = derive({ name: 'routes-10k' }, [
+      row('direct', 40_000),
+      row('gateway-10', 10_000),
+      row('gateway-10k', 9_500),
+    ]);
+    expect(rows.map((r) => r.rps)).toEqual([40_000, 10_000, 9_500]);
+    expect(rows[1]?.ratios?.direct).toBe(0.25);
+    expect(findings).toEqual([
+      'wrk: 10,000 routes serve 95.0% of the req/s of 10 routes (target: within 10%)',
+    ]);
+  });
+});

@@ -1,0 +1,96 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CpuPlan } from '../../bench/harness/affinity.ts';
+import type { SuiteResult } from '../../bench/harness/results.ts';
+import { findScenarios } from '../../bench/harness/scenarios.ts';
+import { runSuite } from '../../bench/harness/suite.ts';
+import { writeResults } from '../../bench/report/write-results.ts';
+
+const projectDir = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+// Nothing pinned: the smoke run checks the harness, not speed, and must not fight other tests for a core.
+const unpinned: CpuPlan = {
+  pinned: false,
+  proxyCpus: '',
+  loadCpus: '',
+  cores: cpus().length,
+  note: 'unpinned',
+};
+
+describe('bench harness smoke run (direct + minimal undici proxy, Node backend, autocannon, 1 s)', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('measures both configs and writes JSON, SVG and markdown', async () => {
+    const lines: string[] = [];
+    const result = await runSuite({
+      scenarios: findScenarios(['small']),
+      onlyConfigs: ['direct', 'undici'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      forceNodeBackend: true,
+      log: (line) => lines.push(line),
+    });
+
+    const [scenario] = result.scenarios;
+    expect(scenario?.name).toBe('small');
+    const rows = scenario?.rows ?? [];
+    expect(rows.map((r) => [r.config, r.status, r.tool])).toEqual([
+      ['direct', 'ok', 'autocannon'],
+      ['undici', 'ok', 'autocannon'],
+    ]);
+    for (const row of rows) {
+      expect(row.rps).toBeGreaterThan(0);
+      expect(row.runs).toHaveLength(1);
+    }
+    const undici = rows.find((r) => r.config === 'undici');
+    expect(undici?.ratios?.direct).toBeGreaterThan(0);
+    expect(undici?.ratios?.undici).toBe(1);
+    expect(undici?.rssMiB).toBeGreaterThan(0);
+    expect(lines.some((l) => l.includes('minimal undici proxy autocannon run 1/1'))).toBe(true);
+
+    const dir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
+    dirs.push(dir);
+    const files = await writeResults(result, dir);
+    const json = JSON.parse(await readFile(files.json, 'utf8')) as SuiteResult;
+    expect(json.scenarios[0]?.rows[1]?.label).toBe('minimal undici proxy');
+    const svg = await readFile(files.svg, 'utf8');
+    expect(svg.startsWith('<?xml')).toBe(true);
+    expect(svg).toMatch(/<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg.match(/<rect [^>]*fill="#9467bd"/g)).toHaveLength(1);
+    const markdown = await readFile(files.markdown, 'utf8');
+    expect(markdown).toContain('| config | tool | req/s |');
+    expect(markdown).toContain('| minimal undici proxy | autocannon |');
+  }, 30_000);
+
+  it('reports a peer it cannot start as skipped with the reason', async () => {
+    const result = await runSuite({
+      scenarios: findScenarios(['service-import']),
+      onlyConfigs: ['undici'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      forceNodeBackend: true,
+      log: () => {},
+    });
+    expect(result.scenarios[0]?.rows).toEqual([
+      expect.objectContaining({
+        config: 'undici',
+        status: 'skipped',
+        reason: 'single-target proxy: it has no way to spread load over an endpoint set',
+      }),
+    ]);
+  }, 30_000);
+});
