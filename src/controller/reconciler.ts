@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
 import { type TranslationResult, translate } from '../gateway/translate.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
@@ -24,6 +24,8 @@ export class Reconciler {
   readonly #logger: Logger;
   readonly #translations: Counter<'result'>;
   readonly #duration: Histogram;
+  readonly #warningsGauge: Gauge<'code'>;
+  #warnings = new Set<string>();
   #pending: Snapshot | undefined;
   #running: Promise<void> | undefined;
   #last: { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined;
@@ -42,6 +44,12 @@ export class Reconciler {
       name: 'clusterset_gateway_translation_duration_seconds',
       help: 'Time to translate a snapshot into a routing table and statuses.',
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [options.registry],
+    });
+    this.#warningsGauge = new Gauge({
+      name: 'clusterset_gateway_config_warnings',
+      help: 'Input the last translation degraded around (unknown trafficDistribution, slices without a source cluster, ...), by code.',
+      labelNames: ['code'],
       registers: [options.registry],
     });
   }
@@ -86,12 +94,22 @@ export class Reconciler {
     }
     this.#translations.inc({ result: 'ok' });
     this.#logStatusChanges(result.statuses);
+    this.#reportWarnings(result.warnings ?? []);
     try {
       await this.#options.apply(result, snapshot);
       this.#last = { snapshot, result };
     } catch (error) {
       this.#logger.error({ err: error }, 'applying the routing table failed');
     }
+  }
+
+  /** The same warning comes from every route that uses a backend: log each once, while it lasts. */
+  #reportWarnings(warnings: readonly { readonly code: string; readonly message: string }[]): void {
+    const current = new Set(warnings.map((w) => `${w.code}: ${w.message}`));
+    for (const warning of current) if (!this.#warnings.has(warning)) this.#logger.warn(warning);
+    this.#warnings = current;
+    this.#warningsGauge.reset();
+    for (const warning of current) this.#warningsGauge.inc({ code: warning.slice(0, warning.indexOf(':')) });
   }
 
   /** In file mode the logs are where a user reads status, so every change of an object's status is logged. */
