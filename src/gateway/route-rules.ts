@@ -25,11 +25,19 @@ export interface RouteRulesResult {
   readonly invalid: readonly InvalidRule[];
 }
 
+/**
+ * HTTPRouteSpec.rules as an API server would default it: absent means one rule matching PathPrefix "/"
+ * (with no backendRefs, so it answers 500).
+ */
+export function rulesOf(route: HTTPRoute): readonly HTTPRouteRule[] {
+  return route.spec?.rules ?? [{}];
+}
+
 /** Translates every rule of an HTTPRoute; unresolved references are collected in the context. */
 export function translateRules(route: HTTPRoute, context: RouteContext): RouteRulesResult {
   const rules: TranslatedRule[] = [];
   const invalid: InvalidRule[] = [];
-  for (const [index, rule] of (route.spec?.rules ?? []).entries()) {
+  for (const [index, rule] of rulesOf(route).entries()) {
     const result = translateRule(rule, index, context);
     if ('problem' in result) invalid.push({ index, problem: result.problem });
     else rules.push(result);

@@ -4,7 +4,7 @@ import type { ResolvedRefsReason } from './backend-refs.ts';
 import { condition, generationOf, type Problem } from './conditions.ts';
 import { GATEWAY_GROUP, namespaceOf } from './defaults.ts';
 import type { AttachmentReason } from './route-attachment.ts';
-import type { InvalidRule } from './route-rules.ts';
+import { type InvalidRule, rulesOf } from './route-rules.ts';
 
 export interface ParentOutcome {
   /** The parentRef as written, with group and kind made explicit (status.parents[].parentRef). */
@@ -25,7 +25,7 @@ export function routeStatus(
   controllerName: string,
 ): StatusUpdate {
   const generation = generationOf(route);
-  const ruleCount = route.spec?.rules?.length ?? 0;
+  const ruleCount = rulesOf(route).length;
   const allRulesInvalid = ruleCount > 0 && invalidRules.length === ruleCount;
   const firstRef = refProblems[0];
   const resolvedRefs = firstRef

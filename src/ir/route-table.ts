@@ -57,7 +57,12 @@ export interface TlsConfig {
 export interface VirtualHost {
   /** Exact, `*.suffix` wildcard, or `*` for any host. */
   readonly hostname: string;
-  /** Every (rule, match) pair of the routes attached here, in Gateway API precedence order; first match wins. */
+  /**
+   * Every (rule, match) pair of the routes attached here, in Gateway API precedence order; first match wins.
+   * Translation appends the entries of every less specific virtual host of the listener that also covers this
+   * hostname (HTTPRoute.hostnames: precedence goes to the route with the most specific matching hostname, then
+   * to match precedence), so the proxy needs only the first virtual host whose hostname matches: no fallback.
+   */
   readonly routes: readonly RouteEntry[];
 }
 
