@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { CompiledPort } from './compile-table.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
 import { serveRequest } from './serve-request.ts';
@@ -14,6 +15,8 @@ export class ListenerServer {
   readonly gatewayPort: number;
   readonly protocol: 'HTTP' | 'HTTPS';
   readonly #server: Server;
+  /** Upgraded connections leave the HTTP server's bookkeeping; they are tracked to be cut on close. */
+  readonly #tunnels = new Set<Duplex>();
   #compiled: CompiledPort;
   #boundPort = 0;
 
@@ -42,7 +45,11 @@ export class ListenerServer {
     } else {
       this.#server = createHttpServer(onRequest);
     }
-    this.#server.on('upgrade', (req, socket, head) => serveUpgrade(this.#compiled, req, socket, head));
+    this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
+      this.#tunnels.add(socket);
+      socket.once('close', () => this.#tunnels.delete(socket));
+      serveUpgrade(this.#compiled, req, socket, head);
+    });
     // A broken client connection is that client's problem; it must never reach the process.
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (socket.writable && err.code !== 'ECONNRESET' && err.code !== 'EPIPE') {
@@ -87,7 +94,10 @@ export class ListenerServer {
   /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
   close(drainMs: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.#server.closeAllConnections(), drainMs);
+      const timer = setTimeout(() => {
+        this.#server.closeAllConnections();
+        for (const socket of this.#tunnels) socket.destroy();
+      }, drainMs);
       timer.unref();
       this.#server.close(() => {
         clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { type Dispatcher, H2CClient, Pool } from 'undici';
 import type { BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
 
 export interface UpstreamPoolOptions {
@@ -7,9 +7,6 @@ export interface UpstreamPoolOptions {
   readonly keepAliveTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
 }
-
-/** undici accepts `useH2c` (HTTP/2 prior knowledge over cleartext) although its typings do not list it yet. */
-type PoolOptionsWithH2c = Pool.Options & { useH2c?: boolean };
 
 export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint): string {
   return protocol === 'h2c' ? `h2c|${endpoint.key}` : endpoint.key;
@@ -20,7 +17,7 @@ export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint): 
  * A new routing table keeps the pools it still uses and closes the others gracefully (in-flight requests finish).
  */
 export class UpstreamPools {
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Dispatcher>();
   readonly #options: UpstreamPoolOptions;
 
   constructor(options: UpstreamPoolOptions = {}) {
@@ -31,12 +28,14 @@ export class UpstreamPools {
     return this.#pools.size;
   }
 
-  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Pool {
+  /** HTTP/1.1 endpoints get a Pool of keep-alive connections; h2c ones one multiplexed HTTP/2 connection. */
+  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Dispatcher {
     const key = poolKey(protocol, endpoint);
     let pool = this.#pools.get(key);
     if (pool === undefined) {
       const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
-      const options: PoolOptionsWithH2c = {
+      const origin = `http://${host}:${endpoint.port}`;
+      const options = {
         connections: this.#options.connectionsPerEndpoint ?? null,
         pipelining: 1,
         keepAliveTimeout: this.#options.keepAliveTimeoutMs ?? 30_000,
@@ -45,11 +44,15 @@ export class UpstreamPools {
         headersTimeout: 300_000,
         bodyTimeout: 300_000,
       };
-      if (protocol === 'h2c') {
-        options.allowH2 = true;
-        options.useH2c = true;
-      }
-      pool = new Pool(`http://${host}:${endpoint.port}`, options);
+      pool =
+        protocol === 'h2c'
+          ? new H2CClient(origin, {
+              keepAliveTimeout: options.keepAliveTimeout,
+              connectTimeout: options.connectTimeout,
+              headersTimeout: options.headersTimeout,
+              bodyTimeout: options.bodyTimeout,
+            })
+          : new Pool(origin, options);
       // A pool-level error must never take the process down; failures reach each request's handler.
       pool.on('connectionError', () => {});
       this.#pools.set(key, pool);
