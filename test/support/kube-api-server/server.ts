@@ -78,6 +78,8 @@ export class KubeApiServer {
   #port = 0;
   #running = false;
   readonly requests: RequestRecord[] = [];
+  /** Called after each resource request is answered: lets a test act between a client's read and its write. */
+  onRequest: ((request: RequestRecord) => void) | undefined;
 
   constructor(options: KubeApiServerOptions = {}) {
     this.#options = options;
@@ -326,7 +328,7 @@ export class KubeApiServer {
     const verb = verbOf(method, route, url);
     const contentType = req.headers['content-type']?.split(';')[0]?.trim();
     const record = (status: number): void => {
-      this.requests.push({
+      const entry: RequestRecord = {
         method,
         verb,
         path: url.pathname,
@@ -337,7 +339,9 @@ export class KubeApiServer {
         name: route.name,
         contentType,
         status,
-      });
+      };
+      this.requests.push(entry);
+      this.onRequest?.(entry);
     };
     try {
       this.#authorize(verb, route);

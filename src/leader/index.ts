@@ -1,0 +1,1 @@
+export { type LeaderElectionOptions, type LeaderElector, startLeaderElection } from './leader-election.ts';

@@ -1,0 +1,141 @@
+import type {
+  GatewayClassStatus,
+  GatewayStatus,
+  HTTPRouteStatus,
+  RouteParentStatus,
+  StatusUpdate,
+} from '../ir/status.ts';
+import type { Condition } from '../snapshot/resources.ts';
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** metav1.Time has second precision on the wire. */
+export function formatTime(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Conditions as the API conventions want them: `lastTransitionTime` moves only when `status` changes
+ * (https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties),
+ * and every condition carries the generation it was computed from.
+ */
+export function mergeConditions(
+  desired: readonly Condition[],
+  existing: unknown,
+  generation: number,
+  now: string,
+): Json[] {
+  const previous = Array.isArray(existing) ? existing.filter(isRecord) : [];
+  return desired.map((c) => {
+    const old = previous.find((p) => p.type === c.type);
+    const keep = old && old.status === c.status && typeof old.lastTransitionTime === 'string';
+    return {
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      observedGeneration: c.observedGeneration ?? generation,
+      lastTransitionTime: keep ? (old.lastTransitionTime as string) : now,
+    };
+  });
+}
+
+function parentRefKey(ref: unknown): string {
+  if (!isRecord(ref)) return '';
+  return JSON.stringify([
+    ref.group ?? 'gateway.networking.k8s.io',
+    ref.kind ?? 'Gateway',
+    ref.namespace ?? '',
+    ref.name ?? '',
+    ref.sectionName ?? '',
+    ref.port ?? '',
+  ]);
+}
+
+function cleanParentRef(ref: RouteParentStatus['parentRef']): Json {
+  const out: Json = { group: ref.group, kind: ref.kind, name: ref.name };
+  if (ref.namespace !== undefined) out.namespace = ref.namespace;
+  if (ref.sectionName !== undefined) out.sectionName = ref.sectionName;
+  if (ref.port !== undefined) out.port = ref.port;
+  return out;
+}
+
+/**
+ * The full status the object should have after this update. Fields this controller does not own are kept:
+ * for HTTPRoute, `parents` entries of other controllers stay where they are (Gateway API: "each controller
+ * owns the entries it wrote"); ours are replaced.
+ */
+export function desiredStatus(
+  update: StatusUpdate,
+  current: unknown,
+  controllerName: string,
+  now: string,
+): Json {
+  const base: Json = isRecord(current) ? { ...current } : {};
+  const generation = update.generation;
+  switch (update.kind) {
+    case 'GatewayClass': {
+      const status = update.status as GatewayClassStatus;
+      const out: Json = {
+        ...base,
+        conditions: mergeConditions(status.conditions, base.conditions, generation, now),
+      };
+      if (status.supportedFeatures !== undefined) {
+        out.supportedFeatures = status.supportedFeatures.map((f) => ({ name: f.name }));
+      }
+      return out;
+    }
+    case 'Gateway': {
+      const status = update.status as GatewayStatus;
+      const oldListeners = Array.isArray(base.listeners) ? base.listeners.filter(isRecord) : [];
+      return {
+        ...base,
+        addresses: status.addresses.map((a) => ({ type: a.type, value: a.value })),
+        conditions: mergeConditions(status.conditions, base.conditions, generation, now),
+        listeners: status.listeners.map((l) => ({
+          name: l.name,
+          supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+          attachedRoutes: l.attachedRoutes,
+          conditions: mergeConditions(
+            l.conditions,
+            oldListeners.find((o) => o.name === l.name)?.conditions,
+            generation,
+            now,
+          ),
+        })),
+      };
+    }
+    case 'HTTPRoute': {
+      const status = update.status as HTTPRouteStatus;
+      const oldParents = Array.isArray(base.parents) ? base.parents.filter(isRecord) : [];
+      const ours = oldParents.filter((p) => p.controllerName === controllerName);
+      const parents: Json[] = oldParents.filter((p) => p.controllerName !== controllerName);
+      for (const p of status.parents) {
+        const key = parentRefKey(p.parentRef);
+        const old = ours.find((o) => parentRefKey(o.parentRef) === key);
+        parents.push({
+          parentRef: cleanParentRef(p.parentRef),
+          controllerName,
+          conditions: mergeConditions(p.conditions, old?.conditions, generation, now),
+        });
+      }
+      return { ...base, parents };
+    }
+  }
+}
+
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isRecord(a) && isRecord(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
+  }
+  return false;
+}

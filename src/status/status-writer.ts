@@ -1,0 +1,188 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
+import { KubeApiClient, KubeApiError, resourcePath } from '../sources/kube/api-client.ts';
+import { controllerMetrics } from '../sources/kube/metrics.ts';
+import { desiredStatus, formatTime, jsonEqual } from './merge-status.ts';
+
+export interface StatusWriterOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly controllerName: string;
+  readonly logger: Logger;
+  /** Checked right before every write: a replica that lost its lease stops writing at once. */
+  readonly isLeader: () => boolean;
+  readonly registry?: Registry;
+  readonly now?: () => Date;
+  /** Attempts per object when the server answers 409 Conflict. Default 5. */
+  readonly maxConflictRetries?: number;
+  /** How long a status known to be on the server is trusted without reading it back. Default 5 min. */
+  readonly resyncMs?: number;
+  /** Delay before statuses that failed to write are tried again. Default 5 s. */
+  readonly retryMs?: number;
+  readonly concurrency?: number;
+}
+
+export interface StatusWriter {
+  /** Writes what changed; resolves when this batch (or a newer one that replaced it) is done. */
+  write(statuses: readonly StatusUpdate[]): Promise<void>;
+  /** Forget what is known to be written (e.g. after regaining leadership, another replica may have written). */
+  resync(): void;
+  stop(): void;
+}
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const PLURALS: Record<StatusKind, string> = {
+  GatewayClass: 'gatewayclasses',
+  Gateway: 'gateways',
+  HTTPRoute: 'httproutes',
+};
+
+type Result = 'written' | 'unchanged' | 'skipped' | 'error';
+
+export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
+  return new KubeStatusWriter(options);
+}
+
+/**
+ * Writes translation results to the status subresource (Contour's approach: read the object, merge, write
+ * only when different, retry on conflict, count no-ops). The write is a JSON merge patch carrying
+ * `metadata.resourceVersion`, which the API server treats as a precondition: a concurrent change gives 409 and
+ * the object is read again, so other controllers' HTTPRoute parents entries are never overwritten.
+ */
+class KubeStatusWriter implements StatusWriter {
+  readonly #o: StatusWriterOptions;
+  readonly #log: Logger;
+  readonly #client: KubeApiClient;
+  readonly #now: () => Date;
+  readonly #count: (kind: StatusKind, result: string) => void;
+  /** statusKey → fingerprint of the update last confirmed on the server, with when. */
+  readonly #confirmed = new Map<string, { readonly fingerprint: string; readonly at: number }>();
+  #running: Promise<void> | undefined;
+  #pending: readonly StatusUpdate[] | undefined;
+  #pendingDone: Promise<void> | undefined;
+  #last: readonly StatusUpdate[] = [];
+  #retryTimer: NodeJS.Timeout | undefined;
+  #wasLeader = false;
+  #stopped = false;
+
+  constructor(options: StatusWriterOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ component: 'status-writer' });
+    this.#client = new KubeApiClient(options.kubeConfig);
+    this.#now = options.now ?? (() => new Date());
+    const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
+    this.#count = (kind, result) => metrics?.statusWrites.inc({ kind, result });
+  }
+
+  write(statuses: readonly StatusUpdate[]): Promise<void> {
+    this.#last = statuses;
+    if (!this.#running) {
+      this.#running = this.#run(statuses).finally(() => {
+        this.#running = undefined;
+      });
+      return this.#running;
+    }
+    // A batch is in flight: the newest statuses replace any queued ones and run right after it.
+    this.#pending = statuses;
+    this.#pendingDone ??= this.#running.then(() => {
+      const next = this.#pending ?? [];
+      this.#pending = undefined;
+      this.#pendingDone = undefined;
+      return this.write(next);
+    });
+    return this.#pendingDone;
+  }
+
+  resync(): void {
+    this.#confirmed.clear();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+  }
+
+  async #run(statuses: readonly StatusUpdate[]): Promise<void> {
+    if (this.#stopped) return;
+    const leader = this.#o.isLeader();
+    if (leader && !this.#wasLeader) this.resync();
+    this.#wasLeader = leader;
+    if (!leader) return;
+    clearTimeout(this.#retryTimer);
+    const queue = [...statuses];
+    let failed = false;
+    const worker = async (): Promise<void> => {
+      for (let update = queue.shift(); update; update = queue.shift()) {
+        if ((await this.#writeOne(update)) === 'error') failed = true;
+      }
+    };
+    await Promise.all(Array.from({ length: this.#o.concurrency ?? 4 }, worker));
+    if (failed && !this.#stopped) {
+      this.#retryTimer = setTimeout(() => void this.write(this.#last), this.#o.retryMs ?? 5000);
+      this.#retryTimer.unref();
+    }
+  }
+
+  async #writeOne(update: StatusUpdate): Promise<Result> {
+    const key = statusKey(update);
+    const fingerprint = JSON.stringify(update);
+    const confirmed = this.#confirmed.get(key);
+    if (confirmed?.fingerprint === fingerprint && Date.now() - confirmed.at < (this.#o.resyncMs ?? 300_000)) {
+      this.#count(update.kind, 'unchanged');
+      return 'unchanged';
+    }
+    const path = resourcePath(GATEWAY_GROUP, 'v1', PLURALS[update.kind], update.namespace, update.name);
+    const attempts = this.#o.maxConflictRetries ?? 5;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const current = await this.#client.request('GET', path);
+        const meta = isRecord(current) && isRecord(current.metadata) ? current.metadata : {};
+        const currentStatus = isRecord(current) ? current.status : undefined;
+        const next = desiredStatus(update, currentStatus, this.#o.controllerName, formatTime(this.#now()));
+        if (jsonEqual(next, currentStatus)) {
+          this.#confirmed.set(key, { fingerprint, at: Date.now() });
+          this.#count(update.kind, 'unchanged');
+          return 'unchanged';
+        }
+        if (!this.#o.isLeader()) return 'skipped';
+        await this.#client.request('PATCH', `${path}/status`, {
+          body: { metadata: { resourceVersion: meta.resourceVersion }, status: next },
+          contentType: 'application/merge-patch+json',
+        });
+        this.#confirmed.set(key, { fingerprint, at: Date.now() });
+        this.#count(update.kind, 'written');
+        this.#log.debug({ object: key }, 'status written');
+        return 'written';
+      } catch (err) {
+        if (err instanceof KubeApiError && err.statusCode === 409) {
+          this.#count(update.kind, 'conflict');
+          continue;
+        }
+        this.#confirmed.delete(key);
+        if (err instanceof KubeApiError && err.statusCode === 404) {
+          this.#log.debug({ object: key }, 'object gone before its status was written');
+          return 'skipped';
+        }
+        this.#count(update.kind, 'error');
+        const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof KubeApiError && err.statusCode === 403) {
+          this.#log.error(
+            { object: key, err: message },
+            `RBAC: forbidden to patch ${PLURALS[update.kind]}/status in API group "${GATEWAY_GROUP}"`,
+          );
+        } else {
+          this.#log.warn({ object: key, err: message }, 'status write failed');
+        }
+        return 'error';
+      }
+    }
+    this.#count(update.kind, 'error');
+    this.#log.warn({ object: key, attempts }, 'status write kept conflicting; will retry');
+    return 'error';
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
