@@ -31,7 +31,24 @@ export interface GatewayManifestOptions {
 
 /** The YAML files of the manifests folder, by file name. `route.yaml` holds the routes. */
 export function gatewayManifests(options: GatewayManifestOptions): Record<string, string> {
-  const base = [
+  return {
+    'gateway.yaml': toYaml(baseObjects()),
+    'backend.yaml': toYaml(backendObjects(options.backend)),
+    'route.yaml': toYaml(routeObjects(options.routes, options.backend, undefined)),
+  };
+}
+
+/** The same objects as plain data (for micro benchmarks that build a Snapshot without YAML). */
+export function gatewayObjects(options: GatewayManifestOptions): unknown[] {
+  return [
+    ...baseObjects(),
+    ...backendObjects(options.backend),
+    ...routeObjects(options.routes, options.backend, undefined),
+  ];
+}
+
+function baseObjects(): unknown[] {
+  return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BENCH_NAMESPACE } },
     {
       apiVersion: 'gateway.networking.k8s.io/v1',
@@ -49,11 +66,6 @@ export function gatewayManifests(options: GatewayManifestOptions): Record<string
       },
     },
   ];
-  return {
-    'gateway.yaml': toYaml(base),
-    'backend.yaml': toYaml(backendObjects(options.backend)),
-    'route.yaml': toYaml(routeObjects(options.routes, options.backend, undefined)),
-  };
 }
 
 /** `route.yaml` again with a request header that changes every generation: a real new routing table. */
