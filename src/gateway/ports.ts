@@ -71,7 +71,8 @@ export function markCrossGatewayConflicts(
   const protocolOfPort = new Map<string, { protocol: string; gateway: string }>();
   const ordered = [...states].sort((a, b) => compareStrings(a.gatewayKey, b.gatewayKey) || a.index - b.index);
   for (const state of ordered) {
-    if (!state.protocol || state.conflict) continue;
+    // Only listeners that could be served claim or contest a port.
+    if (!isProgrammed(state)) continue;
     const key = portKey(addressOf(state.gatewayKey), state.listener.port);
     const first = protocolOfPort.get(key);
     if (!first) {
