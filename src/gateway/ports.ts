@@ -72,7 +72,7 @@ export function markCrossGatewayConflicts(
   const ordered = [...states].sort((a, b) => compareStrings(a.gatewayKey, b.gatewayKey) || a.index - b.index);
   for (const state of ordered) {
     // Only listeners that could be served claim or contest a port.
-    if (!isProgrammed(state)) continue;
+    if (!isProgrammed(state) || !state.protocol) continue;
     const key = portKey(addressOf(state.gatewayKey), state.listener.port);
     const first = protocolOfPort.get(key);
     if (!first) {
