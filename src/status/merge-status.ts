@@ -139,3 +139,61 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
+
+/** Condition types where `False` is a problem worth an Event, and the negative-polarity ones where `True` is. */
+const POSITIVE = new Set(['Accepted', 'Programmed', 'ResolvedRefs']);
+const NEGATIVE = new Set(['Conflicted']);
+
+export interface ProblemTransition {
+  readonly reason: string;
+  readonly message: string;
+}
+
+function isProblem(c: Json): boolean {
+  return (
+    (POSITIVE.has(String(c.type)) && c.status === 'False') ||
+    (NEGATIVE.has(String(c.type)) && c.status === 'True')
+  );
+}
+
+function transitions(where: string, next: unknown, previous: unknown, out: ProblemTransition[]): void {
+  const old = Array.isArray(previous) ? previous.filter(isRecord) : [];
+  for (const c of Array.isArray(next) ? next.filter(isRecord) : []) {
+    if (!isProblem(c)) continue;
+    const before = old.find((o) => o.type === c.type);
+    if (before && isProblem(before)) continue;
+    const text = `${where}${String(c.type)}=${String(c.status)}`;
+    out.push({ reason: String(c.reason), message: c.message ? `${text}: ${String(c.message)}` : text });
+  }
+}
+
+/** Conditions that have just turned bad (for Warning Events): only edges, so a steady problem is reported once. */
+export function problemTransitions(
+  next: Json,
+  current: unknown,
+  controllerName: string,
+): ProblemTransition[] {
+  const out: ProblemTransition[] = [];
+  const old: Json = isRecord(current) ? current : {};
+  transitions('', next.conditions, old.conditions, out);
+  const oldListeners = Array.isArray(old.listeners) ? old.listeners.filter(isRecord) : [];
+  for (const l of Array.isArray(next.listeners) ? next.listeners.filter(isRecord) : []) {
+    transitions(
+      `listener ${String(l.name)}: `,
+      l.conditions,
+      oldListeners.find((o) => o.name === l.name)?.conditions,
+      out,
+    );
+  }
+  const oldParents = Array.isArray(old.parents) ? old.parents.filter(isRecord) : [];
+  for (const p of Array.isArray(next.parents) ? next.parents.filter(isRecord) : []) {
+    if (p.controllerName !== controllerName) continue;
+    const key = parentRefKey(p.parentRef);
+    const before = oldParents.find(
+      (o) => o.controllerName === controllerName && parentRefKey(o.parentRef) === key,
+    );
+    const name = isRecord(p.parentRef) ? String(p.parentRef.name) : '?';
+    transitions(`parent ${name}: `, p.conditions, before?.conditions, out);
+  }
+  return out;
+}

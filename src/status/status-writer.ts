@@ -4,7 +4,8 @@ import type { Registry } from 'prom-client';
 import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from '../sources/kube/api-client.ts';
 import { controllerMetrics } from '../sources/kube/metrics.ts';
-import { desiredStatus, formatTime, jsonEqual } from './merge-status.ts';
+import { EventRecorder } from './event-recorder.ts';
+import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
 
 export interface StatusWriterOptions {
   readonly kubeConfig: KubeConfig;
@@ -21,6 +22,10 @@ export interface StatusWriterOptions {
   /** Delay before statuses that failed to write are tried again. Default 5 s. */
   readonly retryMs?: number;
   readonly concurrency?: number;
+  /** Record Warning Events when a condition turns bad. Default true. */
+  readonly events?: boolean;
+  /** reportingInstance of those Events (the pod name). */
+  readonly instance?: string;
 }
 
 export interface StatusWriter {
@@ -56,6 +61,7 @@ class KubeStatusWriter implements StatusWriter {
   readonly #client: KubeApiClient;
   readonly #now: () => Date;
   readonly #count: (kind: StatusKind, result: string) => void;
+  readonly #events: EventRecorder | undefined;
   /** statusKey → fingerprint of the update last confirmed on the server, with when. */
   readonly #confirmed = new Map<string, { readonly fingerprint: string; readonly at: number }>();
   #running: Promise<void> | undefined;
@@ -73,6 +79,15 @@ class KubeStatusWriter implements StatusWriter {
     this.#now = options.now ?? (() => new Date());
     const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
     this.#count = (kind, result) => metrics?.statusWrites.inc({ kind, result });
+    this.#events =
+      options.events === false
+        ? undefined
+        : new EventRecorder(
+            this.#client,
+            options.controllerName,
+            options.instance ?? 'clusterset-gateway',
+            this.#log,
+          );
   }
 
   write(statuses: readonly StatusUpdate[]): Promise<void> {
@@ -153,6 +168,17 @@ class KubeStatusWriter implements StatusWriter {
         this.#confirmed.set(key, { fingerprint, at: Date.now() });
         this.#count(update.kind, 'written');
         this.#log.debug({ object: key }, 'status written');
+        if (this.#events) {
+          const involved = {
+            kind: update.kind,
+            name: update.name,
+            ...(update.namespace ? { namespace: update.namespace } : {}),
+            ...(typeof meta.uid === 'string' ? { uid: meta.uid } : {}),
+          };
+          for (const t of problemTransitions(next, currentStatus, this.#o.controllerName)) {
+            await this.#events.warn(involved, t.reason, t.message);
+          }
+        }
         return 'written';
       } catch (err) {
         if (err instanceof KubeApiError && err.statusCode === 409) {

@@ -259,6 +259,23 @@ describe('status writer', () => {
     expect(patches(srv)).toBe(1);
   });
 
+  it('records a Warning Event when a condition turns bad, once', async () => {
+    const { srv, writer } = await setup();
+    await writer.write([routeStatus('True', 'Accepted')]);
+    expect(srv.list('events')).toHaveLength(0);
+    await writer.write([routeStatus('False', 'NotAllowedByListeners', 'no listener allows this route')]);
+    await writer.write([routeStatus('False', 'NotAllowedByListeners', 'still not allowed')]);
+    const events = srv.list('events');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'Warning',
+      reason: 'NotAllowedByListeners',
+      message: 'parent gw: Accepted=False: no listener allows this route',
+      involvedObject: { kind: 'HTTPRoute', namespace: 'default', name: 'web' },
+      reportingComponent: CONTROLLER,
+    });
+  });
+
   it('counts and logs an RBAC denial on the status subresource', async () => {
     const { srv, writer, registry, logs } = await setup();
     srv.setForbidden('httproutes/status');

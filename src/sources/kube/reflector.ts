@@ -35,7 +35,7 @@ interface Entry {
 }
 
 type WatchEnd =
-  | { readonly kind: 'closed'; readonly events: number }
+  | { readonly kind: 'closed'; readonly events: number; readonly durationMs: number }
   | { readonly kind: 'expired' }
   | { readonly kind: 'error'; readonly error: unknown };
 
@@ -115,8 +115,8 @@ export class Reflector {
         }
         if (end.kind === 'error') throw end.error;
         // A watch that ends at once without a single event is treated like a failure, so a server that keeps
-        // closing connections is not hammered.
-        if (end.events === 0) await sleep(this.#backoff.next(), signal);
+        // closing connections is not hammered; one that ran its course (timeoutSeconds) resumes at once.
+        if (end.events === 0 && end.durationMs < 1000) await sleep(this.#backoff.next(), signal);
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof KubeApiError && err.statusCode === 410) {
@@ -212,6 +212,7 @@ export class Reflector {
   #watchOnce(): Promise<WatchEnd> {
     const signal = this.#stop.signal;
     this.#phase = 'watch';
+    const startedAt = performance.now();
     return new Promise<WatchEnd>((resolve) => {
       let events = 0;
       let expired = false;
@@ -226,7 +227,8 @@ export class Reflector {
         // No byte for longer than the server-side timeout plus slack means a half-open connection.
         watchdog = setTimeout(() => controller.abort(), (timeoutSeconds + 30) * 1000);
       };
-      const onStop = (): void => finish({ kind: 'closed', events });
+      const closed = (): WatchEnd => ({ kind: 'closed', events, durationMs: performance.now() - startedAt });
+      const onStop = (): void => finish(closed());
       const finish = (end: WatchEnd): void => {
         if (settled) return;
         settled = true;
@@ -266,7 +268,7 @@ export class Reflector {
               ),
             });
           } else finish({ kind: 'error', error: err });
-        } else finish({ kind: 'closed', events });
+        } else finish(closed());
       };
       arm();
       this.#watch

@@ -1,0 +1,40 @@
+/**
+ * Every API permission the controller uses, in RBAC terms: what deploy/ must grant (least privilege), and what
+ * a test checks the ClusterRole against. Keep in step with the code: reflectors list/watch, the status writer
+ * gets and patches `/status`, leader election gets/creates/updates its Lease, events are created.
+ */
+export interface PermissionRule {
+  readonly apiGroup: string;
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  /** Namespaced to the gateway's own namespace (a Role), not cluster-wide. */
+  readonly ownNamespace?: boolean;
+}
+
+export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
+  {
+    apiGroup: 'gateway.networking.k8s.io',
+    resources: ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroup: 'gateway.networking.k8s.io',
+    resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
+    verbs: ['patch'],
+  },
+  { apiGroup: '', resources: ['services', 'secrets', 'namespaces'], verbs: ['get', 'list', 'watch'] },
+  { apiGroup: 'discovery.k8s.io', resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroup: 'multicluster.x-k8s.io',
+    resources: ['serviceimports', 'clusterprofiles'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  { apiGroup: 'about.k8s.io', resources: ['clusterproperties'], verbs: ['get', 'list', 'watch'] },
+  { apiGroup: '', resources: ['events'], verbs: ['create'] },
+  {
+    apiGroup: 'coordination.k8s.io',
+    resources: ['leases'],
+    verbs: ['get', 'create', 'update'],
+    ownNamespace: true,
+  },
+];
