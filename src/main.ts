@@ -86,6 +86,8 @@ async function main(argv: readonly string[]): Promise<void> {
     serviceImportKinds: cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS,
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: cli.eastWestPort !== undefined,
+    // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
+    loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),
   });
 
   let applied = false;

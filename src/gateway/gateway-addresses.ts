@@ -3,20 +3,29 @@ import type { TranslateOptions } from './options.ts';
 /**
  * The addresses each Gateway reports and binds. By default every Gateway shares `options.gatewayAddresses`
  * (and so shares ports: listeners of several Gateways on one port are served together). With
- * `loopbackAddressPerGateway`, each Gateway gets its own 127.x.y.z, derived from a hash of `namespace/name` so
- * it stays the same across translations; collisions move to the next free address in key order.
+ * `loopbackAddressPerGateway` (a gateway serving on loopback), Gateways stay independent as the spec intends:
+ * the first Gateway (by `namespace/name`) to use a port keeps the shared address, and a Gateway that would share a
+ * port with it gets its own 127.x.y.z, derived from a hash of `namespace/name` so it stays the same across
+ * translations; collisions move to the next free address in key order.
  */
 export function assignGatewayAddresses(
-  gatewayKeys: readonly string[],
+  gateways: readonly { readonly key: string; readonly ports: readonly number[] }[],
   options: TranslateOptions,
 ): ReadonlyMap<string, { readonly status: readonly string[]; readonly bind: string | undefined }> {
   const result = new Map<string, { status: readonly string[]; bind: string | undefined }>();
+  const shared = { status: options.gatewayAddresses, bind: undefined };
   if (!options.loopbackAddressPerGateway) {
-    for (const key of gatewayKeys) result.set(key, { status: options.gatewayAddresses, bind: undefined });
+    for (const { key } of gateways) result.set(key, shared);
     return result;
   }
+  const sharedPorts = new Set<number>();
   const taken = new Set<number>();
-  for (const key of [...gatewayKeys].sort()) {
+  for (const { key, ports } of [...gateways].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+    if (!ports.some((port) => sharedPorts.has(port))) {
+      for (const port of ports) sharedPorts.add(port);
+      result.set(key, shared);
+      continue;
+    }
     let n = fnv1a(key) & 0xffffff;
     while (!usable(n) || taken.has(n)) n = (n + 1) & 0xffffff;
     taken.add(n);

@@ -43,7 +43,13 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
     });
   }
-  const addresses = assignGatewayAddresses([...gateways.keys()], options);
+  const addresses = assignGatewayAddresses(
+    [...gateways].map(([key, owned]) => ({
+      key,
+      ports: owned.listeners.map((state) => state.listener.port),
+    })),
+    options,
+  );
   markCrossGatewayConflicts(
     [...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners),
     (key) => addresses.get(key)?.bind,

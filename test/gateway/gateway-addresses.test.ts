@@ -51,23 +51,30 @@ describe('gateway addresses', () => {
     ]);
   });
 
-  it('gives each Gateway its own stable loopback address and port entry when asked', () => {
+  it('gives a Gateway its own stable loopback address only when it would share a port with another', () => {
     const options = { ...OPTIONS, loopbackAddressPerGateway: true };
     const { table } = translate(snapshot, options);
     const byGateway = new Map(table.ports.map((p) => [p.gateways.join(), p.address]));
     expect(table.ports).toHaveLength(2);
-    const a = byGateway.get('infra/all-namespaces');
-    const b = byGateway.get('infra/same-namespace');
-    expect(a).toMatch(/^127\.\d+\.\d+\.\d+$/);
-    expect(b).toMatch(/^127\.\d+\.\d+\.\d+$/);
-    expect(a).not.toBe(b);
-    expect(a).not.toBe('127.0.0.1');
+    // The first Gateway by namespace/name keeps the shared address; the one that would collide moves.
+    expect(byGateway.get('infra/all-namespaces')).toBeUndefined();
+    const own = byGateway.get('infra/same-namespace');
+    expect(own).toMatch(/^127\.\d+\.\d+\.\d+$/);
+    expect(own).not.toBe('127.0.0.1');
     expect(reportedAddresses(options)).toEqual([
-      `all-namespaces=IPAddress:${a}`,
-      `same-namespace=IPAddress:${b}`,
+      'all-namespaces=IPAddress:127.0.0.1',
+      `same-namespace=IPAddress:${own}`,
     ]);
-    // Stable: the same Gateway keeps its address when another Gateway goes away.
+
+    // Alone, a Gateway keeps the shared address; the address a colliding Gateway gets is stable.
     const alone = translate(new Snapshot([...snapshot.gatewayClasses, gateway('same-namespace')]), options);
-    expect(alone.table.ports.map((p) => p.address)).toEqual([b]);
+    expect(alone.table.ports.map((p) => p.address)).toEqual([undefined]);
+    const third = translate(
+      new Snapshot([...snapshot.list('GatewayClass'), ...snapshot.gateways, gateway('zeta')]),
+      options,
+    );
+    expect(
+      new Map(third.table.ports.map((p) => [p.gateways.join(), p.address])).get('infra/same-namespace'),
+    ).toBe(own);
   });
 });
