@@ -33,6 +33,8 @@ export interface StatusWriter {
   write(statuses: readonly StatusUpdate[]): Promise<void>;
   /** Forget what is known to be written (e.g. after regaining leadership, another replica may have written). */
   resync(): void;
+  /** Resync and write the last statuses again: call it from onStartedLeading, as nothing may change for a while. */
+  rewrite(): Promise<void>;
   stop(): void;
 }
 
@@ -111,6 +113,11 @@ class KubeStatusWriter implements StatusWriter {
 
   resync(): void {
     this.#confirmed.clear();
+  }
+
+  rewrite(): Promise<void> {
+    this.resync();
+    return this.write(this.#last);
   }
 
   stop(): void {

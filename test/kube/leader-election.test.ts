@@ -121,6 +121,38 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
     expect(a.events).toEqual(['started', 'stopped']);
   });
 
+  it('a new leader writes the statuses it already had, without waiting for a change', async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    let elector: LeaderElector | undefined;
+    const writer = createStatusWriter({
+      kubeConfig: kubeConfigFor(server),
+      controllerName: CONTROLLER,
+      logger: captureLogs().logger,
+      isLeader: () => elector?.isLeader ?? false,
+    });
+    // Translated before winning the lease: nothing written yet.
+    await writer.write([classStatus]);
+    expect(server.requests.filter((r) => r.subresource === 'status')).toHaveLength(0);
+    const started: Promise<void>[] = [];
+    elector = startLeaderElection({
+      kubeConfig: kubeConfigFor(server),
+      namespace: 'kube-system',
+      name: 'clusterset-gateway',
+      identity: 'replica-a',
+      leaseDurationMs: 1000,
+      renewMs: 100,
+      logger: captureLogs().logger,
+      onStartedLeading: () => started.push(writer.rewrite()),
+    });
+    electors.push(elector);
+    await eventually(() => started.length === 1, 'leading');
+    await started[0];
+    expect(server.get('gatewayclasses', undefined, 'clusterset')?.status).toMatchObject({
+      conditions: [{ type: 'Accepted', status: 'True' }],
+    });
+  });
+
   it('with two replicas writing the same statuses, only the leader writes, once', async () => {
     server = await withServer();
     server.create(gatewayClass());
