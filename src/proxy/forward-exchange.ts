@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
+import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
@@ -143,7 +145,19 @@ export interface ExchangeServices {
  * One client request being forwarded: chooses endpoints, streams the body both ways with backpressure,
  * retries where it is safe, applies timeouts and maps failures to 502/503/504.
  */
-export class Exchange {
+function onAttemptTimer(exchange: Exchange): void {
+  exchange.attemptTimedOut();
+}
+
+function onRequestTimer(exchange: Exchange): void {
+  exchange.requestTimedOut();
+}
+
+function onBackoffTimer(exchange: Exchange): void {
+  exchange.retryAfterBackoff();
+}
+
+export class Exchange implements ClientBound {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly action: CompiledAction;
@@ -153,6 +167,8 @@ export class Exchange {
   readonly #head: UpstreamRequestHead;
   readonly #startMs: number;
   readonly #corsOrigin: string | undefined;
+  /** Kept: Node may clear `req.socket` before the exchange ends. */
+  readonly #socket: Socket;
   #body: IncomingMessage | PassThrough | null;
   #current: UpstreamAttempt | undefined;
   #tried: Set<string> | undefined;
@@ -182,12 +198,13 @@ export class Exchange {
     this.#startMs = startMs;
     this.#corsOrigin = corsOrigin;
     this.#body = head.hasBody ? req : null;
+    this.#socket = req.socket;
   }
 
   start(): void {
-    this.res.on('close', this.#onClientClose);
+    watchClient(this.#socket, this);
     if (this.action.requestTimeoutMs !== undefined) {
-      this.#requestTimer = setTimeout(this.#onRequestTimeout, this.action.requestTimeoutMs);
+      this.#requestTimer = setTimeout(onRequestTimer, this.action.requestTimeoutMs, this);
     }
     if (this.target.mirrors.length > 0) this.#mirror(this.target.mirrors);
     this.#attempt();
@@ -204,7 +221,7 @@ export class Exchange {
     const attempt = new UpstreamAttempt(this, endpoint, backend.balancer.begin(endpoint));
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
-      this.#attemptTimer = setTimeout(this.#onAttemptTimeout, this.action.backendRequestTimeoutMs);
+      this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
     }
     const head = this.#head;
     this.#services.pools.get(backend.protocol, endpoint).dispatch(
@@ -232,7 +249,7 @@ export class Exchange {
       this.#clearAttemptTimer();
       attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
       attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
-      if (retry.backoffMs > 0) setTimeout(this.#retryAfterBackoff, retry.backoffMs);
+      if (retry.backoffMs > 0) setTimeout(onBackoffTimer, retry.backoffMs, this);
       else this.#attempt();
       return false;
     }
@@ -272,6 +289,7 @@ export class Exchange {
     attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
     if (this.#finished) return;
     this.#finished = true;
+    unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     this.res.end();
     this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
@@ -309,6 +327,7 @@ export class Exchange {
   #finish(status: number, text = ''): void {
     if (this.#finished) return;
     this.#finished = true;
+    unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
     if (this.res.headersSent) this.res.destroy();
@@ -316,11 +335,11 @@ export class Exchange {
     this.target.series.record(status, (performance.now() - this.#startMs) / 1000);
   }
 
-  #retryAfterBackoff = (): void => {
+  retryAfterBackoff(): void {
     if (!this.#finished) this.#attempt();
-  };
+  }
 
-  #onClientClose = (): void => {
+  clientClosed(): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#clearRequestTimer();
@@ -332,18 +351,18 @@ export class Exchange {
       attempt.cancel(new Error('client closed the connection'));
     }
     this.target.series.record(CLIENT_CLOSED, (performance.now() - this.#startMs) / 1000);
-  };
+  }
 
-  #onAttemptTimeout = (): void => {
+  attemptTimedOut(): void {
     this.#attemptTimer = undefined;
     const attempt = this.#current;
     if (attempt === undefined || attempt.ended) return;
     attempt.finish('timeout');
     attempt.cancel(new AttemptTimeoutError('backend request timeout'));
     this.#finish(504);
-  };
+  }
 
-  #onRequestTimeout = (): void => {
+  requestTimedOut(): void {
     this.#requestTimer = undefined;
     const attempt = this.#current;
     if (attempt !== undefined && !attempt.ended) {
@@ -351,7 +370,7 @@ export class Exchange {
       attempt.cancel(new AttemptTimeoutError('request timeout'));
     }
     this.#finish(504);
-  };
+  }
 
   #clearAttemptTimer(): void {
     if (this.#attemptTimer !== undefined) {

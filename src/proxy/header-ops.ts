@@ -57,6 +57,10 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 
 /** Extra names listed in a Connection header value beyond the usual close/keep-alive/upgrade. */
 export function connectionListedNames(value: string): string[] | undefined {
+  if (value.length <= 10) {
+    const lower = value.toLowerCase();
+    if (lower === 'keep-alive' || lower === 'close' || lower === 'upgrade') return undefined;
+  }
   let out: string[] | undefined;
   for (const token of value.split(',')) {
     const name = token.trim().toLowerCase();
