@@ -288,12 +288,18 @@ describe('Kubernetes source against the API test server', () => {
       metadata: { name: 'bad', namespace: 'default', uid: 'x' },
       spec: 'not-a-mapping',
     });
-    const { recorder, logs } = startSource(server);
+    const { source: src, recorder, logs } = startSource(server);
     const snapshot = await recorder.waitFor(() => true, 'initial snapshot');
     expect(snapshot.httpRoutes.map((r) => r.metadata.name)).toEqual(['good']);
     expect(logs.lines.some((l) => l.msg === 'skipping malformed object' && l.name === 'bad')).toBe(true);
+    expect(src.problems).toEqual([
+      'HTTPRoute default/bad is malformed and ignored: HTTPRoute bad: spec must be a mapping',
+    ]);
+    expect(src.ready).toBe(true);
     server.create(httpRoute('later'));
     await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'later') !== undefined, 'later route');
+    server.delete('httproutes', 'default', 'bad');
+    await eventually(() => src.problems.length === 0, 'problem cleared');
   });
 
   it('keeps retrying while the API server is down at start', async () => {

@@ -34,11 +34,13 @@ export interface KubeSourceOptions {
 export interface KubeSource extends Source {
   /** True once every required kind has been listed (the initial snapshot was emitted) and none is denied. */
   readonly ready: boolean;
-  /** Lasting problems for /readyz: RBAC denials naming the permission, required CRDs not installed. */
+  /** Lasting problems: RBAC denials naming the permission, required CRDs not installed, malformed objects. */
   readonly problems: readonly string[];
   /** ServiceImport group/kinds the API server currently serves; a route to any other gets InvalidKind. */
   readonly servedServiceImportKinds: readonly { readonly group: string; readonly kind: string }[];
 }
+
+const MAX_LISTED_INVALID = 20;
 
 export function createKubeSource(options: KubeSourceOptions): KubeSource {
   return new KubernetesSource(options);
@@ -91,6 +93,15 @@ class KubernetesSource implements KubeSource {
   get problems(): readonly string[] {
     const out = [...this.#problems.values()];
     if (this.#discoveryProblem) out.unshift(this.#discoveryProblem);
+    const invalid: string[] = [];
+    for (const reflector of this.#reflectors.values()) {
+      for (const [key, reason] of reflector.invalidObjects()) {
+        invalid.push(`${reflector.resolved.watched.kind} ${key} is malformed and ignored: ${reason}`);
+      }
+    }
+    out.push(...invalid.slice(0, MAX_LISTED_INVALID));
+    if (invalid.length > MAX_LISTED_INVALID)
+      out.push(`and ${invalid.length - MAX_LISTED_INVALID} more malformed objects`);
     for (const kind of this.#discovered ? this.#missing.values() : []) {
       if (kind.required) {
         out.push(`${kindLabel(kind)} (${kind.kind}) is not served by the API server; install its CRD`);

@@ -57,6 +57,8 @@ export class Reflector {
   readonly #path: string;
   readonly #label: string;
   readonly #invalidLogged = new Set<string>();
+  /** Objects currently skipped as malformed: key → reason. */
+  readonly #invalid = new Map<string, string>();
   #resourceVersion = '';
   #phase: 'list' | 'watch' = 'list';
   #synced = false;
@@ -84,6 +86,11 @@ export class Reflector {
 
   get resolved(): ResolvedKind {
     return this.#o.resolved;
+  }
+
+  /** Malformed objects currently left out, for problems in /config_dump. */
+  invalidObjects(): ReadonlyMap<string, string> {
+    return this.#invalid;
   }
 
   objects(): IterableIterator<Entry> {
@@ -158,6 +165,7 @@ export class Reflector {
   async #list(): Promise<void> {
     this.#phase = 'list';
     const next = new Map<string, Entry>();
+    const invalid = new Map<string, string>();
     let token: string | undefined;
     let resourceVersion = '';
     do {
@@ -167,7 +175,7 @@ export class Reflector {
       if (!isRecord(page) || !Array.isArray(page.items))
         throw new Error(`unexpected list response from ${this.#path}`);
       for (const item of page.items) {
-        const entry = this.#entry(item);
+        const entry = this.#entry(item, invalid);
         if (entry) next.set(objectKey(entry.object), entry);
       }
       const meta = isRecord(page.metadata) ? page.metadata : {};
@@ -180,6 +188,8 @@ export class Reflector {
     }
     this.#store.clear();
     for (const [key, entry] of next) this.#store.set(key, entry);
+    this.#invalid.clear();
+    for (const [key, reason] of invalid) this.#invalid.set(key, reason);
     this.#resourceVersion = resourceVersion;
     this.#o.countEvent('LIST');
     this.#backoff.reset();
@@ -191,10 +201,13 @@ export class Reflector {
     if (changed || first) this.#o.onChange();
   }
 
-  #entry(item: unknown): Entry | undefined {
+  #entry(item: unknown, invalid: Map<string, string>): Entry | undefined {
     const result = normalizeObject(item, this.#apiVersion, this.#o.resolved.watched.kind);
-    if (!result.ok) {
-      const meta = isRecord(item) && isRecord(item.metadata) ? item.metadata : {};
+    const meta = isRecord(item) && isRecord(item.metadata) ? item.metadata : {};
+    const key = meta.namespace ? `${String(meta.namespace)}/${String(meta.name)}` : String(meta.name ?? '?');
+    if (result.ok) invalid.delete(key);
+    else {
+      invalid.set(key, result.reason);
       const id = `${String(meta.namespace ?? '')}/${String(meta.name ?? '?')}@${String(meta.resourceVersion ?? '')}`;
       if (!this.#invalidLogged.has(id)) {
         this.#invalidLogged.add(id);
@@ -297,6 +310,7 @@ export class Reflector {
       typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
     const existing = this.#store.get(key);
     if (type === 'DELETED') {
+      if (this.#invalid.delete(key)) this.#o.onChange();
       // A delete of an older incarnation (different uid) must not remove the object that replaced it.
       if (!existing || (existing.uid && meta.uid && existing.uid !== meta.uid)) return;
       this.#store.delete(key);
@@ -304,9 +318,11 @@ export class Reflector {
       return;
     }
     if (type !== 'ADDED' && type !== 'MODIFIED') return;
-    const entry = this.#entry(obj);
+    const entry = this.#entry(obj, this.#invalid);
     if (!entry) {
-      if (existing && this.#store.delete(key)) this.#o.onChange();
+      // Left out of the snapshot (and listed as a problem) until it is fixed or deleted.
+      this.#store.delete(key);
+      this.#o.onChange();
       return;
     }
     this.#store.set(key, entry);
