@@ -43,13 +43,31 @@ export function nginxBackendConfig(
   smallBody: string,
   filesDir: string,
 ): string {
+  const [primary] = listens;
   const listenLines = listens.map((e) => `    listen ${endpointKey(e)} backlog=4096;`).join('\n');
+  const body = JSON.stringify(smallBody);
+  // `return` answers before an upload has arrived (nginx discards the rest later), which HTTP allows but
+  // which turns an upload benchmark into a test of early-response handling. Uploads therefore go through a
+  // proxy_pass to this same server: nginx reads the whole body (in memory) first, then answers.
   return frame(
     common,
-    `  server {
+    `  upstream self {
+    server ${primary ? endpointKey(primary) : '127.0.0.1:1'};
+    keepalive 64;
+  }
+  server {
 ${listenLines}
     location /files/ { root ${filesDir}; }
-    location / { default_type text/plain; return 200 ${JSON.stringify(smallBody)}; }
+    location = /upload {
+      client_body_buffer_size 2m;
+      proxy_pass http://self/uploaded;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+    location = /uploaded { default_type text/plain; return 200 ${body}; }
+    location / { default_type text/plain; return 200 ${body}; }
   }`,
   );
 }

@@ -17,7 +17,7 @@ export function markdownReport(result: SuiteResult): string {
     `- ${result.cpuPlan}`,
     `- ${result.backend}`,
     `- ${result.options.runs} runs of ${result.options.durationSec}s per load generator after a ${result.options.warmupSec}s warm-up; medians of req/s and percentiles, max of RSS. "req/s per proxy core" divides req/s by the CPU the proxy actually used. Ratios compare req/s with the same load generator.`,
-    `- Load average at the end: ${machine.loadAverage1m.toFixed(2)}. "others on proxy CPU" is the CPU other processes took on the proxy's core during the runs; above a few percent the proxy did not have its core to itself.`,
+    `- Load average at the end: ${machine.loadAverage1m.toFixed(2)}. "others on proxy CPU" is the CPU other processes (and interrupts) took on the proxy's core during the runs; above a few percent the proxy did not have its core to itself.`,
     '- autocannon records latency in whole milliseconds; use the wrk rows for sub-millisecond latency.',
     ...result.notes.map((n) => `- ${n}`),
   ];

@@ -29,7 +29,7 @@ export function textTable(result: SuiteResult): string {
   out.push(
     '',
     `machine: ${result.machine.cpuModel}, ${result.machine.cores} cores, node ${result.machine.node}, ${result.machine.os}, load average ${result.machine.loadAverage1m.toFixed(2)}`,
-    '"others on proxy CPU": CPU time other processes took on the proxy core during the runs; above a few % the numbers are disturbed',
+    '"others on proxy CPU": CPU time other processes (and interrupts) took on the proxy core during the runs; above a few % the numbers are disturbed',
     `cpu: ${result.cpuPlan}`,
     result.backend,
     `runs: ${result.options.runs} x ${result.options.durationSec}s per tool after ${result.options.warmupSec}s warm-up; medians shown; latency max is the max over runs`,
