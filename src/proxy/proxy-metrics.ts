@@ -1,81 +1,106 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { AttemptResult } from '../lb/balancer.ts';
+import { type CounterCell, FastCounter, FastHistogram, type HistogramCell } from './fast-metrics.ts';
 
 const LATENCY_BUCKETS_SECONDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
 /** Series of one (gateway, route, backend) triple, bound once at compile time. */
-export interface RequestSeries {
-  record(statusCode: number, seconds: number): void;
+export class RequestSeries {
+  readonly #counter: FastCounter;
+  readonly #labels: readonly string[];
+  readonly #duration: HistogramCell;
+  /** Status code to its counter cell, filled on first use of each code. */
+  readonly #codes = new Map<number, CounterCell>();
+
+  constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
+    this.#counter = counter;
+    this.#labels = labels;
+    this.#duration = histogram.cell(labels);
+  }
+
+  record(statusCode: number, seconds: number): void {
+    let cell = this.#codes.get(statusCode);
+    if (cell === undefined) {
+      cell = this.#counter.cell([...this.#labels, String(statusCode)]);
+      this.#codes.set(statusCode, cell);
+    }
+    cell.value++;
+    this.#duration.observe(seconds);
+  }
 }
 
 /** Series of one (backend, cluster, zone) triple. */
-export interface UpstreamSeries {
-  record(result: AttemptResult, seconds: number): void;
+export class UpstreamSeries {
+  readonly #counter: FastCounter;
+  readonly #labels: readonly string[];
+  readonly #duration: HistogramCell;
+  readonly #results = new Map<AttemptResult, CounterCell>();
+
+  constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
+    this.#counter = counter;
+    this.#labels = labels;
+    this.#duration = histogram.cell(labels);
+  }
+
+  record(result: AttemptResult, seconds: number): void {
+    let cell = this.#results.get(result);
+    if (cell === undefined) {
+      cell = this.#counter.cell([...this.#labels, result]);
+      this.#results.set(result, cell);
+    }
+    cell.value++;
+    this.#duration.observe(seconds);
+  }
 }
 
 /**
  * Proxy metrics with Prometheus names and low-cardinality labels: route is `namespace/name`, backend the
- * BackendCluster id, never a path. Label-bound children are cached so the hot path does no label hashing
- * for the counters.
+ * BackendCluster id, never a path. Series are bound at compile time; recording is a few field updates.
  */
 export class ProxyMetrics {
-  readonly #requests: Counter<'gateway' | 'route' | 'backend' | 'code'>;
-  readonly #requestSeconds: Histogram<'gateway' | 'route' | 'backend'>;
-  readonly #upstream: Counter<'backend' | 'cluster' | 'zone' | 'result'>;
-  readonly #upstreamSeconds: Histogram<'backend' | 'cluster' | 'zone'>;
+  readonly #requests: FastCounter;
+  readonly #requestSeconds: FastHistogram;
+  readonly #upstream: FastCounter;
+  readonly #upstreamSeconds: FastHistogram;
   readonly #requestSeries = new Map<string, RequestSeries>();
-  readonly #upstreamSeriesCache = new Map<string, UpstreamSeries>();
+  readonly #upstreamSeries = new Map<string, UpstreamSeries>();
 
   constructor(registry: Registry) {
-    this.#requests = new Counter({
-      name: 'clusterset_gateway_requests_total',
-      help: 'Requests answered by the gateway, by gateway, route, backend and status code.',
-      labelNames: ['gateway', 'route', 'backend', 'code'],
-      registers: [registry],
-    });
-    this.#requestSeconds = new Histogram({
-      name: 'clusterset_gateway_request_duration_seconds',
-      help: 'Time from request arrival to the end of the response, by gateway, route and backend.',
-      labelNames: ['gateway', 'route', 'backend'],
-      buckets: LATENCY_BUCKETS_SECONDS,
-      registers: [registry],
-    });
-    this.#upstream = new Counter({
-      name: 'clusterset_gateway_upstream_requests_total',
-      help: 'Attempts sent to upstream endpoints, by backend, cluster, zone and result.',
-      labelNames: ['backend', 'cluster', 'zone', 'result'],
-      registers: [registry],
-    });
-    this.#upstreamSeconds = new Histogram({
-      name: 'clusterset_gateway_upstream_request_duration_seconds',
-      help: 'Time from dispatching an attempt to its end, by backend, cluster and zone.',
-      labelNames: ['backend', 'cluster', 'zone'],
-      buckets: LATENCY_BUCKETS_SECONDS,
-      registers: [registry],
-    });
+    this.#requests = new FastCounter(
+      registry,
+      'clusterset_gateway_requests_total',
+      'Requests answered by the gateway, by gateway, route, backend and status code.',
+      ['gateway', 'route', 'backend', 'code'],
+    );
+    this.#requestSeconds = new FastHistogram(
+      registry,
+      'clusterset_gateway_request_duration_seconds',
+      'Time from request arrival to the end of the response, by gateway, route and backend.',
+      ['gateway', 'route', 'backend'],
+      LATENCY_BUCKETS_SECONDS,
+    );
+    this.#upstream = new FastCounter(
+      registry,
+      'clusterset_gateway_upstream_requests_total',
+      'Attempts sent to upstream endpoints, by backend, cluster, zone and result.',
+      ['backend', 'cluster', 'zone', 'result'],
+    );
+    this.#upstreamSeconds = new FastHistogram(
+      registry,
+      'clusterset_gateway_upstream_request_duration_seconds',
+      'Time from dispatching an attempt to its end, by backend, cluster and zone.',
+      ['backend', 'cluster', 'zone'],
+      LATENCY_BUCKETS_SECONDS,
+    );
   }
 
   requestSeries(gateway: string, route: string, backend: string): RequestSeries {
     const key = `${gateway}\u0000${route}\u0000${backend}`;
     let series = this.#requestSeries.get(key);
     if (series === undefined) {
-      const labels = { gateway, route, backend };
-      const histogram = this.#requestSeconds.labels(labels);
-      const counters = new Map<number, Counter.Internal>();
-      const requests = this.#requests;
-      series = {
-        record(statusCode, seconds) {
-          let counter = counters.get(statusCode);
-          if (counter === undefined) {
-            counter = requests.labels({ ...labels, code: String(statusCode) });
-            counters.set(statusCode, counter);
-          }
-          counter.inc();
-          histogram.observe(seconds);
-        },
-      };
+      series = new RequestSeries(this.#requests, this.#requestSeconds, [gateway, route, backend]);
       this.#requestSeries.set(key, series);
     }
     return series;
@@ -83,24 +108,10 @@ export class ProxyMetrics {
 
   upstreamSeries(backend: string, cluster: string, zone: string): UpstreamSeries {
     const key = `${backend}\u0000${cluster}\u0000${zone}`;
-    let series = this.#upstreamSeriesCache.get(key);
+    let series = this.#upstreamSeries.get(key);
     if (series === undefined) {
-      const labels = { backend, cluster, zone };
-      const histogram = this.#upstreamSeconds.labels(labels);
-      const counters = new Map<AttemptResult, Counter.Internal>();
-      const upstream = this.#upstream;
-      series = {
-        record(result, seconds) {
-          let counter = counters.get(result);
-          if (counter === undefined) {
-            counter = upstream.labels({ ...labels, result });
-            counters.set(result, counter);
-          }
-          counter.inc();
-          histogram.observe(seconds);
-        },
-      };
-      this.#upstreamSeriesCache.set(key, series);
+      series = new UpstreamSeries(this.#upstream, this.#upstreamSeconds, [backend, cluster, zone]);
+      this.#upstreamSeries.set(key, series);
     }
     return series;
   }
