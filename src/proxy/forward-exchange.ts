@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
+import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
@@ -139,6 +140,7 @@ class DiscardHandler implements Dispatcher.DispatchHandler {
 
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
+  readonly logger: Logger;
 }
 
 /**
@@ -224,7 +226,15 @@ export class Exchange implements ClientBound {
       this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
     }
     const head = this.#head;
-    this.#services.pools.get(backend.protocol, endpoint).dispatch(
+    let dispatcher: Dispatcher;
+    try {
+      dispatcher = this.#services.pools.get(backend.protocol, endpoint);
+    } catch (err) {
+      // An endpoint address undici cannot use counts as a connect failure of that endpoint.
+      attempt.onError(err as Error);
+      return;
+    }
+    dispatcher.dispatch(
       {
         path: head.path,
         method: this.req.method as Dispatcher.HttpMethod,

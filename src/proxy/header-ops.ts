@@ -2,25 +2,29 @@ import type { HeaderOps } from '../ir/route-table.ts';
 
 /**
  * A compiled Request/ResponseHeaderModifier: names are case-insensitive (HTTPHeaderFilter). `set` replaces every
- * value of a name, `add` appends a value, `remove` drops the name. Applied to flat `[name, value, ...]` arrays.
+ * value of a name, `remove` drops the name, `add` appends to the existing value with a comma
+ * (`my-header: foo` plus add `bar` gives `my-header: foo,bar`) or adds the header when absent.
  */
 export interface HeaderMod {
   /** Lower-case names whose existing values are dropped (set and remove). */
   readonly drop: ReadonlySet<string>;
-  /** Flat `[name, value, ...]` pairs appended after dropping (set, then add). */
-  readonly append: readonly string[];
+  /** Flat `[name, value, ...]` pairs written after dropping. */
+  readonly set: readonly string[];
+  /** Flat `[lower-case name, name, value, ...]` triples appended to. */
+  readonly add: readonly string[];
 }
 
 export function compileHeaderMod(ops: HeaderOps): HeaderMod {
   const drop = new Set<string>();
-  const append: string[] = [];
+  const set: string[] = [];
+  const add: string[] = [];
   for (const { name, value } of ops.set) {
     drop.add(name.toLowerCase());
-    append.push(name, value);
+    set.push(name, value);
   }
   for (const name of ops.remove) drop.add(name.toLowerCase());
-  for (const { name, value } of ops.add) append.push(name, value);
-  return { drop, append };
+  for (const { name, value } of ops.add) add.push(name.toLowerCase(), name, value);
+  return { drop, set, add };
 }
 
 /** Applies modifiers in order to a flat header array, returning a new array only when something changes. */
@@ -34,7 +38,14 @@ export function applyHeaderMods(headers: string[], mods: readonly HeaderMod[]): 
       }
       out = kept;
     }
-    for (let i = 0; i < mod.append.length; i++) out.push(mod.append[i]!);
+    for (let i = 0; i < mod.set.length; i++) out.push(mod.set[i]!);
+    for (let i = 0; i < mod.add.length; i += 3) {
+      const lower = mod.add[i]!;
+      let found = -1;
+      for (let j = 0; j < out.length; j += 2) if (out[j]!.toLowerCase() === lower) found = j;
+      if (found === -1) out.push(mod.add[i + 1]!, mod.add[i + 2]!);
+      else out[found + 1] = `${out[found + 1]},${mod.add[i + 2]}`;
+    }
   }
   return out;
 }

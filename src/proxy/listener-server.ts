@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { CompiledPort } from './compile-table.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
+import { sendLocalReply } from './local-reply.ts';
 import { serveRequest } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
@@ -25,7 +26,17 @@ export class ListenerServer {
     this.protocol = compiled.protocol;
     this.#compiled = compiled;
     const onRequest: Parameters<typeof createHttpServer>[1] = (req, res) => {
-      serveRequest(services, this.#compiled, req, res);
+      try {
+        serveRequest(services, this.#compiled, req, res);
+      } catch (err) {
+        // A bug must cost one request, never the process.
+        services.logger.error(
+          { err: (err as Error).message, port: this.gatewayPort },
+          'request handler failed',
+        );
+        if (!res.headersSent) sendLocalReply(res, 500, 'internal error');
+        else res.destroy();
+      }
     };
     if (compiled.protocol === 'HTTPS') {
       const fallback = compiled.tls?.fallback;
@@ -48,7 +59,15 @@ export class ListenerServer {
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
-      serveUpgrade(this.#compiled, req, socket, head);
+      try {
+        serveUpgrade(this.#compiled, req, socket, head);
+      } catch (err) {
+        services.logger.error(
+          { err: (err as Error).message, port: this.gatewayPort },
+          'upgrade handler failed',
+        );
+        socket.destroy();
+      }
     });
     // A broken client connection is that client's problem; it must never reach the process.
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {

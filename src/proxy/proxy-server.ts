@@ -92,7 +92,7 @@ export class ProxyServer {
     const opened: ListenerServer[] = [];
     for (const [port, compiledPort] of compiled.ports) {
       if (this.#servers.has(port)) continue;
-      const server = new ListenerServer({ pools: this.#pools }, compiledPort);
+      const server = new ListenerServer({ pools: this.#pools, logger: this.#logger }, compiledPort);
       try {
         const bound = await server.listen(this.#host, this.#bindPort(port));
         this.#servers.set(port, server);

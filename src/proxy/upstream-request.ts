@@ -34,6 +34,12 @@ const SPECIAL = new Map<string, Special>([
   ['expect', Special.Drop],
 ]);
 
+/** The client's address as X-Forwarded-For shows it: IPv4 peers of a dual-stack socket without `::ffff:`. */
+function clientAddress(req: IncomingMessage): string {
+  const address = req.socket?.remoteAddress ?? '';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
 export interface UpstreamRequestHead {
   readonly headers: string[];
   readonly hasBody: boolean;
@@ -101,7 +107,7 @@ export function buildUpstreamHead(
   const clientHost = host ?? '';
   const outHost = target.rewriteHost ?? host;
   if (outHost !== undefined) headers.push('host', outHost);
-  const remote = req.socket.remoteAddress ?? '';
+  const remote = clientAddress(req);
   headers.push(
     'x-forwarded-for',
     forwardedFor === undefined ? remote : `${forwardedFor}, ${remote}`,

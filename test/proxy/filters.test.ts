@@ -133,7 +133,7 @@ describe('filters', () => {
     });
     const echo = answer.echo();
     expect(echo.headers['X-Set']).toEqual(['set-value']);
-    expect(echo.headers['X-Add']).toEqual(['first', 'added']);
+    expect(echo.headers['X-Add']).toEqual(['first,added']);
     expect(echo.headers['X-Remove']).toBeUndefined();
   });
 
@@ -143,7 +143,7 @@ describe('filters', () => {
     });
     expect(answer.headers['x-resp-set']).toBe('forced');
     expect(answer.headers['x-resp-remove']).toBeUndefined();
-    expect(answer.headers['x-resp-add']).toBe('first, extra');
+    expect(answer.headers['x-resp-add']).toBe('first,extra');
   });
 
   it('redirects with the listener port semantics of HTTPRequestRedirectFilter', async () => {
