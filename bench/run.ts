@@ -7,7 +7,7 @@ import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
 import { runSuite } from './harness/suite.ts';
-import { summarizeProfileFile } from './profile/summarize-cpuprofile.ts';
+import { profileBusyMs, summarizeProfileFile } from './profile/summarize-cpuprofile.ts';
 import { textTable } from './report/text-table.ts';
 import { writeResults } from './report/write-results.ts';
 
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   const outDir = resolve(projectDir, args.out);
   const cpuProfDir = args.cpuProf ? join(outDir, 'profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
+  const profilesBefore = new Set(cpuProfDir ? await readdir(cpuProfDir) : []);
 
   const result = await runSuite({
     scenarios: findScenarios(args.scenarios),
@@ -71,10 +72,17 @@ async function main(): Promise<void> {
   log(`wrote ${files.json}, ${files.svg}, ${files.markdown}`);
 
   if (cpuProfDir) {
-    const profiles = (await readdir(cpuProfDir)).filter((f) => f.endsWith('.cpuprofile')).sort();
-    for (const profile of profiles.slice(-3)) {
-      process.stdout.write(`\n== CPU profile ${profile}\n`);
-      process.stdout.write(await summarizeProfileFile(join(cpuProfDir, profile), 25));
+    // One profile per thread; the tsx loader thread writes a small one. Summarize the busy ones.
+    const fresh = (await readdir(cpuProfDir)).filter(
+      (f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f),
+    );
+    const busy = await Promise.all(
+      fresh.map(async (f) => ({ f, ms: await profileBusyMs(join(cpuProfDir, f)) })),
+    );
+    const max = Math.max(0, ...busy.map((b) => b.ms));
+    for (const { f } of busy.filter((b) => b.ms >= max / 4).sort((a, b) => a.f.localeCompare(b.f))) {
+      process.stdout.write(`\n== gateway CPU profile ${join(args.out, 'profiles', f)}\n`);
+      process.stdout.write(await summarizeProfileFile(join(cpuProfDir, f), 30));
     }
   }
 }

@@ -186,7 +186,8 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
         await writeFile(tmp, churnedRouteYaml(manifests, generation));
         await rename(tmp, join(dir, 'route.yaml'));
       },
-      stop: () => proc.stop(),
+      // Under --cpu-prof the profile is written at exit; give it time before SIGKILL.
+      stop: () => proc.stop(ctx.cpuProfDir ? 20_000 : 3000),
     },
   };
 }

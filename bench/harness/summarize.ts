@@ -1,3 +1,4 @@
+import { LATENCY_RESOLUTION_MS } from './load.ts';
 import type { ResultRow, RunSample } from './results.ts';
 import type { Scenario } from './scenarios.ts';
 import { maxOf, median, ratio, sum } from './stats.ts';
@@ -53,7 +54,8 @@ export function derive(
   const findings: string[] = [];
   const tools = [...new Set(rows.flatMap((r) => (r.tool ? [r.tool] : [])))];
   for (const tool of tools) {
-    if (scenario.name === 'one-connection') {
+    // Added latency is a fraction of a millisecond: only a tool with finer resolution can show it.
+    if (scenario.name === 'one-connection' && LATENCY_RESOLUTION_MS[tool] < 0.1) {
       const direct = find('direct', tool);
       for (const row of withRatios) {
         if (row.tool !== tool || row.config === 'direct' || row.status !== 'ok' || !direct) continue;

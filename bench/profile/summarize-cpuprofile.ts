@@ -94,3 +94,12 @@ export function summarizeProfile(value: unknown, top = 25): string {
 export async function summarizeProfileFile(path: string, top = 25): Promise<string> {
   return summarizeProfile(JSON.parse(await readFile(path, 'utf8')) as unknown, top);
 }
+
+/** Busy (non-idle) sampled milliseconds: tells the main thread's profile from a loader thread's. */
+export async function profileBusyMs(path: string): Promise<number> {
+  const value = JSON.parse(await readFile(path, 'utf8')) as unknown;
+  if (!isProfile(value)) return 0;
+  return selfTimes(value)
+    .filter((t) => t.area !== 'idle')
+    .reduce((a, t) => a + t.ms, 0);
+}
