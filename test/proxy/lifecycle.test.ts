@@ -79,6 +79,19 @@ describe('hot swap under keep-alive', () => {
     expect(connections).toBe(1);
     await client.close();
   });
+
+  it('lets a request in flight finish on an endpoint the new table no longer has', async () => {
+    const v1 = backend('v1', [echoes[0]!.port]);
+    const v2 = backend('v2', [echoes[1]!.port]);
+    await proxy.proxy.apply(simpleTable([entry([to(v1)])], [v1]));
+    const slow = send(proxy.port(), '/?delay=300ms');
+    await new Promise((r) => setTimeout(r, 100));
+    await proxy.proxy.apply(simpleTable([entry([to(v2)])], [v2]));
+    expect((await send(proxy.port(), '/')).echo().pod).toBe('v2');
+    const answer = await slow;
+    expect(answer.status).toBe(200);
+    expect(answer.echo().pod).toBe('v1');
+  });
 });
 
 describe('upgrade tunnel and h2c', () => {
@@ -222,7 +235,7 @@ describe('TLS listeners', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const get = (servername: string) =>
+  const get = (servername: string, ca = [certs['a.example.com']!.cert, certs['wild.b.example.com']!.cert]) =>
     new Promise<{ subject: string; pod: string; proto: string }>((resolve, reject) => {
       const req = httpsRequest(
         {
@@ -231,7 +244,7 @@ describe('TLS listeners', () => {
           path: '/',
           servername,
           headers: { host: servername },
-          ca: [certs['a.example.com']!.cert, certs['wild.b.example.com']!.cert],
+          ca,
           agent: false,
         },
         (res) => {
@@ -257,5 +270,40 @@ describe('TLS listeners', () => {
   it('selects the certificate by SNI and routes by Host', async () => {
     expect(await get('a.example.com')).toEqual({ subject: 'a.example.com', pod: 'a', proto: 'https' });
     expect(await get('x.b.example.com')).toEqual({ subject: 'wild.b.example.com', pod: 'b', proto: 'https' });
+  });
+
+  it('serves a new certificate after apply, on the same port', async () => {
+    makeCert('a2.example.com', 'DNS:a.example.com');
+    const port = proxy.port(443);
+    const a = backend('a', [echoes[0]!.port]);
+    await proxy.proxy.apply({
+      ports: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          gateways: ['default/gw'],
+          listeners: [
+            listener('a', 'a.example.com', [vhost('a.example.com', [entry([to(a)])])], {
+              tls: {
+                certificates: [
+                  {
+                    secret: 'default/a2',
+                    certPem: certs['a2.example.com']!.cert,
+                    keyPem: certs['a2.example.com']!.key,
+                  },
+                ],
+              },
+            }),
+          ],
+        },
+      ],
+      backends: { [a.id]: a },
+    });
+    expect(proxy.port(443)).toBe(port);
+    expect(await get('a.example.com', [certs['a2.example.com']!.cert])).toEqual({
+      subject: 'a2.example.com',
+      pod: 'a',
+      proto: 'https',
+    });
   });
 });
