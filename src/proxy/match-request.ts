@@ -18,11 +18,22 @@ function findHost(raw: readonly string[]): string | undefined {
  */
 export function matchRequest(port: CompiledPort, req: IncomingMessage): RequestView {
   const view = new RequestView(req);
-  const rawHost = findHost(req.rawHeaders);
+  let rawHost = findHost(req.rawHeaders);
+  let url = req.url ?? '';
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    // Absolute form (RFC 9112 §3.2.2): the target's authority replaces Host, the rest is the origin form.
+    const absolute = /^https?:\/\/([^/?#]*)([^#]*)$/i.exec(url);
+    if (absolute === null) {
+      view.status = 400;
+      return view;
+    }
+    rawHost = absolute[1];
+    url = absolute[2] === '' ? '/' : absolute[2]!.charCodeAt(0) === 63 ? `/${absolute[2]}` : absolute[2]!;
+  }
   view.rawHost = rawHost;
+  view.target = url;
   const host = hostForMatching(rawHost ?? '');
-  const url = req.url ?? '';
-  if (host === undefined || url.charCodeAt(0) !== 47 /* origin-form only */) {
+  if (host === undefined) {
     view.status = 400;
     return view;
   }

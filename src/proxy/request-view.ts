@@ -11,6 +11,8 @@ export class RequestView {
   host = '';
   /** The Host header exactly as the client sent it. */
   rawHost: string | undefined;
+  /** The request target in origin form (path and query) exactly as the client sent it. */
+  target = '';
   /** Path without the query string. */
   path = '';
   /** Raw query string without `?`, or '' when absent. */

@@ -112,6 +112,6 @@ export function serveRequest(
     target.series.record(500, (performance.now() - startMs) / 1000);
     return;
   }
-  const head = buildUpstreamHead(req, action, target, view.path, view.rawQuery, false);
+  const head = buildUpstreamHead(req, view, action, target, false);
   new Exchange(services, req, res, action, target, head, startMs, corsOrigin).start();
 }

@@ -64,7 +64,7 @@ export function serveUpgrade(
     (target?.series ?? action.localSeries).record(500, (performance.now() - startMs) / 1000);
     return;
   }
-  const head = buildUpstreamHead(req, action, target, view.path, view.rawQuery, true);
+  const head = buildUpstreamHead(req, view, action, target, true);
   const request = serialiseHead(req.method ?? 'GET', head);
   tunnel(target, target.backend, socket, request, firstBytes, startMs, undefined, 0);
 }

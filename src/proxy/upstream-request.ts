@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { CompiledAction, ForwardTarget } from './compile-table.ts';
 import { applyHeaderMods, connectionListedNames, dropNames } from './header-ops.ts';
 import { rewritePath } from './redirect.ts';
+import type { RequestView } from './request-view.ts';
 
 /** What to do with each request header name on the way upstream; absent names are copied as they are. */
 const Special = {
@@ -55,15 +56,14 @@ export interface UpstreamRequestHead {
  */
 export function buildUpstreamHead(
   req: IncomingMessage,
+  view: RequestView,
   action: CompiledAction,
   target: ForwardTarget,
-  path: string,
-  query: string,
   keepUpgrade: boolean,
 ): UpstreamRequestHead {
   const raw = req.rawHeaders;
   let headers: string[] = [];
-  let host: string | undefined;
+  const host = view.rawHost;
   let forwardedFor: string | undefined;
   let hasBody = false;
   let listed: string[] | undefined;
@@ -77,7 +77,6 @@ export function buildUpstreamHead(
     }
     switch (special) {
       case Special.Host:
-        host ??= value;
         break;
       case Special.ForwardedFor:
         forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
@@ -119,7 +118,8 @@ export function buildUpstreamHead(
   if (target.requestMods.length > 0) headers = applyHeaderMods(headers, target.requestMods);
   const outPath =
     target.rewritePath === undefined
-      ? undefined
-      : rewritePath(target.rewritePath, path, action.matchedPrefix) + (query === '' ? '' : `?${query}`);
-  return { headers, hasBody, path: outPath ?? (req.url as string) };
+      ? view.target
+      : rewritePath(target.rewritePath, view.path, action.matchedPrefix) +
+        (view.rawQuery === '' ? '' : `?${view.rawQuery}`);
+  return { headers, hasBody, path: outPath };
 }

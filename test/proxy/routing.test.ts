@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendCluster, RouteTable } from '../../src/ir/route-table.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
@@ -121,6 +122,28 @@ describe('route selection', () => {
     const noListener = await send(proxy.port(8080), '/only', { host: 'elsewhere.example.com' });
     expect(noListener.status).toBe(404);
     expect((await send(proxy.port(8080), '/only', { host: 'strict.example.com' })).status).toBe(200);
+  });
+
+  it('routes an absolute-form target by its authority and forwards the origin form', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(proxy.port(), '127.0.0.1', () => {
+        socket.write(
+          'GET http://exact.example.com/abc?x=1 HTTP/1.1\r\nHost: ignored.example.net\r\nConnection: close\r\n\r\n',
+        );
+      });
+      let text = '';
+      socket.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const echo = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as {
+      service: string;
+      path: string;
+      host: string;
+    };
+    expect(echo).toMatchObject({ service: 'exact', path: '/abc?x=1', host: 'exact.example.com' });
   });
 
   it('answers 400 to a malformed Host header', async () => {
