@@ -279,6 +279,41 @@ describe('Kubernetes source against the API test server', () => {
     expect(src.problems).toEqual([]);
   });
 
+  it('stays ready when only an optional kind is denied, and says so', async () => {
+    server = await withServer();
+    server.setForbidden('serviceimports');
+    const { source: src, recorder } = startSource(server);
+    await recorder.waitFor(() => true, 'initial snapshot');
+    await eventually(() => src.problems.length > 0, 'problem');
+    expect(src.ready).toBe(true);
+    expect(src.problems[0]).toContain(
+      'forbidden to list serviceimports in API group "multicluster.x-k8s.io"',
+    );
+  });
+
+  it('drops the objects of a CRD that is removed and picks them up again when it returns', async () => {
+    server = await withServer();
+    server.create({
+      apiVersion: 'about.k8s.io/v1alpha1',
+      kind: 'ClusterProperty',
+      metadata: { name: 'cluster.clusterset.k8s.io' },
+      spec: { value: 'east' },
+    });
+    const { recorder } = startSource(server);
+    await recorder.waitFor((s) => s.clusterProperties.length === 1, 'initial snapshot');
+    server.uninstallCrd('clusterproperties.about.k8s.io');
+    await recorder.waitFor((s) => s.clusterProperties.length === 0, 'objects gone with the CRD');
+    server.installCrd('clusterproperties.about.k8s.io');
+    server.create({
+      apiVersion: 'about.k8s.io/v1beta1',
+      kind: 'ClusterProperty',
+      metadata: { name: 'clusterset.k8s.io' },
+      spec: { value: 'prod' },
+    });
+    const back = await recorder.waitFor((s) => s.clusterProperties.length === 1, 'CRD back');
+    expect(back.clusterProperties[0]?.spec?.value).toBe('prod');
+  });
+
   it('skips and logs a malformed object without losing the others', async () => {
     server = await withServer();
     server.create(httpRoute('good'));
