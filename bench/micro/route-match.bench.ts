@@ -44,7 +44,7 @@ summary(() => {
     const t0 = performance.now();
     const compiled = compileRouteTable(table, { ...deps, metrics: new ProxyMetrics(new Registry()) });
     const compileMs = performance.now() - t0;
-    const port = compiled.ports.get(table.ports[0]?.port ?? 8080);
+    const port = compiled.ports.get(String(table.ports[0]?.port ?? 8080));
     if (!port) throw new Error('no compiled port');
     const requests = routeTargets(layout).map((t) => fakeRequest(t.host, t.path));
     // Every request must find its route, or the benchmark measures 404s.

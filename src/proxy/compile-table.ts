@@ -93,6 +93,8 @@ export interface CompiledTls {
 
 export interface CompiledPort {
   readonly port: number;
+  /** The Gateway's own bind address (PortConfig.address); undefined means the proxy's host address. */
+  readonly address: string | undefined;
   readonly protocol: 'HTTP' | 'HTTPS';
   readonly scheme: 'http' | 'https';
   readonly listeners: HostSelector<CompiledListener>;
@@ -102,7 +104,8 @@ export interface CompiledPort {
 }
 
 export interface CompiledTable {
-  readonly ports: ReadonlyMap<number, CompiledPort>;
+  /** By `listenKey(address, port)`. */
+  readonly ports: ReadonlyMap<string, CompiledPort>;
   readonly backends: ReadonlyMap<string, CompiledBackend>;
   /** Pool keys of every endpoint the table can send to; other pools may be closed. */
   readonly poolKeys: ReadonlySet<string>;
@@ -282,6 +285,11 @@ function compileTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
  * regexes, header operations, weight tables, balancers and metric series. Entries that cannot compile (an
  * invalid regular expression) are logged and left out; the rest keeps serving.
  */
+/** Ports of Gateways with their own address are distinct listening sockets. */
+export function listenKey(address: string | undefined, port: number): string {
+  return address === undefined ? String(port) : `${address}:${port}`;
+}
+
 export function compileRouteTable(table: RouteTable, deps: CompileDeps): CompiledTable {
   const backends = new Map<string, CompiledBackend>();
   const poolKeys = new Set<string>();
@@ -290,7 +298,7 @@ export function compileRouteTable(table: RouteTable, deps: CompileDeps): Compile
     for (const tier of cluster.tiers)
       for (const endpoint of tier) poolKeys.add(poolKey(cluster.protocol, endpoint));
   }
-  const ports = new Map<number, CompiledPort>();
+  const ports = new Map<string, CompiledPort>();
   let routeEntries = 0;
   for (const port of table.ports) {
     const listeners = new HostSelector<CompiledListener>();
@@ -322,8 +330,9 @@ export function compileRouteTable(table: RouteTable, deps: CompileDeps): Compile
         noRouteSeries: deps.metrics.requestSeries(listener.gateway, '', ''),
       });
     }
-    ports.set(port.port, {
+    ports.set(listenKey(port.address, port.port), {
       port: port.port,
+      address: port.address,
       protocol: port.protocol,
       scheme: port.protocol === 'HTTPS' ? 'https' : 'http',
       listeners,

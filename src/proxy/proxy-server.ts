@@ -37,7 +37,8 @@ export class ProxyServer {
   readonly #logger: Logger;
   readonly #pools: UpstreamPools;
   readonly #drainMs: number;
-  readonly #servers = new Map<number, ListenerServer>();
+  /** By `listenKey(address, port)`. */
+  readonly #servers = new Map<string, ListenerServer>();
   #table: CompiledTable | undefined;
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
@@ -60,7 +61,9 @@ export class ProxyServer {
   /** Gateway listener port to the port actually bound. */
   boundPorts(): ReadonlyMap<number, number> {
     const out = new Map<number, number>();
-    for (const [port, server] of this.#servers) out.set(port, server.boundPort);
+    for (const server of this.#servers.values()) {
+      if (!out.has(server.gatewayPort)) out.set(server.gatewayPort, server.boundPort);
+    }
     return out;
   }
 
@@ -79,34 +82,39 @@ export class ProxyServer {
       logger: this.#logger,
     });
     const closing: Promise<void>[] = [];
-    for (const [port, server] of this.#servers) {
-      const wanted = compiled.ports.get(port);
+    for (const [key, server] of this.#servers) {
+      const wanted = compiled.ports.get(key);
       if (wanted === undefined || wanted.protocol !== server.protocol) {
-        this.#servers.delete(port);
+        this.#servers.delete(key);
         closing.push(server.close(this.#drainMs));
-        this.#logger.info({ port, boundPort: server.boundPort }, 'listener port closed');
+        this.#logger.info({ port: server.gatewayPort, boundPort: server.boundPort }, 'listener port closed');
       }
     }
     // A port whose protocol changed must be released before it is bound again.
     await Promise.all(closing.map((p) => Promise.race([p, new Promise((r) => setTimeout(r, 50))])));
     const opened: ListenerServer[] = [];
-    for (const [port, compiledPort] of compiled.ports) {
-      if (this.#servers.has(port)) continue;
+    for (const [key, compiledPort] of compiled.ports) {
+      if (this.#servers.has(key)) continue;
+      const { port } = compiledPort;
+      const address = compiledPort.address ?? this.#host;
       const server = new ListenerServer({ pools: this.#pools, logger: this.#logger }, compiledPort);
       try {
-        const bound = await server.listen(this.#host, this.#bindPort(port));
-        this.#servers.set(port, server);
+        const bound = await server.listen(address, this.#bindPort(port));
+        this.#servers.set(key, server);
         opened.push(server);
         this.#logger.info(
-          { port, boundPort: bound, protocol: compiledPort.protocol },
+          { address, port, boundPort: bound, protocol: compiledPort.protocol },
           'listener port opened',
         );
       } catch (err) {
-        this.#logger.error({ port, err: (err as Error).message }, 'listener port could not be opened');
+        this.#logger.error(
+          { address, port, err: (err as Error).message },
+          'listener port could not be opened',
+        );
       }
     }
-    for (const [port, server] of this.#servers) {
-      const compiledPort = compiled.ports.get(port);
+    for (const [key, server] of this.#servers) {
+      const compiledPort = compiled.ports.get(key);
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
     this.#table = compiled;
