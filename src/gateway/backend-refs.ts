@@ -23,6 +23,8 @@ export interface BackendRefContext {
   readonly snapshot: Snapshot;
   readonly options: TranslateOptions;
   readonly routeNamespace: string;
+  /** False for mesh (GAMMA) routes: GEP-1426 lets them reach backends in any namespace without a ReferenceGrant. */
+  readonly referenceGrantsRequired?: boolean;
 }
 
 /**
@@ -47,11 +49,13 @@ export function resolveBackendRef(
   if (!isService && !isServiceImport) {
     return fail('InvalidKind', `${what}: unsupported kind; supported: core/Service, ${importKinds(context)}`);
   }
-  const allowed = isReferenceAllowed(
-    context.snapshot,
-    { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: context.routeNamespace },
-    { group, kind, namespace, name: ref.name },
-  );
+  const allowed =
+    context.referenceGrantsRequired === false ||
+    isReferenceAllowed(
+      context.snapshot,
+      { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: context.routeNamespace },
+      { group, kind, namespace, name: ref.name },
+    );
   if (!allowed) return fail('RefNotPermitted', `${what}: no ReferenceGrant in ${namespace} allows it`);
   if (ref.port === undefined) return fail('BackendNotFound', `${what}: port is required`);
   const resolve = isService ? resolveServiceBackend : resolveServiceImportBackend;

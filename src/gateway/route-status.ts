@@ -9,7 +9,8 @@ import { type InvalidRule, rulesOf } from './route-rules.ts';
 export interface ParentOutcome {
   /** The parentRef as written, with group and kind made explicit (status.parents[].parentRef). */
   readonly ref: ParentReference;
-  readonly problem: Problem<AttachmentReason> | undefined;
+  /** UnsupportedValue: a mesh parent we refuse (src/gateway/east-west-parents.ts). */
+  readonly problem: Problem<AttachmentReason | 'UnsupportedValue'> | undefined;
 }
 
 /**

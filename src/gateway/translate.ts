@@ -4,6 +4,7 @@ import type { McsWarning } from '../mcs/warnings.ts';
 import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
+import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
@@ -89,11 +90,12 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
     );
   }
-  return {
+  const result: TranslationResult = {
     table: buildRouteTable(served, backends),
     statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses],
     warnings,
   };
+  return options.eastWest ? addEastWest(result, snapshot, options) : result;
 }
 
 interface RouteOutcome {

@@ -199,6 +199,10 @@ export interface EastWestService {
   readonly hostname: string;
   readonly namespace: string;
   readonly name: string;
-  /** Service port to route actions; a GAMMA HTTPRoute with this service as parent replaces the default action. */
+  /**
+   * Service port to route entries, in precedence order (first match wins; none: 404), ports ascending.
+   * Without a GAMMA route the port holds one implicit default entry: `route: ''`, PathPrefix `/`, sending to
+   * the ServiceImport port's backend. GAMMA HTTPRoutes with this service as parent replace it (GEP-1426).
+   */
   readonly ports: readonly { readonly port: number; readonly routes: readonly RouteEntry[] }[];
 }

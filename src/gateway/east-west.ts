@@ -1,0 +1,232 @@
+import type { BackendCluster, EastWestService, RouteEntry } from '../ir/route-table.ts';
+import type { RouteParentStatus, StatusUpdate } from '../ir/status.ts';
+import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
+import { serviceImportSpec } from '../mcs/service-import-spec.ts';
+import type { McsWarning } from '../mcs/warnings.ts';
+import type { HTTPRoute } from '../snapshot/resources.ts';
+import type { Snapshot } from '../snapshot/snapshot.ts';
+import { keyOf, namespaceOf } from './defaults.ts';
+import { type MeshParent, meshParentsOf, type ParentPorts, resolveMeshParent } from './east-west-parents.ts';
+import type { TranslateOptions } from './options.ts';
+import type { RouteContext } from './route-context.ts';
+import { translateRules } from './route-rules.ts';
+import { type ParentOutcome, routeStatus } from './route-status.ts';
+import type { TranslationResult } from './translate.ts';
+import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
+
+/** The DNS suffix of clusterset-wide service names (KEP-1645). */
+export const CLUSTERSET_DOMAIN = 'svc.clusterset.local';
+
+/** `<name>.<namespace>.svc.clusterset.local`. */
+export function clustersetHostname(namespace: string, name: string): string {
+  return `${name}.${namespace}.${CLUSTERSET_DOMAIN}`;
+}
+
+interface Frontend {
+  readonly namespace: string;
+  readonly name: string;
+  /** Port to what its implicit default action sends to: the ServiceImport's port, else a parent Service's. */
+  readonly defaults: Map<number, 'ServiceImport' | 'Service'>;
+  /** Port to the GAMMA routes attached to it. */
+  readonly routes: Map<number, Map<string, AttachedRoute>>;
+  /** An accepted GAMMA route has this name's Service as parent. */
+  serviceParent: boolean;
+}
+
+/**
+ * Adds the east-west table to a north-south translation result (TranslateOptions.eastWest):
+ *
+ * - every ServiceImport `<name>` in `<ns>` gets the hostname `<name>.<ns>.svc.clusterset.local`, one entry per
+ *   import port, whose implicit default action sends to that ServiceImport port (locality tiers as always);
+ * - GAMMA (GEP-1426): an HTTPRoute whose parentRef is a core Service or a ServiceImport kind applies to that
+ *   name's east-west traffic, on the parentRef port or on every port of the parent. Its rules *replace* the
+ *   default action for those ports ("When you create an xRoute targeting a service as a parentRef you are
+ *   replacing that implicit logic - not adding to it", GEP-1426 "Route presence"): a request that matches no
+ *   rule gets 404, as on a Gateway. Ports the routes do not cover keep the default (mesh conformance
+ *   MeshPorts). A Service parent without a ServiceImport still gets the hostname; its uncovered ports send
+ *   to the Service's own (local) endpoints (GEP-1748: a Service means this cluster's endpoints);
+ * - the routes get a `status.parents` entry per mesh parentRef, merged with their Gateway parents' entries.
+ */
+export function addEastWest(
+  result: TranslationResult,
+  snapshot: Snapshot,
+  options: TranslateOptions,
+): TranslationResult {
+  const backends = new Map<string, BackendCluster>();
+  const warnings: McsWarning[] = [];
+  const frontends = new Map<string, Frontend>();
+  const frontend = (namespace: string, name: string): Frontend => {
+    const key = `${namespace}/${name}`;
+    let found = frontends.get(key);
+    if (!found) {
+      found = { namespace, name, defaults: new Map(), routes: new Map(), serviceParent: false };
+      frontends.set(key, found);
+    }
+    return found;
+  };
+
+  for (const serviceImport of snapshot.list('ServiceImport')) {
+    const namespace = namespaceOf(serviceImport);
+    const target = frontend(namespace, serviceImport.metadata.name);
+    for (const { port } of serviceImportSpec(serviceImport).ports ?? [])
+      target.defaults.set(port, 'ServiceImport');
+  }
+
+  const meshStatuses = new Map<string, StatusUpdate>();
+  for (const route of snapshot.httpRoutes) {
+    const parents = meshParentsOf(route, options);
+    if (parents.length === 0) continue;
+    const outcome = translateMeshRoute(snapshot, options, route, parents);
+    meshStatuses.set(keyOf(route), outcome.status);
+    if (outcome.accepted.length === 0) continue;
+    for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
+    warnings.push(...outcome.context.warnings);
+    for (const { parent, ports } of outcome.accepted) {
+      const target = frontend(parent.normalized.namespace, parent.normalized.name);
+      if (ports.kind === 'Service') target.serviceParent = true;
+      for (const port of ports.ports) {
+        const byRoute = target.routes.get(port) ?? new Map<string, AttachedRoute>();
+        byRoute.set(outcome.attached.routeKey, outcome.attached);
+        target.routes.set(port, byRoute);
+      }
+    }
+  }
+
+  const services: EastWestService[] = [];
+  for (const key of [...frontends.keys()].sort()) {
+    const target = frontends.get(key) as Frontend;
+    const { namespace, name, defaults, routes } = target;
+    if (target.serviceParent) {
+      // The parent Service's other ports keep Kubernetes' implicit routing to its endpoints (MeshPorts).
+      for (const { port } of snapshot.get('Service', namespace, name)?.spec?.ports ?? []) {
+        if (!defaults.has(port)) defaults.set(port, 'Service');
+      }
+    }
+    const hostname = clustersetHostname(namespace, name);
+    const ports = [...new Set([...defaults.keys(), ...routes.keys()])].sort((a, b) => a - b);
+    if (ports.length === 0) continue;
+    services.push({
+      hostname,
+      namespace,
+      name,
+      ports: ports.map((port) => {
+        const attached = routes.get(port);
+        if (attached) {
+          const vhosts = buildVirtualHosts(
+            [...attached.values()].map((r) => ({ ...r, hostnames: [hostname] })),
+          );
+          return { port, routes: vhosts[0]?.routes ?? [] };
+        }
+        const resolve =
+          defaults.get(port) === 'Service' ? resolveServiceBackend : resolveServiceImportBackend;
+        const resolution = resolve(snapshot, namespace, name, port, options.identity);
+        if (!resolution.ok) return { port, routes: [] };
+        backends.set(resolution.backend.id, resolution.backend);
+        warnings.push(...(resolution.warnings ?? []));
+        return { port, routes: defaultEntries(resolution.backend.id) };
+      }),
+    });
+  }
+
+  const mergedBackends = { ...result.table.backends };
+  for (const [id, backend] of [...backends].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    mergedBackends[id] ??= backend;
+  }
+  return {
+    table: { ...result.table, backends: mergedBackends, eastWest: services },
+    statuses: mergeRouteStatuses(result.statuses, meshStatuses),
+    warnings: [...(result.warnings ?? []), ...warnings],
+  };
+}
+
+/** The implicit default action: every request to the port goes to its backend. */
+function defaultEntries(backendId: string | undefined): readonly RouteEntry[] {
+  if (backendId === undefined) return [];
+  return [
+    {
+      route: '',
+      ruleIndex: 0,
+      match: { path: { kind: 'PathPrefix', value: '/' }, headers: [], queryParams: [] },
+      action: {
+        filters: [],
+        backends: [{ weight: 1, target: { kind: 'Backend', id: backendId }, filters: [] }],
+      },
+    },
+  ];
+}
+
+interface MeshRouteOutcome {
+  readonly context: RouteContext;
+  readonly status: StatusUpdate;
+  readonly attached: AttachedRoute;
+  /** Parents the route is accepted by, with the ports it applies to. */
+  readonly accepted: readonly { readonly parent: MeshParent; readonly ports: ParentPorts }[];
+}
+
+function translateMeshRoute(
+  snapshot: Snapshot,
+  options: TranslateOptions,
+  route: HTTPRoute,
+  parents: readonly MeshParent[],
+): MeshRouteOutcome {
+  const routeNamespace = namespaceOf(route);
+  const context: RouteContext = {
+    snapshot,
+    options,
+    routeNamespace,
+    // GEP-1426 "Namespace boundaries": mesh routes reach backends in any namespace without a ReferenceGrant;
+    // the east-west listener already serves every clusterset service, so a route widens nobody's reach.
+    referenceGrantsRequired: false,
+    backends: new Map(),
+    refProblems: [],
+    warnings: [],
+  };
+  const rules = translateRules(route, context);
+  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
+  const outcomes: ParentOutcome[] = [];
+  const accepted: { parent: MeshParent; ports: ParentPorts }[] = [];
+  const seen = new Set<string>();
+  for (const parent of parents) {
+    const refKey = JSON.stringify(parent.normalized);
+    if (seen.has(refKey)) continue;
+    seen.add(refKey);
+    const resolved = resolveMeshParent(snapshot, routeNamespace, parent);
+    outcomes.push({ ref: parent.ref, problem: 'problem' in resolved ? resolved.problem : undefined });
+    if (!('problem' in resolved) && !allRulesInvalid) accepted.push({ parent, ports: resolved });
+  }
+  return {
+    context,
+    status: routeStatus(route, outcomes, context.refProblems, rules.invalid, options.controllerName),
+    attached: {
+      routeKey: keyOf(route),
+      createdAt: route.metadata.creationTimestamp,
+      hostnames: [],
+      rules: rules.rules,
+    },
+    accepted,
+  };
+}
+
+/** A route's Gateway parents and mesh parents share one status; ours come first, in snapshot order. */
+function mergeRouteStatuses(
+  statuses: readonly StatusUpdate[],
+  mesh: ReadonlyMap<string, StatusUpdate>,
+): StatusUpdate[] {
+  const pending = new Map(mesh);
+  const out: StatusUpdate[] = statuses.map((update) => {
+    if (update.kind !== 'HTTPRoute') return update;
+    const key = `${update.namespace}/${update.name}`;
+    const extra = pending.get(key);
+    if (!extra) return update;
+    pending.delete(key);
+    return {
+      ...update,
+      status: { parents: [...parentsOf(update), ...parentsOf(extra)] },
+    };
+  });
+  return [...out, ...pending.values()];
+}
+
+function parentsOf(update: StatusUpdate): readonly RouteParentStatus[] {
+  return 'parents' in update.status ? update.status.parents : [];
+}
