@@ -1,4 +1,5 @@
-import { pino } from 'pino';
+import { hostname } from 'node:os';
+import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { type AdminRoute, startAdminServer } from './admin/admin-server.ts';
 import { type CliOptions, helpText, parseCli, UsageError } from './cli/args.ts';
@@ -9,17 +10,23 @@ import {
   type LocalIdentity,
   type TranslateOptions,
 } from './gateway/options.ts';
+import type { TranslationResult } from './gateway/translate.ts';
 import { createBalancerFactory } from './lb/index.ts';
+import { startLeaderElection } from './leader/index.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { BalancerMetrics } from './metrics/balancer-metrics.ts';
 import { ProxyServer } from './proxy/index.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 import { startDemo } from './sources/demo/demo.ts';
 import { FileSource, formatProblem } from './sources/file/file-source.ts';
+import { createKubeSource, loadKubeConfig } from './sources/kube/index.ts';
 import type { Source } from './sources/source.ts';
+import { createStatusWriter, type StatusWriter } from './status/index.ts';
 
 /** The demo Gateway's listener port; served at 8080 + --listener-port-offset. */
 const DEMO_GATEWAY_PORT = 8080;
+/** The coordination.k8s.io/v1 Lease every replica campaigns for; only its holder writes status. */
+const LEADER_LEASE_NAME = 'clusterset-gateway-leader';
 
 async function main(argv: readonly string[]): Promise<void> {
   let cli: CliOptions;
@@ -56,9 +63,11 @@ async function main(argv: readonly string[]): Promise<void> {
   });
 
   const extraRoutes = new Map<string, AdminRoute>();
+  let onApplied: (result: TranslationResult) => Promise<void> = async () => {};
+  let serviceImportKinds = () => cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS;
+  let sourceReadiness = (): readonly string[] => [];
   const cleanups: (() => Promise<void>)[] = [];
   let identity: LocalIdentity = cli.identity;
-  const problems: string[] = [];
   let source: Source & { readonly problems?: readonly unknown[] };
   let demoBanner: string | undefined;
   if (cli.source.kind === 'file') {
@@ -77,13 +86,24 @@ async function main(argv: readonly string[]): Promise<void> {
     identity = { ...demo.identity, ...identity };
     cleanups.push(() => demo.close());
   } else {
-    throw new UsageError('--kubernetes is not wired yet');
+    const kube = startKubernetes(cli, logger, registry);
+    source = kube.source;
+    onApplied = (result) => kube.statusWriter.write(result.statuses);
+    serviceImportKinds = () => kube.source.servedServiceImportKinds;
+    sourceReadiness = () =>
+      kube.source.ready
+        ? []
+        : ['the Kubernetes source has not synced every watched kind', ...kube.source.problems];
+    cleanups.push(async () => {
+      kube.statusWriter.stop();
+      await kube.elector.stop();
+    });
   }
 
   const translateOptions = (snapshot: Snapshot): TranslateOptions => ({
     controllerName: cli.controllerName,
     identity: resolveIdentity(snapshot, identity),
-    serviceImportKinds: cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS,
+    serviceImportKinds: serviceImportKinds(),
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: cli.eastWestPort !== undefined,
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
@@ -99,6 +119,7 @@ async function main(argv: readonly string[]): Promise<void> {
       await proxy.apply(result.table);
       balancers.retain(Object.keys(result.table.backends));
       applied = true;
+      await onApplied(result);
     },
   });
 
@@ -109,15 +130,18 @@ async function main(argv: readonly string[]): Promise<void> {
     logger,
     extraRoutes,
     state: {
-      readiness: () => ({
-        ready: applied,
-        reasons: applied ? [] : ['the first routing table is not applied yet'],
-      }),
+      readiness: () => {
+        const reasons = [
+          ...sourceReadiness(),
+          ...(applied ? [] : ['the first routing table is not applied yet']),
+        ];
+        return { ready: reasons.length === 0, reasons };
+      },
       configDump: () =>
         buildConfigDump({
           result: reconciler.last?.result,
           balancers: proxy.describeBalancers?.(),
-          problems: [...problems, ...(source.problems ?? []).map((p) => formatUnknownProblem(p))],
+          problems: (source.problems ?? []).map((p) => formatUnknownProblem(p)),
         }),
     },
   });
@@ -140,6 +164,43 @@ async function main(argv: readonly string[]): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * The Kubernetes half: informers, a status writer that only writes while this replica holds the Lease, and
+ * the election itself. Every replica serves traffic (issue 4).
+ */
+function startKubernetes(cli: CliOptions, logger: Logger, registry: Registry) {
+  const kubeconfig = cli.source.kind === 'kubernetes' ? cli.source.kubeconfig : undefined;
+  const { kubeConfig, namespace, origin } = loadKubeConfig(kubeconfig);
+  logger.info({ origin, namespace }, 'using Kubernetes API server');
+  const identity = process.env.POD_NAME || `${hostname()}-${process.pid}`;
+  const source = createKubeSource({
+    kubeConfig,
+    logger,
+    registry,
+    ...(cli.serviceImportKinds ? { serviceImportKinds: cli.serviceImportKinds } : {}),
+  });
+  // Declared before the elector so that its callbacks can reach it; they fire only after the first renewal.
+  let statusWriter: StatusWriter | undefined;
+  const elector = startLeaderElection({
+    kubeConfig,
+    namespace: process.env.POD_NAMESPACE || namespace,
+    name: LEADER_LEASE_NAME,
+    identity,
+    logger,
+    registry,
+    onStartedLeading: () => void statusWriter?.rewrite(),
+  });
+  statusWriter = createStatusWriter({
+    kubeConfig,
+    controllerName: cli.controllerName,
+    logger,
+    registry,
+    isLeader: () => elector.isLeader,
+    instance: identity,
+  });
+  return { source, statusWriter, elector };
 }
 
 function formatUnknownProblem(problem: unknown): string {
