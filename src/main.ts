@@ -15,6 +15,7 @@ import { createBalancerFactory } from './lb/index.ts';
 import { startLeaderElection } from './leader/index.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { BalancerMetrics } from './metrics/balancer-metrics.ts';
+import { AccessLog } from './proxy/east-west-access-log.ts';
 import { ProxyServer } from './proxy/index.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 import { startDemo } from './sources/demo/demo.ts';
@@ -25,6 +26,8 @@ import { createStatusWriter, type StatusWriter } from './status/index.ts';
 
 /** The demo Gateway's listener port; served at 8080 + --listener-port-offset. */
 const DEMO_GATEWAY_PORT = 8080;
+/** The demo turns the east-west listener on here unless --east-west-port says otherwise. */
+const DEMO_EAST_WEST_PORT = 15080;
 /** The coordination.k8s.io/v1 Lease every replica campaigns for; only its holder writes status. */
 const LEADER_LEASE_NAME = 'clusterset-gateway-leader';
 
@@ -54,12 +57,16 @@ async function main(argv: readonly string[]): Promise<void> {
     outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs },
     observer: balancerMetrics.observer,
   });
+  const accessLog = cli.accessLog ? accessLogger() : undefined;
+  const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
   const proxy = new ProxyServer({
     host: cli.address,
     listenerPortOffset: cli.listenerPortOffset,
     balancers,
     registry,
     logger,
+    ...(eastWestPort !== undefined ? { eastWestPort } : {}),
+    ...(accessLog ? { accessLog: accessLog.log } : {}),
   });
 
   const extraRoutes = new Map<string, AdminRoute>();
@@ -67,6 +74,7 @@ async function main(argv: readonly string[]): Promise<void> {
   let serviceImportKinds = () => cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS;
   let sourceReadiness = (): readonly string[] => [];
   const cleanups: (() => Promise<void>)[] = [];
+  if (accessLog) cleanups.push(async () => accessLog.flush());
   let identity: LocalIdentity = cli.identity;
   let source: Source & { readonly problems?: readonly unknown[] };
   let demoBanner: string | undefined;
@@ -79,6 +87,7 @@ async function main(argv: readonly string[]): Promise<void> {
       gatewayPort: DEMO_GATEWAY_PORT,
       servedPort: DEMO_GATEWAY_PORT + cli.listenerPortOffset,
       adminPort: cli.adminPort,
+      ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     });
     source = new FileSource({ dir: demo.manifestsDir, logger });
     for (const [path, route] of demo.adminRoutes) extraRoutes.set(path, route);
@@ -105,7 +114,7 @@ async function main(argv: readonly string[]): Promise<void> {
     identity: resolveIdentity(snapshot, identity),
     serviceImportKinds: serviceImportKinds(),
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
-    eastWest: cli.eastWestPort !== undefined,
+    eastWest: eastWestPort !== undefined,
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
     loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),
   });
@@ -201,6 +210,16 @@ function startKubernetes(cli: CliOptions, logger: Logger, registry: Registry) {
     instance: identity,
   });
   return { source, statusWriter, elector };
+}
+
+/**
+ * Access lines go to stdout whatever --log-level says, through an asynchronous destination (cheap per line),
+ * flushed on shutdown.
+ */
+function accessLogger(): { readonly log: AccessLog; flush(): void } {
+  const destination = pino.destination({ dest: 1, sync: false });
+  const logger = pino({ level: 'info', base: { app: 'clusterset-gateway', log: 'access' } }, destination);
+  return { log: new AccessLog(logger), flush: () => destination.flushSync() };
 }
 
 function formatUnknownProblem(problem: unknown): string {

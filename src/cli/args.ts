@@ -42,6 +42,10 @@ const FLAGS = {
     arg: 'n',
     help: 'Serve <svc>.<ns>.svc.clusterset.local on this port (off by default).',
   },
+  'access-log': {
+    type: 'boolean',
+    help: 'Log one JSON line per request (direction, source, service, endpoint cluster/zone, status, duration).',
+  },
   'controller-name': {
     type: 'string',
     arg: 'name',
@@ -111,6 +115,7 @@ export interface CliOptions {
   readonly adminPort: number;
   readonly adminAddress: string;
   readonly eastWestPort?: number;
+  readonly accessLog: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
   readonly identity: {
@@ -170,6 +175,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       'eastWestPort',
       eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
     ),
+    accessLog: values['access-log'] === true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

@@ -214,7 +214,8 @@ function compileTarget(
   };
 }
 
-function compileAction(
+/** One route entry as served on one port (north-south listeners and the east-west listener alike). */
+export function compileAction(
   entry: RouteEntry,
   port: PortConfig,
   gateway: string,

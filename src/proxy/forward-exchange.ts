@@ -203,6 +203,11 @@ export class Exchange implements ClientBound {
     this.#socket = req.socket;
   }
 
+  /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
+  get endpoint(): UpstreamEndpoint | undefined {
+    return this.#current?.endpoint;
+  }
+
   start(): void {
     watchClient(this.#socket, this);
     if (this.action.requestTimeoutMs !== undefined) {

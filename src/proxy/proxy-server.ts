@@ -3,6 +3,8 @@ import { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { type CompiledTable, compileRouteTable } from './compile-table.ts';
+import type { AccessLog } from './east-west-access-log.ts';
+import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
@@ -22,6 +24,10 @@ export interface ProxyServerOptions {
   readonly upstream?: UpstreamPoolOptions;
   /** How long a closed listener lets requests in flight finish. Default 10 s. */
   readonly drainTimeoutMs?: number;
+  /** Serve `RouteTable.eastWest` on this port of `host`, bound exactly (no offset; 0: any free port). */
+  readonly eastWestPort?: number;
+  /** One line per request when set (`--access-log`). */
+  readonly accessLog?: AccessLog;
 }
 
 /**
@@ -40,6 +46,7 @@ export class ProxyServer {
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
   #table: CompiledTable | undefined;
+  readonly #eastWest: EastWestProxy | undefined;
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -52,6 +59,22 @@ export class ProxyServer {
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? 10_000;
+    this.#eastWest =
+      options.eastWestPort === undefined
+        ? undefined
+        : new EastWestProxy({
+            host: this.#host,
+            port: options.eastWestPort,
+            pools: this.#pools,
+            logger: this.#logger,
+            registry: options.registry ?? new Registry(),
+            ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+          });
+  }
+
+  /** The east-west listener's bound port; 0 when it is off or not open. */
+  get eastWestPort(): number {
+    return this.#eastWest?.boundPort ?? 0;
   }
 
   get metrics(): ProxyMetrics {
@@ -117,6 +140,11 @@ export class ProxyServer {
       const compiledPort = compiled.ports.get(key);
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
+    await this.#eastWest?.apply(table, compiled.backends, {
+      balancers: this.#balancers,
+      metrics: this.#metrics,
+      logger: this.#logger,
+    });
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
     this.#logger.info(
@@ -143,6 +171,7 @@ export class ProxyServer {
     const servers = [...this.#servers.values()];
     this.#servers.clear();
     await Promise.all(servers.map((s) => s.close(Math.min(this.#drainMs, 1000))));
+    await this.#eastWest?.close(Math.min(this.#drainMs, 1000));
     await this.#pools.close();
     this.#logger.info('proxy closed');
   }

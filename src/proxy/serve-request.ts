@@ -62,7 +62,7 @@ export function serveRequest(
   port: CompiledPort,
   req: IncomingMessage,
   res: ServerResponse,
-): void {
+): Exchange | undefined {
   const startMs = performance.now();
   const view = matchRequest(port, req);
   const action = view.action;
@@ -70,8 +70,23 @@ export function serveRequest(
     sendLocalReply(res, view.status);
     const series = view.listener?.noRouteSeries ?? port.noListenerSeries;
     series.record(view.status, (performance.now() - startMs) / 1000);
-    return;
+    return undefined;
   }
+  return serveAction(services, view, action, req, res, startMs);
+}
+
+/**
+ * Serves a request whose route entry is chosen (north-south and east-west alike): CORS, redirects, then a
+ * backendRef by weight and the forward. Returns the Exchange when the request is forwarded.
+ */
+export function serveAction(
+  services: ExchangeServices,
+  view: RequestView,
+  action: CompiledAction,
+  req: IncomingMessage,
+  res: ServerResponse,
+  startMs: number,
+): Exchange | undefined {
   let corsOrigin: string | undefined;
   if (action.cors !== undefined) {
     const cors = handleCors(view, res, action.cors);
@@ -113,5 +128,7 @@ export function serveRequest(
     return;
   }
   const head = buildUpstreamHead(req, view, action, target, false);
-  new Exchange(services, req, res, action, target, head, startMs, corsOrigin).start();
+  const exchange = new Exchange(services, req, res, action, target, head, startMs, corsOrigin);
+  exchange.start();
+  return exchange;
 }

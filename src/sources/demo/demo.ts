@@ -15,6 +15,8 @@ export interface DemoOptions {
   /** Where the proxy actually listens (gatewayPort + offset) and the admin port, for the printed curl lines. */
   readonly servedPort: number;
   readonly adminPort: number;
+  /** The east-west listener's port, when it is on: the banner shows calls to `*.svc.clusterset.local`. */
+  readonly eastWestPort?: number;
 }
 
 export interface Demo {
@@ -92,6 +94,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # the near pods fail; traffic moves to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # then to east-2, same region`,
     `  curl -s -X POST '${admin}/demo/start?service=web'          # and back`,
+    ...(options.eastWestPort === undefined
+      ? []
+      : [
+          `  curl -s -H 'Host: web.demo.svc.clusterset.local' 127.0.0.1:${options.eastWestPort}/   # east-west, by Host`,
+          `  curl -s -x http://127.0.0.1:${options.eastWestPort} http://web.demo.svc.clusterset.local/   # east-west, HTTP_PROXY style`,
+        ]),
     `  curl -s ${admin}/config_dump       # routing table, endpoint tiers and health, statuses`,
     `  curl -s ${admin}/metrics | grep clusterset_gateway_upstream`,
     '',

@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http';
+import { hostForMatching } from './request-host.ts';
+
+export interface Authority {
+  /** Lower-case, no port, no trailing dot. */
+  readonly host: string;
+  /** The port written in the authority, else the scheme's default (80 for Host and `http://`). */
+  readonly port: number;
+}
+
+const ABSOLUTE = /^(https?):\/\/([^/?#]*)/i;
+
+/**
+ * The authority a request names: an absolute-form target's (RFC 9112 §3.2.2: it wins over Host; the
+ * HTTP_PROXY convention), else the Host header. The port selects the service port, so it is kept here, where
+ * north-south matching drops it. Undefined when neither is a valid host (answer 400).
+ */
+export function requestAuthority(req: IncomingMessage): Authority | undefined {
+  const url = req.url ?? '';
+  let raw: string | undefined;
+  let defaultPort = 80;
+  if (url.charCodeAt(0) === 47 /* / */) {
+    raw = req.headers.host;
+  } else {
+    const absolute = ABSOLUTE.exec(url);
+    if (absolute === null) return undefined;
+    raw = absolute[2];
+    if (absolute[1]!.toLowerCase() === 'https') defaultPort = 443;
+  }
+  if (raw === undefined || raw === '') return undefined;
+  const host = hostForMatching(raw);
+  if (host === undefined || host === '') return undefined;
+  // hostForMatching accepted the value, so anything after the last ':' outside an IP literal is the port.
+  const colon = raw.lastIndexOf(':');
+  const port = colon > raw.lastIndexOf(']') ? Number(raw.slice(colon + 1)) : defaultPort;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host, port };
+}

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { RouteTable } from '../ir/route-table.ts';
+import type { CompileDeps, CompiledBackend } from './compile-table.ts';
+import type { AccessLog } from './east-west-access-log.ts';
+import { compileEastWest } from './east-west-compile.ts';
+import { EastWestServer } from './east-west-server.ts';
+import type { UpstreamPools } from './upstream-pools.ts';
+
+export interface EastWestProxyOptions {
+  /** The proxy's host address. */
+  readonly host: string;
+  /** Bound exactly: `--listener-port-offset` is for Gateway listener ports only. 0 picks a free port. */
+  readonly port: number;
+  readonly pools: UpstreamPools;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly accessLog?: AccessLog;
+}
+
+/**
+ * The east-west side of ProxyServer: compiles `RouteTable.eastWest` against the backends the north-south
+ * compile already built (same balancers, pools and metrics), opens the listener with the first table and
+ * swaps the compiled table on every later one.
+ */
+export class EastWestProxy {
+  readonly #options: EastWestProxyOptions;
+  #server: EastWestServer | undefined;
+  #opening: Promise<void> | undefined;
+
+  constructor(options: EastWestProxyOptions) {
+    this.#options = options;
+  }
+
+  /** The port bound, 0 before the first table (or when it could not be bound). */
+  get boundPort(): number {
+    return this.#server?.boundPort ?? 0;
+  }
+
+  async apply(
+    table: RouteTable,
+    backends: ReadonlyMap<string, CompiledBackend>,
+    deps: CompileDeps,
+  ): Promise<void> {
+    const compiled = compileEastWest(table, backends, deps);
+    const logger = this.#options.logger;
+    if (this.#server !== undefined) {
+      this.#server.swap(compiled);
+    } else if (this.#opening === undefined) {
+      const { host, port, pools, registry, accessLog } = this.#options;
+      const server = new EastWestServer(
+        { services: { pools, logger }, registry, ...(accessLog ? { accessLog } : {}) },
+        compiled,
+      );
+      this.#opening = server.listen(host, port).then(
+        (bound) => {
+          this.#server = server;
+          logger.info({ port: bound, address: host }, 'east-west listener opened');
+        },
+        (err: Error) =>
+          logger.error({ port, address: host, err: err.message }, 'east-west listener could not be opened'),
+      );
+      await this.#opening;
+    }
+    logger.debug({ services: compiled.services, ports: compiled.ports.size }, 'east-west table applied');
+  }
+
+  async close(drainMs: number): Promise<void> {
+    await this.#opening;
+    await this.#server?.close(drainMs);
+  }
+}

@@ -1,0 +1,207 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { Counter, type Registry } from 'prom-client';
+import type { AccessLog } from './east-west-access-log.ts';
+import { requestAuthority } from './east-west-authority.ts';
+import type { CompiledEastWest } from './east-west-compile.ts';
+import type { ExchangeServices } from './forward-exchange.ts';
+import { sendLocalReply } from './local-reply.ts';
+import { matchRequest } from './match-request.ts';
+import { serveAction } from './serve-request.ts';
+import { serveUpgrade } from './upgrade-tunnel.ts';
+
+export interface EastWestServerOptions {
+  readonly services: ExchangeServices;
+  readonly registry: Registry;
+  readonly accessLog?: AccessLog;
+}
+
+/** Why a connection was refused before it became a request (`clusterset_gateway_east_west_refused_total`). */
+const REFUSED_REASONS = ['tls', 'not-http', 'connect'] as const;
+type RefusedReason = (typeof REFUSED_REASONS)[number];
+
+const TLS_HANDSHAKE = 0x16;
+
+const HOSTNAME_HINT = '<service>.<namespace>.svc.clusterset.local[:port]';
+
+function rawReply(socket: Duplex, status: string, text: string, extra = ''): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `${text}\n`;
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n${extra}\r\n${body}`,
+  );
+}
+
+/**
+ * The east-west listener (`--east-west-port`): a sidecarless proxy for calls between services of the
+ * clusterset. A request names `<svc>.<ns>.svc.clusterset.local[:port]` in its Host or, sent through the
+ * proxy the HTTP_PROXY way, in an absolute-form target; the port (default 80) selects the service port and
+ * the north-south machinery does the rest (route matching, filters, weights, retries, locality tiers,
+ * failover, metrics under `gateway="east-west"`). It is not a tunnel (CONNECT: 405) and refuses what is not
+ * HTTP (a TLS ClientHello, random bytes) with 400 and a closed connection, counted by reason.
+ */
+export class EastWestServer {
+  readonly #server: Server;
+  readonly #services: ExchangeServices;
+  readonly #accessLog: AccessLog | undefined;
+  readonly #refused: Counter<'reason'>;
+  readonly #tunnels = new Set<Duplex>();
+  #compiled: CompiledEastWest;
+  #boundPort = 0;
+
+  constructor(options: EastWestServerOptions, compiled: CompiledEastWest) {
+    this.#services = options.services;
+    this.#accessLog = options.accessLog;
+    this.#compiled = compiled;
+    const existing = options.registry.getSingleMetric('clusterset_gateway_east_west_refused_total');
+    this.#refused =
+      (existing as Counter<'reason'> | undefined) ??
+      new Counter({
+        name: 'clusterset_gateway_east_west_refused_total',
+        help: 'Connections to the east-west listener refused before a request: tls, not-http, connect.',
+        labelNames: ['reason'],
+        registers: [options.registry],
+      });
+    for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);
+
+    this.#server = createServer((req, res) => {
+      try {
+        this.#serve(req, res);
+      } catch (err) {
+        // A bug must cost one request, never the process.
+        this.#services.logger.error({ err: (err as Error).message }, 'east-west request handler failed');
+        if (!res.headersSent) sendLocalReply(res, 500, 'internal error');
+        else res.destroy();
+      }
+    });
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.#tunnels.add(socket);
+      socket.once('close', () => this.#tunnels.delete(socket));
+      socket.on('error', () => socket.destroy());
+      const authority = requestAuthority(req);
+      const port = authority === undefined ? undefined : this.#compiled.ports.get(authority.port);
+      if (port === undefined) {
+        rawReply(socket, '404 Not Found', this.#unknownMessage(authority));
+        return;
+      }
+      try {
+        serveUpgrade(port, req, socket, head);
+      } catch (err) {
+        this.#services.logger.error({ err: (err as Error).message }, 'east-west upgrade handler failed');
+        socket.destroy();
+      }
+    });
+    this.#server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+      this.#refuse('connect');
+      socket.on('error', () => socket.destroy());
+      rawReply(
+        socket,
+        '405 Method Not Allowed',
+        `CONNECT is not supported: the east-west listener is an HTTP proxy, not a tunnel; send plain HTTP requests for ${HOSTNAME_HINT}`,
+        'allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n',
+      );
+    });
+    this.#server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const tls = err.rawPacket?.[0] === TLS_HANDSHAKE;
+      this.#refuse(tls ? 'tls' : 'not-http');
+      rawReply(
+        socket,
+        '400 Bad Request',
+        tls
+          ? 'this is a plain HTTP listener: TLS is not accepted here'
+          : `not an HTTP/1.1 request; the east-west listener serves HTTP for ${HOSTNAME_HINT}`,
+      );
+    });
+  }
+
+  get boundPort(): number {
+    return this.#boundPort;
+  }
+
+  swap(compiled: CompiledEastWest): void {
+    this.#compiled = compiled;
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.#server.once('error', onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError);
+        this.#server.on('error', () => {});
+        this.#boundPort = (this.#server.address() as AddressInfo).port;
+        resolve(this.#boundPort);
+      });
+    });
+  }
+
+  /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
+  close(drainMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.#server.listening) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#server.closeAllConnections();
+        for (const socket of this.#tunnels) socket.destroy();
+      }, drainMs);
+      timer.unref();
+      this.#server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#server.closeIdleConnections();
+    });
+  }
+
+  #refuse(reason: RefusedReason): void {
+    this.#refused.labels(reason).inc();
+  }
+
+  #serve(req: IncomingMessage, res: ServerResponse): void {
+    const startMs = performance.now();
+    const compiled = this.#compiled;
+    const authority = requestAuthority(req);
+    const port = authority === undefined ? undefined : compiled.ports.get(authority.port);
+    const view = port === undefined ? undefined : matchRequest(port, req);
+    const service = authority === undefined ? undefined : `${authority.host}:${authority.port}`;
+    const action = view?.action;
+    if (view === undefined || action === undefined) {
+      let status = 404;
+      let text: string;
+      if (authority === undefined || view?.status === 400) {
+        status = 400;
+        text = `the request names no valid host; the east-west listener serves ${HOSTNAME_HINT}`;
+      } else if (view?.listener === undefined) {
+        text = this.#unknownMessage(authority);
+      } else {
+        text = `no route of ${service} matches ${req.method} ${view.path} (the service's HTTPRoutes replace its default route)`;
+      }
+      sendLocalReply(res, status, text);
+      compiled.noRouteSeries.record(status, (performance.now() - startMs) / 1000);
+      this.#accessLog?.observe('east-west', req, res, startMs, service, undefined);
+      return;
+    }
+    const exchange = serveAction(this.#services, view, action, req, res, startMs);
+    this.#accessLog?.observe('east-west', req, res, startMs, service, exchange);
+  }
+
+  #unknownMessage(authority: { readonly host: string; readonly port: number } | undefined): string {
+    if (authority === undefined) {
+      return `the request names no valid host; the east-west listener serves ${HOSTNAME_HINT}`;
+    }
+    const name = `${authority.host}:${authority.port}`;
+    return authority.host.endsWith('.svc.clusterset.local')
+      ? `no service ${name} in the clusterset: east-west serves ${HOSTNAME_HINT} for every ServiceImport port (and Services with a mesh HTTPRoute)`
+      : `unknown host ${name}: the east-west listener serves ${HOSTNAME_HINT} only`;
+  }
+}
