@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { CompiledPort } from './compile-table.ts';
+import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { serveRequest } from './serve-request.ts';
@@ -21,13 +22,18 @@ export class ListenerServer {
   #compiled: CompiledPort;
   #boundPort = 0;
 
-  constructor(services: ExchangeServices, compiled: CompiledPort) {
+  constructor(services: ExchangeServices, compiled: CompiledPort, accessLog?: AccessLog) {
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
     this.#compiled = compiled;
     const onRequest: Parameters<typeof createHttpServer>[1] = (req, res) => {
       try {
-        serveRequest(services, this.#compiled, req, res);
+        if (accessLog === undefined) serveRequest(services, this.#compiled, req, res);
+        else {
+          const startMs = performance.now();
+          const exchange = serveRequest(services, this.#compiled, req, res);
+          accessLog.observe('north-south', req, res, startMs, req.headers.host, exchange);
+        }
       } catch (err) {
         // A bug must cost one request, never the process.
         services.logger.error(

@@ -47,6 +47,7 @@ export class ProxyServer {
   readonly #servers = new Map<string, ListenerServer>();
   #table: CompiledTable | undefined;
   readonly #eastWest: EastWestProxy | undefined;
+  readonly #accessLog: AccessLog | undefined;
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -59,6 +60,7 @@ export class ProxyServer {
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? 10_000;
+    this.#accessLog = options.accessLog;
     this.#eastWest =
       options.eastWestPort === undefined
         ? undefined
@@ -120,7 +122,11 @@ export class ProxyServer {
       if (this.#servers.has(key)) continue;
       const { port } = compiledPort;
       const address = compiledPort.address ?? this.#host;
-      const server = new ListenerServer({ pools: this.#pools, logger: this.#logger }, compiledPort);
+      const server = new ListenerServer(
+        { pools: this.#pools, logger: this.#logger },
+        compiledPort,
+        this.#accessLog,
+      );
       try {
         const bound = await server.listen(address, this.#bindPort(port));
         this.#servers.set(key, server);
