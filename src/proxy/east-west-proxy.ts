@@ -57,8 +57,11 @@ export class EastWestProxy {
           this.#server = server;
           logger.info({ port: bound, address: host }, 'east-west listener opened');
         },
-        (err: Error) =>
-          logger.error({ port, address: host, err: err.message }, 'east-west listener could not be opened'),
+        (err: Error) => {
+          // Tried again with the next table: the port may be free by then.
+          this.#opening = undefined;
+          logger.error({ port, address: host, err: err.message }, 'east-west listener could not be opened');
+        },
       );
       await this.#opening;
     }
