@@ -45,6 +45,7 @@ interface Frontend {
  *   rule gets 404, as on a Gateway. Ports the routes do not cover keep the default (mesh conformance
  *   MeshPorts). A Service parent without a ServiceImport still gets the hostname; its uncovered ports send
  *   to the Service's own (local) endpoints (GEP-1748: a Service means this cluster's endpoints);
+ * - a mesh route's `spec.hostnames` is ignored (GEP-1426 "hostnames field": SHOULD NOT infer functionality);
  * - the routes get a `status.parents` entry per mesh parentRef, merged with their Gateway parents' entries.
  */
 export function addEastWest(
