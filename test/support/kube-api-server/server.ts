@@ -34,6 +34,8 @@ export interface RequestRecord {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
   readonly contentType: string | undefined;
+  /** The bearer token the client sent: tells apart clients given different kubeconfigs. */
+  readonly token: string | undefined;
   readonly status: number;
 }
 
@@ -149,7 +151,7 @@ export class KubeApiServer {
   }
 
   /** A kubeconfig for this server: plain http with a bearer token. */
-  kubeconfigYaml(namespace = 'default'): string {
+  kubeconfigYaml(namespace = 'default', token = 'test-token'): string {
     return [
       'apiVersion: v1',
       'kind: Config',
@@ -169,13 +171,13 @@ export class KubeApiServer {
       'users:',
       '- name: test',
       '  user:',
-      '    token: test-token',
+      `    token: ${token}`,
       '',
     ].join('\n');
   }
 
-  writeKubeconfig(path: string): string {
-    writeFileSync(path, this.kubeconfigYaml());
+  writeKubeconfig(path: string, token?: string): string {
+    writeFileSync(path, this.kubeconfigYaml('default', token));
     return path;
   }
 
@@ -338,6 +340,7 @@ export class KubeApiServer {
         namespace: route.namespace,
         name: route.name,
         contentType,
+        token: /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1],
         status,
       };
       this.requests.push(entry);

@@ -1,0 +1,328 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/gateway-process.ts';
+import type { KubeApiServer } from '../support/kube-api-server/index.ts';
+import { CONTROLLER, eventually, GATEWAY_API, gatewayClass, withServer } from './helpers.ts';
+import { TestNetns, waitForLine } from './netns.ts';
+
+/**
+ * The program as a user runs it (`--kubernetes --kubeconfig`), against the API test server, with an echo
+ * backend in a network namespace: a faithful API server rejects EndpointSlice addresses in 127.0.0.0/8.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const unavailable = TestNetns.unavailable();
+if (unavailable) console.warn(`skipping the Kubernetes end-to-end test: ${unavailable}`);
+
+interface Program {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  stop(): Promise<void>;
+}
+
+function startProgram(
+  kubeconfig: string,
+  adminPort: number,
+  listenerPortOffset: number,
+  identity: string,
+): Program {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/main.ts',
+      '--kubernetes',
+      '--kubeconfig',
+      kubeconfig,
+      '--address',
+      '127.0.0.1',
+      '--admin-address',
+      '127.0.0.1',
+      '--admin-port',
+      String(adminPort),
+      '--listener-port-offset',
+      String(listenerPortOffset),
+      '--log-level',
+      process.env.E2E_LOG_LEVEL ?? 'warn',
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        KUBERNETES_SERVICE_HOST: '',
+        POD_NAME: identity,
+        POD_NAMESPACE: 'default',
+        KUBECONFIG: '',
+      },
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  return {
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+const agent = new Agent({ keepAliveTimeout: 30_000, connections: 1 });
+
+async function get(
+  port: number,
+  path: string,
+  host = 'shop.example.com',
+): Promise<{ status: number; body: string }> {
+  // undici's request, not fetch: fetch drops a caller's Host header (a forbidden header name).
+  const res = await request(`http://127.0.0.1:${port}${path}`, { headers: { host }, dispatcher: agent });
+  return { status: res.statusCode, body: await res.body.text() };
+}
+
+async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end to end', () => {
+  let server: KubeApiServer;
+  let netns: TestNetns;
+  let program: Program;
+  let replicaB: Program;
+  let dir: string;
+  let kubeconfig: string;
+  let proxyPort: number;
+  let adminPort: number;
+
+  const route = (name: string, path: string) => ({
+    apiVersion: GATEWAY_API,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      parentRefs: [{ name: 'edge' }],
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: path } }],
+          backendRefs: [{ name: 'web', port: 80 }],
+        },
+      ],
+    },
+  });
+
+  beforeAll(async () => {
+    netns = new TestNetns();
+    netns.create();
+    const echo = netns.spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/echo/main.ts',
+        '--host',
+        netns.address,
+        '--port',
+        '8080',
+        '--service',
+        'web',
+        '--pod',
+        'web-0',
+      ],
+      ROOT,
+    );
+    await waitForLine(echo, /^echo /);
+    server = await withServer();
+    dir = mkdtempSync(join(tmpdir(), 'csgw-kube-e2e-'));
+    kubeconfig = server.writeKubeconfig(join(dir, 'kubeconfig'), 'replica-a-token');
+    const kubeconfigB = server.writeKubeconfig(join(dir, 'kubeconfig-b'), 'replica-b-token');
+    proxyPort = await freePort();
+    adminPort = await freePort();
+    server.create(gatewayClass());
+    server.create({
+      apiVersion: GATEWAY_API,
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: 'default' },
+      spec: { gatewayClassName: 'clusterset', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+    });
+    server.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
+    server.create({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [netns.address], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: 8080 }],
+    });
+    program = startProgram(kubeconfig, adminPort, proxyPort - 80, 'replica-a');
+    replicaB = startProgram(kubeconfigB, await freePort(), (await freePort()) - 80, 'replica-b');
+    await until(
+      async () => ((await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200 ? true : undefined),
+      'readyz',
+      20_000,
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${program.output()}`);
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await program?.stop();
+    await replicaB?.stop();
+    await server?.stop();
+    netns?.destroy();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('routes objects created through the API, follows updates and deletes', async () => {
+    server.create(route('shop', '/'));
+    const first = await until(async () => {
+      const res = await get(proxyPort, '/cart');
+      return res.status === 200 ? res : undefined;
+    }, 'the route to serve');
+    expect(JSON.parse(first.body)).toMatchObject({ service: 'web', pod: 'web-0', path: '/cart' });
+
+    server.patch('httproutes', 'default', 'shop', {
+      spec: {
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/v2' } }],
+            backendRefs: [{ name: 'web', port: 80 }],
+          },
+        ],
+      },
+    });
+    await until(
+      async () => ((await get(proxyPort, '/cart')).status === 404 ? true : undefined),
+      '/cart to stop matching',
+    );
+    expect((await get(proxyPort, '/v2/cart')).status).toBe(200);
+
+    server.delete('httproutes', 'default', 'shop');
+    await until(
+      async () => ((await get(proxyPort, '/v2/cart')).status === 404 ? true : undefined),
+      'the deleted route to 404',
+    );
+  });
+
+  it('writes status with the right conditions', async () => {
+    server.create(route('status-check', '/status-check'));
+    const parents = await until(async () => {
+      const status = server.get('httproutes', 'default', 'status-check')?.status as
+        | { parents?: Record<string, unknown>[] }
+        | undefined;
+      return status?.parents?.length ? status.parents : undefined;
+    }, 'route status');
+    expect(parents).toEqual([
+      expect.objectContaining({
+        controllerName: CONTROLLER,
+        parentRef: expect.objectContaining({ name: 'edge' }),
+        conditions: expect.arrayContaining([
+          expect.objectContaining({ type: 'Accepted', status: 'True', observedGeneration: 1 }),
+          expect.objectContaining({ type: 'ResolvedRefs', status: 'True' }),
+        ]),
+      }),
+    ]);
+    const gc = server.get('gatewayclasses', undefined, 'clusterset')?.status;
+    expect(gc).toMatchObject({
+      conditions: expect.arrayContaining([expect.objectContaining({ type: 'Accepted', status: 'True' })]),
+    });
+    const gw = await until(async () => {
+      const status = server.get('gateways', 'default', 'edge')?.status as
+        | { listeners?: { attachedRoutes: number }[] }
+        | undefined;
+      return status?.listeners?.[0]?.attachedRoutes === 1 ? status : undefined;
+    }, 'gateway status');
+    expect(gw).toMatchObject({
+      conditions: expect.arrayContaining([expect.objectContaining({ type: 'Programmed', status: 'True' })]),
+    });
+    server.delete('httproutes', 'default', 'status-check');
+  });
+
+  it('with two replicas, one holds the Lease and only it writes status', async () => {
+    const lease = server.get('leases', 'default', 'clusterset-gateway-leader')?.spec as
+      | { holderIdentity?: string }
+      | undefined;
+    expect(['replica-a', 'replica-b']).toContain(lease?.holderIdentity);
+    // The status writer reads each object by name, then patches /status; reflectors only list and watch.
+    const statusTraffic = server.requests.filter(
+      (r) => r.subresource === 'status' || (r.verb === 'get' && r.group === 'gateway.networking.k8s.io'),
+    );
+    expect(statusTraffic.length).toBeGreaterThan(0);
+    const writers = new Set(statusTraffic.map((r) => r.token));
+    expect(writers).toEqual(new Set([`${lease?.holderIdentity}-token`]));
+    // Both replicas watch and serve.
+    const watchers = new Set(server.requests.filter((r) => r.verb === 'watch').map((r) => r.token));
+    expect(watchers).toEqual(new Set(['replica-a-token', 'replica-b-token']));
+  });
+
+  it('recovers from cut watches', async () => {
+    await eventually(() => server.watchCount > 0, 'open watches');
+    server.dropWatches();
+    server.create(route('after-cut', '/after-cut'));
+    await until(
+      async () => ((await get(proxyPort, '/after-cut')).status === 200 ? true : undefined),
+      'route after the cut',
+    );
+    server.delete('httproutes', 'default', 'after-cut');
+  });
+
+  it('keeps running unready while the API server is down at start, then becomes ready', async () => {
+    const down = await withServer();
+    const path = down.writeKubeconfig(join(dir, 'down-kubeconfig'));
+    await down.stop();
+    const admin = await freePort();
+    const second = startProgram(path, admin, (await freePort()) - 80, 'replica-b');
+    try {
+      const notReady = await until(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${admin}/readyz`);
+          return res.status === 503 ? res.status : undefined;
+        },
+        'readyz 503',
+        20_000,
+      );
+      expect(notReady).toBe(503);
+      await down.start();
+      await until(
+        async () => ((await fetch(`http://127.0.0.1:${admin}/readyz`)).status === 200 ? true : undefined),
+        'readyz 200',
+        20_000,
+      );
+      expect(second.child.exitCode).toBeNull();
+    } finally {
+      await second.stop();
+      await down.stop();
+    }
+  }, 60_000);
+});
