@@ -2,11 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/gateway-process.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
-import { CONTROLLER, eventually, GATEWAY_API, gatewayClass, withServer } from './helpers.ts';
+import { CONTROLLER, eventually, GATEWAY_API, gatewayClass, kubeConfigFor, withServer } from './helpers.ts';
 import { TestNetns, waitForLine } from './netns.ts';
 
 /**
@@ -205,30 +206,36 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
   });
 
   it('routes objects created through the API, follows updates and deletes', async () => {
-    server.create(route('shop', '/'));
+    // Through the wire, as kubectl would: @kubernetes/client-node's generic object API.
+    const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
+    await api.create(route('shop', '/') as never);
     const first = await until(async () => {
       const res = await get(proxyPort, '/cart');
       return res.status === 200 ? res : undefined;
     }, 'the route to serve');
     expect(JSON.parse(first.body)).toMatchObject({ service: 'web', pod: 'web-0', path: '/cart' });
 
-    server.patch('httproutes', 'default', 'shop', {
-      spec: {
-        rules: [
-          {
-            matches: [{ path: { type: 'PathPrefix', value: '/v2' } }],
-            backendRefs: [{ name: 'web', port: 80 }],
-          },
-        ],
-      },
-    });
+    await api.patch(
+      {
+        ...route('shop', '/v2'),
+      } as never,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
     await until(
       async () => ((await get(proxyPort, '/cart')).status === 404 ? true : undefined),
       '/cart to stop matching',
     );
     expect((await get(proxyPort, '/v2/cart')).status).toBe(200);
 
-    server.delete('httproutes', 'default', 'shop');
+    await api.delete({
+      apiVersion: GATEWAY_API,
+      kind: 'HTTPRoute',
+      metadata: { name: 'shop', namespace: 'default' },
+    });
     await until(
       async () => ((await get(proxyPort, '/v2/cart')).status === 404 ? true : undefined),
       'the deleted route to 404',
