@@ -10,7 +10,7 @@ import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } f
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
-import type { UpstreamRequestHead } from './upstream-request.ts';
+import { http2Stream, type UpstreamRequestHead } from './upstream-request.ts';
 
 /** Connect failures move to another endpoint unseen by the client, up to this many times per request. */
 const MAX_FAILOVERS = 4;
@@ -200,7 +200,9 @@ export class Exchange implements ClientBound {
     this.#startMs = startMs;
     this.#corsOrigin = corsOrigin;
     this.#body = head.hasBody ? req : null;
-    this.#socket = req.socket;
+    // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
+    // is what is watched; it has the socket's 'close' event and `destroyed`.
+    this.#socket = req.httpVersionMajor === 2 ? (http2Stream(req) as unknown as Socket) : req.socket;
   }
 
   /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */

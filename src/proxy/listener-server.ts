@@ -2,16 +2,21 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { CompiledPort } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
+import { sniffCleartext } from './http2-preface.ts';
+import { Http2Sessions } from './http2-sessions.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { serveRequest } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
 /**
  * The server for one Gateway listener port. It reads its compiled port through a mutable slot, so a new
- * routing table is a reference swap: open keep-alive connections and requests in flight are untouched.
+ * routing table is a reference swap: open keep-alive connections, HTTP/2 sessions and requests in flight are
+ * untouched. HTTPS ports offer `h2` and `http/1.1` by ALPN; HTTP ports serve HTTP/1 and HTTP/2 with prior
+ * knowledge (h2c), told apart by the connection's first bytes. Both protocols share one request handler.
  */
 export class ListenerServer {
   readonly gatewayPort: number;
@@ -19,6 +24,9 @@ export class ListenerServer {
   readonly #server: Server;
   /** Upgraded connections leave the HTTP server's bookkeeping; they are tracked to be cut on close. */
   readonly #tunnels = new Set<Duplex>();
+  readonly #http2: Http2Sessions;
+  /** Cleartext connections whose first bytes have not told their protocol yet. */
+  readonly #sniffing = new Set<Socket>();
   #compiled: CompiledPort;
   #boundPort = 0;
 
@@ -32,7 +40,15 @@ export class ListenerServer {
         else {
           const startMs = performance.now();
           const exchange = serveRequest(services, this.#compiled, req, res);
-          accessLog.observe('north-south', req, res, startMs, req.headers.host, exchange);
+          const host = req.headers.host ?? req.headers[':authority'];
+          accessLog.observe(
+            'north-south',
+            req,
+            res,
+            startMs,
+            typeof host === 'string' ? host : undefined,
+            exchange,
+          );
         }
       } catch (err) {
         // A bug must cost one request, never the process.
@@ -44,11 +60,14 @@ export class ListenerServer {
         else res.destroy();
       }
     };
+    this.#http2 = new Http2Sessions(onRequest);
     if (compiled.protocol === 'HTTPS') {
       const fallback = compiled.tls?.fallback;
       this.#server = createHttpsServer(
         {
           ...(fallback === undefined ? {} : { cert: fallback.cert, key: fallback.key }),
+          // HTTP/2 when the client offers it, HTTP/1.1 otherwise (and for clients that send no ALPN).
+          ALPNProtocols: ['h2', 'http/1.1'],
           // The certificate comes from the listener whose hostname matches the SNI name; the table can change
           // under an open server, so the callback reads the current one.
           SNICallback: (servername, cb) => {
@@ -62,6 +81,7 @@ export class ListenerServer {
     } else {
       this.#server = createHttpServer(onRequest);
     }
+    this.#routeConnections();
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
@@ -86,6 +106,44 @@ export class ListenerServer {
       }
     });
     this.#server.on('tlsClientError', (_err, socket) => socket.destroy());
+  }
+
+  /**
+   * Puts a protocol switch in front of the HTTP/1 server's own connection handling: on HTTPS after the
+   * handshake by the ALPN result, on HTTP by the first bytes (the HTTP/2 preface, RFC 9113 §3.4). The HTTP/1
+   * server keeps owning the listening socket, so its keep-alive, timeouts, upgrades and idle-connection
+   * tracking stay as they are.
+   */
+  #routeConnections(): void {
+    const server = this.#server;
+    const event = this.protocol === 'HTTPS' ? 'secureConnection' : 'connection';
+    const http1 = server.listeners(event) as ((socket: Socket) => void)[];
+    server.removeAllListeners(event);
+    const toHttp1 = (socket: Socket): void => {
+      for (const listener of http1) listener.call(server, socket);
+    };
+    if (this.protocol === 'HTTPS') {
+      server.on(event, (socket: TLSSocket) => {
+        if (socket.alpnProtocol === 'h2') this.#http2.accept(socket);
+        else toHttp1(socket);
+      });
+      return;
+    }
+    const route = (socket: Socket, h2: boolean): void => {
+      this.#sniffing.delete(socket);
+      if (h2) this.#http2.accept(socket);
+      else {
+        toHttp1(socket);
+        socket.resume();
+      }
+    };
+    const dropped = (socket: Socket): void => {
+      this.#sniffing.delete(socket);
+    };
+    server.on(event, (socket: Socket) => {
+      this.#sniffing.add(socket);
+      sniffCleartext(socket, route, dropped);
+    });
   }
 
   get boundPort(): number {
@@ -116,12 +174,16 @@ export class ListenerServer {
     });
   }
 
-  /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
+  /**
+   * Stops accepting, lets requests in flight finish within `drainMs` (HTTP/2 sessions get GOAWAY), then cuts
+   * what is left.
+   */
   close(drainMs: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#server.closeAllConnections();
         for (const socket of this.#tunnels) socket.destroy();
+        this.#http2.destroy();
       }, drainMs);
       timer.unref();
       this.#server.close(() => {
@@ -129,6 +191,9 @@ export class ListenerServer {
         resolve();
       });
       this.#server.closeIdleConnections();
+      this.#http2.close();
+      for (const socket of this.#sniffing) socket.destroy();
+      this.#sniffing.clear();
     });
   }
 }

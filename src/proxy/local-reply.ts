@@ -17,6 +17,8 @@ function defaultText(status: number): string {
       return 'bad request';
     case 404:
       return 'no route';
+    case 421:
+      return 'misdirected request';
     case 500:
       return 'invalid backend';
     case 502:

@@ -3,10 +3,15 @@ import type { CompiledPort } from './compile-table.ts';
 import { hostForMatching } from './request-host.ts';
 import { RequestView } from './request-view.ts';
 
+/**
+ * The request's authority: Host, or on HTTP/2 the :authority pseudo-header, which comes first among the raw
+ * headers and wins over a Host also sent (RFC 9113 §8.3.1).
+ */
 function findHost(raw: readonly string[]): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
+    if (name.length === 10 && name === ':authority') return raw[i + 1];
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledAction, CompiledPort, ForwardTarget } from './compile-table.ts';
 import type { CompiledCors } from './cors.ts';
 import { Exchange, type ExchangeServices } from './forward-exchange.ts';
+import { isMisdirected } from './http2-misdirected.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { matchRequest } from './match-request.ts';
 import type { CompiledRedirect } from './redirect.ts';
@@ -65,6 +66,10 @@ export function serveRequest(
 ): Exchange | undefined {
   const startMs = performance.now();
   const view = matchRequest(port, req);
+  if (port.tls !== undefined && view.status !== 400 && isMisdirected(port, req, view.listener)) {
+    view.action = undefined;
+    view.status = 421;
+  }
   const action = view.action;
   if (action === undefined) {
     sendLocalReply(res, view.status);

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Http2Stream } from 'node:http2';
 import type { CompiledAction, ForwardTarget } from './compile-table.ts';
 import { applyHeaderMods, connectionListedNames, dropNames } from './header-ops.ts';
 import { rewritePath } from './redirect.ts';
@@ -33,12 +34,23 @@ const SPECIAL = new Map<string, Special>([
   ['trailer', Special.Drop],
   ['upgrade', Special.Drop],
   ['expect', Special.Drop],
+  // HTTP/2 pseudo-headers describe this hop's request; the upstream request carries its own (RFC 9113 §8.3).
+  [':authority', Special.Drop],
+  [':method', Special.Drop],
+  [':path', Special.Drop],
+  [':scheme', Special.Drop],
+  [':protocol', Special.Drop],
 ]);
 
 /** The client's address as X-Forwarded-For shows it: IPv4 peers of a dual-stack socket without `::ffff:`. */
 function clientAddress(req: IncomingMessage): string {
   const address = req.socket?.remoteAddress ?? '';
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** The stream under an HTTP/2 compatibility request (served through the HTTP/1 types, see Http2Sessions). */
+export function http2Stream(req: IncomingMessage): Http2Stream {
+  return (req as unknown as { stream: Http2Stream }).stream;
 }
 
 export interface UpstreamRequestHead {
@@ -66,6 +78,7 @@ export function buildUpstreamHead(
   const host = view.rawHost;
   let forwardedFor: string | undefined;
   let hasBody = false;
+  let hasLength = false;
   let listed: string[] | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
@@ -82,6 +95,7 @@ export function buildUpstreamHead(
         forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
         break;
       case Special.ContentLength:
+        hasLength = true;
         if (value !== '0') hasBody = true;
         headers.push(name, value);
         break;
@@ -102,6 +116,8 @@ export function buildUpstreamHead(
         break;
     }
   }
+  // An HTTP/2 request has a body unless its HEADERS frame ended the stream; Content-Length is optional there.
+  if (!hasLength && req.httpVersionMajor === 2) hasBody = !http2Stream(req).endAfterHeaders;
   if (listed !== undefined) headers = dropNames(headers, listed);
   const clientHost = host ?? '';
   const outHost = target.rewriteHost ?? host;

@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
+import type { Duplex } from 'node:stream';
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The HTTP/2 side of one listener port: an `http2` server that never listens itself; the listener hands it the
+ * connections that negotiated `h2` by ALPN or opened with the prior-knowledge preface. Its requests go to the
+ * same handler as HTTP/1 ones through Node's compatibility API: the pipeline only uses what Http2ServerRequest
+ * and Http2ServerResponse share with their HTTP/1 counterparts (method, url, headers, rawHeaders, socket,
+ * readable body; writeHead with a flat header list, write, end, destroy, headersSent, 'drain', 'close'). The
+ * few HTTP/2 differences (pseudo-headers, the stream as the unit a client cancels, no hop-by-hop headers) are
+ * handled where the pipeline reads or writes them.
+ */
+export class Http2Sessions {
+  readonly #server: Http2Server;
+  readonly #sessions = new Set<ServerHttp2Session>();
+  #closing = false;
+
+  constructor(onRequest: RequestHandler) {
+    this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
+      onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse),
+    );
+    this.#server.on('session', (session: ServerHttp2Session) => {
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
+      if (this.#closing) session.close();
+    });
+    // A broken client session is that client's problem; it must never reach the process.
+    this.#server.on('sessionError', () => {});
+  }
+
+  /** Serves an accepted connection (TLS after ALPN `h2`, or cleartext with the preface still unread). */
+  accept(socket: Duplex): void {
+    if (this.#closing) socket.destroy();
+    else this.#server.emit('connection', socket);
+  }
+
+  /** Sends GOAWAY on every session: streams in flight finish, new ones are refused, then the sessions close. */
+  close(): void {
+    this.#closing = true;
+    for (const session of this.#sessions) session.close();
+  }
+
+  /** Cuts the sessions that did not finish in time. */
+  destroy(): void {
+    for (const session of this.#sessions) session.destroy();
+  }
+}
