@@ -52,10 +52,10 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     backendNote = backend.note;
     const rows: ResultRow[] = [];
     try {
-      for (const config of scenario.configs(endpoints)) {
-        if (options.onlyConfigs?.length && !options.onlyConfigs.includes(config.kind)) continue;
-        rows.push(...(await measureConfig(scenario, config, backend, options)));
-      }
+      const configs = scenario
+        .configs(endpoints)
+        .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind));
+      rows.push(...(await measureScenario(scenario, configs, backend, options)));
     } finally {
       await backend.stop();
     }
@@ -88,83 +88,128 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
   };
 }
 
-async function measureConfig(
+interface LiveConfig {
+  readonly config: ConfigSpec;
+  readonly started: StartedConfig;
+  readonly spec: Omit<LoadSpec, 'durationSec'>;
+  readonly samples: Map<LoadTool, RunSample[]>;
+  failed?: string;
+}
+
+/**
+ * Starts every config of the scenario, then interleaves the runs: run k of every config before run k+1 of
+ * any. Idle proxies cost nothing, and on a shared or throttling machine a burst of outside load then hits all
+ * configs alike instead of whichever happened to be measured at the time.
+ */
+async function measureScenario(
   scenario: Scenario,
-  config: ConfigSpec,
+  configs: readonly ConfigSpec[],
   backend: RunningBackend,
   options: SuiteOptions,
 ): Promise<ResultRow[]> {
-  const targets = scenario.targets(config);
-  const [probe] = targets;
-  const skipped = (reason: string): ResultRow[] => {
-    options.log(`[${scenario.name}] ${config.label}: skipped: ${reason}`);
-    return [
-      {
-        scenario: scenario.name,
-        config: config.id,
-        label: config.label,
-        status: 'skipped',
-        reason,
-        runs: [],
-      },
-    ];
+  const tag = `[${scenario.name}]`;
+  const skippedRow = (config: ConfigSpec, reason: string): ResultRow => {
+    options.log(`${tag} ${config.label}: skipped: ${reason}`);
+    return {
+      scenario: scenario.name,
+      config: config.id,
+      label: config.label,
+      status: 'skipped',
+      reason,
+      runs: [],
+    };
   };
-  if (!probe) return skipped('no targets');
-  options.log(`[${scenario.name}] ${config.label}: starting`);
-  const outcome = await startConfig(config, {
-    proxyCpus: options.cpu.proxyCpus,
-    projectDir: options.projectDir,
-    upstream: backend.endpoints,
-    probe,
-    gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
-    ...(options.cpuProfDir && config.kind === 'gateway' ? { cpuProfDir: options.cpuProfDir } : {}),
-  });
-  if (!outcome.ok) return skipped(outcome.reason);
-  const started = outcome.started;
-  const spec: Omit<LoadSpec, 'durationSec'> = {
-    origin: started.origin,
-    method: scenario.method,
-    targets,
-    connections: scenario.connections,
-    ...(scenario.bodyBytes ? { bodyBytes: scenario.bodyBytes } : {}),
-  };
-  const samples = new Map<LoadTool, RunSample[]>(options.tools.map((t) => [t, []]));
+  const slots: (LiveConfig | ResultRow)[] = [];
+  const live: LiveConfig[] = [];
   try {
+    for (const config of configs) {
+      const targets = scenario.targets(config);
+      const [probe] = targets;
+      if (!probe) {
+        slots.push(skippedRow(config, 'no targets'));
+        continue;
+      }
+      options.log(`${tag} ${config.label}: starting`);
+      const outcome = await startConfig(config, {
+        proxyCpus: options.cpu.proxyCpus,
+        projectDir: options.projectDir,
+        upstream: backend.endpoints,
+        probe,
+        gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
+        ...(options.cpuProfDir && config.kind === 'gateway' ? { cpuProfDir: options.cpuProfDir } : {}),
+      });
+      if (!outcome.ok) {
+        slots.push(skippedRow(config, outcome.reason));
+        continue;
+      }
+      const entry: LiveConfig = {
+        config,
+        started: outcome.started,
+        spec: {
+          origin: outcome.started.origin,
+          method: scenario.method,
+          targets,
+          connections: scenario.connections,
+          ...(scenario.bodyBytes ? { bodyBytes: scenario.bodyBytes } : {}),
+        },
+        samples: new Map(options.tools.map((t) => [t, []])),
+      };
+      live.push(entry);
+      slots.push(entry);
+    }
+
+    const attempt = async (entry: LiveConfig, work: () => Promise<void>): Promise<void> => {
+      if (entry.failed) return;
+      try {
+        await work();
+      } catch (error) {
+        entry.failed = `load failed: ${error instanceof Error ? error.message : String(error)}`;
+        options.log(`${tag} ${entry.config.label}: ${entry.failed}`);
+      }
+    };
     if (options.warmupSec > 0) {
       const tool = options.tools[0] ?? 'autocannon';
-      options.log(`[${scenario.name}] ${config.label}: warm-up ${options.warmupSec}s (${tool})`);
-      await LOADERS[tool]({ ...spec, durationSec: options.warmupSec });
-    }
-    for (let run = 1; run <= options.runs; run++) {
-      for (const tool of options.tools) {
-        const sample = await measureRun(
-          started,
-          config,
-          { ...spec, durationSec: options.durationSec },
-          tool,
-          options.cpu.proxyCpus,
-        );
-        samples.get(tool)?.push(sample);
-        options.log(
-          `[${scenario.name}] ${config.label} ${tool} run ${run}/${options.runs}: ${Math.round(sample.rps).toLocaleString('en-US')} req/s, p99 ${sample.latencyMs.p99.toFixed(2)} ms, errors ${sample.errors}, non-2xx ${sample.non2xx}${sample.churns !== undefined ? `, ${sample.churns} config changes` : ''}`,
-        );
+      for (const entry of live) {
+        options.log(`${tag} ${entry.config.label}: warm-up ${options.warmupSec}s (${tool})`);
+        await attempt(entry, async () => {
+          await LOADERS[tool]({ ...entry.spec, durationSec: options.warmupSec });
+        });
       }
     }
-  } catch (error) {
-    await started.stop();
-    return skipped(`load failed: ${error instanceof Error ? error.message : String(error)}`);
+    for (let run = 1; run <= options.runs; run++) {
+      for (const entry of live) {
+        for (const tool of options.tools) {
+          await attempt(entry, async () => {
+            const sample = await measureRun(
+              entry.started,
+              entry.config,
+              { ...entry.spec, durationSec: options.durationSec },
+              tool,
+              options.cpu.proxyCpus,
+            );
+            entry.samples.get(tool)?.push(sample);
+            options.log(
+              `${tag} ${entry.config.label} ${tool} run ${run}/${options.runs}: ${Math.round(sample.rps).toLocaleString('en-US')} req/s, p99 ${sample.latencyMs.p99.toFixed(2)} ms, errors ${sample.errors}, non-2xx ${sample.non2xx}${sample.churns !== undefined ? `, ${sample.churns} config changes` : ''}`,
+            );
+          });
+        }
+      }
+    }
+  } finally {
+    for (const entry of live) await entry.started.stop();
   }
-  await started.stop();
-  // Let sockets in TIME_WAIT and the stopped proxy's memory settle before the next config.
-  await sleep(500);
-  return options.tools.map((tool) => ({
-    scenario: scenario.name,
-    config: config.id,
-    label: config.label,
-    status: 'ok' as const,
-    tool,
-    runs: samples.get(tool) ?? [],
-  }));
+  return slots.flatMap((slot): ResultRow[] => {
+    if (!('started' in slot)) return [slot];
+    if (slot.failed) return [skippedRow(slot.config, slot.failed)];
+    return options.tools.map((tool) => ({
+      scenario: scenario.name,
+      config: slot.config.id,
+      label: slot.config.label,
+      status: 'ok' as const,
+      tool,
+      runs: slot.samples.get(tool) ?? [],
+    }));
+  });
 }
 
 async function measureRun(

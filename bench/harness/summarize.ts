@@ -59,8 +59,19 @@ export function derive(
       const direct = find('direct', tool);
       for (const row of withRatios) {
         if (row.tool !== tool || row.config === 'direct' || row.status !== 'ok' || !direct) continue;
+        const target = row.config === 'gateway' ? ' (target: p50 under 0.3 ms, p99 under 1 ms)' : '';
         findings.push(
-          `${tool}: ${row.label} adds p50 ${ms(diff(row.p50Ms, direct.p50Ms))}, p99 ${ms(diff(row.p99Ms, direct.p99Ms))} per request over direct`,
+          `${tool}: ${row.label} adds p50 ${ms(diff(row.p50Ms, direct.p50Ms))}, p99 ${ms(diff(row.p99Ms, direct.p99Ms))} per request over direct${target}`,
+        );
+      }
+    }
+    if (scenario.name === 'small') {
+      // Issue 5 targets are per proxy core: req/s divided by the CPU the proxy actually used.
+      const perCore = (config: string): number | undefined => find(config, tool)?.rpsPerProxyCore;
+      const gateway = perCore('gateway');
+      if (gateway !== undefined) {
+        findings.push(
+          `${tool}: clusterset-gateway per proxy core: ${times(ratio(gateway, perCore('http-proxy')))} http-proxy (target 2.5x), ${times(ratio(gateway, perCore('undici')))} the minimal undici proxy (target 1.2x), ${pct(ratio(gateway, perCore('nginx')))} of nginx (stretch 25%)`,
         );
       }
     }
@@ -94,6 +105,10 @@ function diff(a: number | undefined, b: number | undefined): number | undefined 
 
 function ms(value: number | undefined): string {
   return value === undefined || !Number.isFinite(value) ? 'n/a' : `${value.toFixed(3)} ms`;
+}
+
+function times(value: number | undefined): string {
+  return value === undefined ? 'n/a' : `${value.toFixed(2)}x`;
 }
 
 function pct(value: number | undefined): string {

@@ -128,4 +128,36 @@ describe('ratios and findings', () => {
       'wrk: 10,000 routes serve 95.0% of the req/s of 10 routes (target: within 10%)',
     ]);
   });
+
+  it('states the per-core targets of the headline scenario', () => {
+    const row = (config: string, rps: number, cores: number) => ({
+      scenario: 'small',
+      config,
+      label: config,
+      status: 'ok' as const,
+      tool: 'wrk' as const,
+      runs: [
+        {
+          tool: 'wrk' as const,
+          requests: rps,
+          durationSec: 1,
+          rps,
+          latencyMs: { p50: 1, p99: 2, p999: 3, max: 4, mean: 1 },
+          errors: 0,
+          non2xx: 0,
+          proxyCpuCores: cores,
+        },
+      ],
+    });
+    const { rows, findings } = derive({ name: 'small' }, [
+      row('gateway', 12_000, 1),
+      row('nginx', 48_000, 0.8),
+      row('http-proxy', 4_000, 1),
+      row('undici', 10_000, 1),
+    ]);
+    expect(rows[1]?.rpsPerProxyCore).toBe(60_000);
+    expect(findings).toEqual([
+      'wrk: clusterset-gateway per proxy core: 3.00x http-proxy (target 2.5x), 1.20x the minimal undici proxy (target 1.2x), 20.0% of nginx (stretch 25%)',
+    ]);
+  });
 });
