@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { type AdminRoute, startAdminServer } from './admin/admin-server.ts';
+import { startDataPlane } from './app/data-plane.ts';
+import { startWorkerPool } from './app/workers.ts';
 import { type CliOptions, helpText, parseCli, UsageError } from './cli/args.ts';
 import { buildConfigDump } from './controller/config-dump.ts';
 import { Reconciler } from './controller/reconciler.ts';
@@ -11,12 +13,8 @@ import {
   type TranslateOptions,
 } from './gateway/options.ts';
 import type { TranslationResult } from './gateway/translate.ts';
-import { createBalancerFactory } from './lb/index.ts';
 import { startLeaderElection } from './leader/index.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
-import { BalancerMetrics } from './metrics/balancer-metrics.ts';
-import { AccessLog } from './proxy/east-west-access-log.ts';
-import { ProxyServer } from './proxy/index.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 import { startDemo } from './sources/demo/demo.ts';
 import { FileSource, formatProblem } from './sources/file/file-source.ts';
@@ -47,34 +45,18 @@ async function main(argv: readonly string[]): Promise<void> {
 
   const logger = pino({ level: cli.logLevel, base: { app: 'clusterset-gateway' } });
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // With workers, process metrics come from each worker (aggregated); the primary adds the controller's.
+  if (cli.workers <= 1) collectDefaultMetrics({ register: registry });
 
-  const balancerMetrics = new BalancerMetrics(registry, () => balancers.healthyEndpoints());
-  const balancers = createBalancerFactory({
-    policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
-    overprovisioningFactor: cli.overprovisioningFactor,
-    panicThresholdPercent: cli.panicThresholdPercent,
-    outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs },
-    observer: balancerMetrics.observer,
-  });
-  const accessLog = cli.accessLog ? accessLogger() : undefined;
   const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
-  const proxy = new ProxyServer({
-    host: cli.address,
-    listenerPortOffset: cli.listenerPortOffset,
-    balancers,
-    registry,
-    logger,
-    ...(eastWestPort !== undefined ? { eastWestPort } : {}),
-    ...(accessLog ? { accessLog: accessLog.log } : {}),
-  });
+  const workerPool = cli.workers > 1 ? await startWorkerPool(cli.workers, eastWestPort, logger) : undefined;
+  const dataPlane = workerPool ?? startDataPlane(cli, eastWestPort, logger, registry);
 
   const extraRoutes = new Map<string, AdminRoute>();
   let onApplied: (result: TranslationResult) => Promise<void> = async () => {};
   let serviceImportKinds = () => cli.serviceImportKinds ?? DEFAULT_SERVICE_IMPORT_KINDS;
   let sourceReadiness = (): readonly string[] => [];
   const cleanups: (() => Promise<void>)[] = [];
-  if (accessLog) cleanups.push(async () => accessLog.flush());
   let identity: LocalIdentity = cli.identity;
   let source: Source & { readonly problems?: readonly unknown[] };
   let demoBanner: string | undefined;
@@ -125,8 +107,7 @@ async function main(argv: readonly string[]): Promise<void> {
     logger,
     registry,
     apply: async (result) => {
-      await proxy.apply(result.table);
-      balancers.retain(Object.keys(result.table.backends));
+      await dataPlane.apply(result.table);
       applied = true;
       await onApplied(result);
     },
@@ -136,6 +117,7 @@ async function main(argv: readonly string[]): Promise<void> {
     host: cli.adminAddress,
     port: cli.adminPort,
     registry,
+    ...(workerPool ? { extraMetrics: () => workerPool.metrics() } : {}),
     logger,
     extraRoutes,
     state: {
@@ -149,7 +131,9 @@ async function main(argv: readonly string[]): Promise<void> {
       configDump: () =>
         buildConfigDump({
           result: reconciler.last?.result,
-          balancers: proxy.describeBalancers?.(),
+          balancers: workerPool
+            ? 'per worker with --workers: each worker balances on what it sees'
+            : dataPlane.describeBalancers(),
           problems: (source.problems ?? []).map((p) => formatUnknownProblem(p)),
         }),
     },
@@ -166,7 +150,7 @@ async function main(argv: readonly string[]): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await source.stop();
-    await proxy.close();
+    await dataPlane.close();
     await admin.close();
     for (const cleanup of cleanups) await cleanup();
     process.exit(0);
@@ -210,16 +194,6 @@ function startKubernetes(cli: CliOptions, logger: Logger, registry: Registry) {
     instance: identity,
   });
   return { source, statusWriter, elector };
-}
-
-/**
- * Access lines go to stdout whatever --log-level says, through an asynchronous destination (cheap per line),
- * flushed on shutdown.
- */
-function accessLogger(): { readonly log: AccessLog; flush(): void } {
-  const destination = pino.destination({ dest: 1, sync: false });
-  const logger = pino({ level: 'info', base: { app: 'clusterset-gateway', log: 'access' } }, destination);
-  return { log: new AccessLog(logger), flush: () => destination.flushSync() };
 }
 
 function formatUnknownProblem(problem: unknown): string {

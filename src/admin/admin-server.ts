@@ -17,6 +17,8 @@ export interface AdminServerOptions {
   readonly host: string;
   readonly port: number;
   readonly registry: Registry;
+  /** More Prometheus text appended to the registry's (the workers' metrics in --workers mode). */
+  readonly extraMetrics?: () => Promise<string>;
   readonly state: AdminState;
   readonly logger: Logger;
   /** Extra routes by path, e.g. the demo's controls. */
@@ -42,8 +44,9 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     [
       '/metrics',
       async (_req, res) => {
-        const body = await registry.metrics();
-        send(res, 200, body, registry.contentType);
+        const own = await registry.metrics();
+        const extra = options.extraMetrics ? await options.extraMetrics() : '';
+        send(res, 200, extra ? `${own}\n${extra}` : own, registry.contentType);
       },
     ],
     [

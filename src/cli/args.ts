@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 
@@ -98,6 +99,11 @@ const FLAGS = {
     arg: 'ms',
     help: "An endpoint's n-th ejection by outlier detection lasts n x this. Default 30000.",
   },
+  workers: {
+    type: 'string',
+    arg: 'n|auto',
+    help: 'Data plane worker processes (node:cluster); auto = one per core. Default 1 (no workers).',
+  },
   'log-level': { type: 'string', arg: 'level', help: 'trace, debug, info, warn, error. Default info.' },
   help: { type: 'boolean', short: 'h', help: 'Show this help.' },
 } as const satisfies Record<
@@ -130,6 +136,7 @@ export interface CliOptions {
   readonly overprovisioningFactor: number;
   readonly panicThresholdPercent: number;
   readonly outlierBaseEjectionMs: number;
+  readonly workers: number;
   readonly logLevel: string;
   readonly help: boolean;
 }
@@ -200,6 +207,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       0,
       3_600_000,
     ),
+    workers: workerCount(str('workers')),
     logLevel: str('log-level') ?? 'info',
     help: values.help === true,
   };
@@ -224,6 +232,12 @@ export function helpText(): string {
 /** `{ key: value }`, or `{}` when the value is absent or empty (an unset downward-API variable arrives as ''). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function workerCount(text: string | undefined): number {
+  if (text === undefined) return 1;
+  if (text === 'auto') return availableParallelism();
+  return integer('workers', text, 1, 256);
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {

@@ -1,0 +1,5 @@
+import { parseCli } from '../cli/args.ts';
+import { runWorker } from './workers.ts';
+
+// Entry point of a data plane worker process (forked by startWorkerPool with the primary's arguments).
+runWorker(parseCli(process.argv.slice(2), process.env));

@@ -1,0 +1,147 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
+import type { CliOptions } from '../cli/args.ts';
+import type { RouteTable } from '../ir/route-table.ts';
+import { type DataPlane, startDataPlane } from './data-plane.ts';
+
+/**
+ * `--workers N` (issue 5, multi-core): the primary process runs the sources, translation, status and the admin
+ * server; N worker processes each run a data plane. Every routing table is broadcast to every worker over IPC,
+ * and the listening sockets are shared through node:cluster with SCHED_NONE, so the kernel spreads connections
+ * over the workers' accept() calls. Balancer health is per worker: each learns from its own traffic.
+ */
+type ToWorker = { readonly type: 'route-table'; readonly id: number; readonly table: RouteTable };
+type FromWorker =
+  /** The worker listens for tables now (messages sent before that would be lost). */
+  | { readonly type: 'ready' }
+  | { readonly type: 'route-table-applied'; readonly id: number }
+  | { readonly type: 'route-table-failed'; readonly id: number; readonly error: string };
+
+export interface WorkerPool extends DataPlane {
+  /** Prometheus text of every worker's registry, aggregated (counters summed, gauges per worker summed). */
+  metrics(): Promise<string>;
+}
+
+/** Tells a worker the east-west port the primary settled on (the demo turns it on without a flag). */
+const EAST_WEST_PORT_ENV = 'CLUSTERSET_GATEWAY_WORKER_EAST_WEST_PORT';
+
+export async function startWorkerPool(
+  count: number,
+  eastWestPort: number | undefined,
+  logger: Logger,
+): Promise<WorkerPool> {
+  const log = logger.child({ component: 'workers' });
+  const aggregator = new AggregatorRegistry();
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  cluster.setupPrimary({
+    exec: new URL('./worker-main.ts', import.meta.url).pathname,
+    args: process.argv.slice(2),
+  });
+  let latest: ToWorker | undefined;
+  let nextId = 1;
+  let stopping = false;
+  const pending = new Map<number, { remaining: Set<number>; done: () => void; fail: (e: Error) => void }>();
+
+  const settle = (workerId: number, appliedId: number): void => {
+    for (const [id, wait] of pending) {
+      if (id > appliedId) continue;
+      wait.remaining.delete(workerId);
+      if (wait.remaining.size === 0) {
+        pending.delete(id);
+        wait.done();
+      }
+    }
+  };
+
+  const fork = (): Worker => {
+    const worker = cluster.fork(
+      eastWestPort === undefined ? {} : { [EAST_WEST_PORT_ENV]: String(eastWestPort) },
+    );
+    worker.on('message', (message: FromWorker) => {
+      if (message.type === 'ready') {
+        if (latest) worker.send(latest);
+      } else if (message.type === 'route-table-failed') {
+        const wait = pending.get(message.id);
+        pending.delete(message.id);
+        wait?.fail(new Error(`worker ${worker.id}: ${message.error}`));
+      } else {
+        // A worker that applied table N has also moved past every older table.
+        settle(worker.id, message.id);
+      }
+    });
+    worker.on('exit', (code, signal) => {
+      settle(worker.id, Number.POSITIVE_INFINITY);
+      if (stopping) return;
+      log.error({ worker: worker.id, code, signal }, 'worker exited; starting another');
+      fork();
+    });
+    return worker;
+  };
+  for (let i = 0; i < count; i++) fork();
+  log.info({ workers: count }, 'data plane workers started');
+
+  const workers = (): Worker[] =>
+    Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+
+  return {
+    apply(table) {
+      const message: ToWorker = { type: 'route-table', id: nextId++, table };
+      latest = message;
+      const targets = workers();
+      if (targets.length === 0) return Promise.resolve();
+      return new Promise<void>((done, fail) => {
+        pending.set(message.id, { remaining: new Set(targets.map((w) => w.id)), done, fail });
+        for (const worker of targets) worker.send(message);
+      });
+    },
+    describeBalancers: () => ({}),
+    metrics: () => aggregator.clusterMetrics(),
+    async close() {
+      stopping = true;
+      await Promise.all(
+        workers().map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              worker.once('exit', () => resolve());
+              worker.process.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}
+
+/** A worker: a data plane fed by the primary's routing tables; its metrics are read by the primary. */
+export function runWorker(cli: CliOptions): void {
+  const eastWestPort = process.env[EAST_WEST_PORT_ENV] ? Number(process.env[EAST_WEST_PORT_ENV]) : undefined;
+  const logger = pino({
+    level: cli.logLevel,
+    base: { app: 'clusterset-gateway', worker: cluster.worker?.id },
+  });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  AggregatorRegistry.setRegistries([registry]);
+  // Constructing one installs prom-client's answer to the primary's metrics requests in this worker.
+  new AggregatorRegistry();
+  const dataPlane = startDataPlane(cli, eastWestPort, logger, registry);
+  process.on('message', (message: ToWorker) => {
+    if (message?.type !== 'route-table') return;
+    dataPlane.apply(message.table).then(
+      () => process.send?.({ type: 'route-table-applied', id: message.id } satisfies FromWorker),
+      (error: unknown) =>
+        process.send?.({
+          type: 'route-table-failed',
+          id: message.id,
+          error: String(error),
+        } satisfies FromWorker),
+    );
+  });
+  process.send?.({ type: 'ready' } satisfies FromWorker);
+  // The primary is gone (even killed outright): nobody will send tables or read metrics any more.
+  process.once('disconnect', () => process.exit(0));
+  process.once('SIGTERM', () => {
+    void dataPlane.close().then(() => process.exit(0));
+  });
+}
