@@ -14,7 +14,8 @@ import { Snapshot } from '../../src/snapshot/snapshot.ts';
 
 /**
  * Golden translator cases: test/golden/<case>.in.yaml (plain Kubernetes YAML, on top of the shared objects in
- * test/golden/base.yaml) translates to <case>.out.yaml. `UPDATE_GOLDEN=1` rewrites the outputs; review the diff.
+ * test/golden/base.yaml) translates to <case>.out.yaml. Cases named `east-west-*` translate with the east-west
+ * listener on. `UPDATE_GOLDEN=1` rewrites the outputs; review the diff.
  */
 const GOLDEN_DIR = fileURLToPath(new URL('../golden/', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -57,9 +58,10 @@ function summarisePem(_key: unknown, value: unknown): unknown {
   return value;
 }
 
-function renderGolden(caseFile: string): string {
-  const caseObjects = readObjects(caseFile);
-  const result = translate(snapshotFor(caseObjects), GOLDEN_OPTIONS);
+function renderGolden(name: string): string {
+  const caseObjects = readObjects(`${GOLDEN_DIR}${name}.in.yaml`);
+  const options = { ...GOLDEN_OPTIONS, eastWest: name.startsWith('east-west-') };
+  const result = translate(snapshotFor(caseObjects), options);
   // The base GatewayClass status is the same everywhere; show GatewayClass statuses only where a case is about them.
   const showClasses = caseObjects.some((o) => o.kind === 'GatewayClass');
   const plain: unknown = JSON.parse(
@@ -84,7 +86,7 @@ describe('golden translation', () => {
   });
   for (const name of cases) {
     it(name, () => {
-      const actual = renderGolden(`${GOLDEN_DIR}${name}.in.yaml`);
+      const actual = renderGolden(name);
       const outFile = `${GOLDEN_DIR}${name}.out.yaml`;
       if (UPDATE || !existsSync(outFile)) {
         writeFileSync(outFile, actual);
