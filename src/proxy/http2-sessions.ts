@@ -8,6 +8,12 @@ import {
 } from 'node:http2';
 import type { Duplex } from 'node:stream';
 
+/**
+ * A session without a frame either way for this long gets GOAWAY, as HTTP/1 keep-alive connections are closed
+ * when idle; streams still open finish first.
+ */
+const IDLE_TIMEOUT_MS = 5 * 60_000;
+
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
@@ -33,6 +39,8 @@ export class Http2Sessions {
       session.once('close', () => this.#sessions.delete(session));
       if (this.#closing) session.close();
     });
+    this.#server.setTimeout(IDLE_TIMEOUT_MS);
+    this.#server.on('timeout', (session: ServerHttp2Session) => session.close());
     // A broken client session is that client's problem; it must never reach the process.
     this.#server.on('sessionError', () => {});
   }
