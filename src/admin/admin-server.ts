@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { closeNow, listen } from '../net/listen.ts';
 
 /** What the admin server reads; it never writes anything back (DESIGN.md §1). */
 export interface AdminState {
@@ -69,22 +69,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, options.host, options.port);
   logger.info({ component: 'admin', port }, 'admin server listening');
   return {
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeNow(server),
   };
 }
 

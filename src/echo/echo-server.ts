@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeNow, listen } from '../net/listen.ts';
 import { parseGoDurationMs } from './go-duration.ts';
 
 export interface EchoIdentity {
@@ -122,20 +122,9 @@ function handle(identity: EchoIdentity, req: IncomingMessage, res: ServerRespons
 export async function startEchoServer(options: EchoServerOptions): Promise<EchoServer> {
   const server = createServer((req, res) => handle(options.identity, req, res));
   server.on('clientError', (_err, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, options.host ?? '127.0.0.1', options.port ?? 0);
   return {
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeNow(server),
   };
 }

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
+import { listen } from '../net/listen.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { requestAuthority } from './east-west-authority.ts';
 import type { CompiledEastWest } from './east-west-compile.ts';
@@ -130,17 +131,9 @@ export class EastWestServer {
     this.#compiled = compiled;
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.#server.once('error', onError);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', onError);
-        this.#server.on('error', () => {});
-        this.#boundPort = (this.#server.address() as AddressInfo).port;
-        resolve(this.#boundPort);
-      });
-    });
+  async listen(host: string, port: number): Promise<number> {
+    this.#boundPort = await listen(this.#server, host, port);
+    return this.#boundPort;
   }
 
   /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */

@@ -1,8 +1,9 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { listen } from '../net/listen.ts';
 import type { CompiledPort } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
@@ -161,17 +162,9 @@ export class ListenerServer {
     }
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.#server.once('error', onError);
-      this.#server.listen(port, host, () => {
-        this.#server.off('error', onError);
-        this.#server.on('error', () => {});
-        this.#boundPort = (this.#server.address() as AddressInfo).port;
-        resolve(this.#boundPort);
-      });
-    });
+  async listen(host: string, port: number): Promise<number> {
+    this.#boundPort = await listen(this.#server, host, port);
+    return this.#boundPort;
   }
 
   /**
