@@ -102,7 +102,8 @@ function handle(identity: EchoIdentity, req: IncomingMessage, res: ServerRespons
       if (res.destroyed) return;
       const setHeader = req.headers['x-echo-set-header'];
       if (typeof setHeader === 'string') applySetHeaders(res, setHeader);
-      const payload = JSON.stringify(body);
+      // Indented, so that `curl ... | grep pod` in the demo shows one field a line.
+      const payload = JSON.stringify(body, null, 2);
       res.statusCode = statusMatch === null ? 200 : Number(statusMatch[1]);
       res.setHeader('Content-Type', 'application/json');
       res.setHeader('Content-Length', Buffer.byteLength(payload));
