@@ -35,8 +35,10 @@ export async function startWorkerPool(
   const log = logger.child({ component: 'workers' });
   const aggregator = new AggregatorRegistry();
   cluster.schedulingPolicy = cluster.SCHED_NONE;
+  // The same extension as this module: .ts when run from source (tsx), .js from dist/.
+  const extension = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
   cluster.setupPrimary({
-    exec: new URL('./worker-main.ts', import.meta.url).pathname,
+    exec: new URL(`./worker-main${extension}`, import.meta.url).pathname,
     args: process.argv.slice(2),
   });
   let latest: ToWorker | undefined;
