@@ -27,11 +27,11 @@ export function describeMachine(): MachineInfo {
   const cpuModel = /^Model name:\s+(.+)$/m.exec(lscpu)?.[1]?.trim() ?? 'unknown CPU';
   const tools: Record<string, string> = {};
   const nginx = run('sh', ['-c', 'nginx -v 2>&1']);
-  if (nginx) tools.nginx = nginx.replace(/^nginx version:\s*/, '');
+  if (nginx) tools.nginx = nginx.replace(/^nginx version:\s*nginx\//, '');
   const haproxy = versionOf('haproxy', ['-v']);
-  if (haproxy) tools.haproxy = haproxy.replace(/ - https?:.*$/, '');
+  if (haproxy) tools.haproxy = /version (\S+)/.exec(haproxy)?.[1] ?? haproxy;
   const wrk = run('sh', ['-c', 'wrk -v 2>&1 | head -1']);
-  if (wrk?.startsWith('wrk')) tools.wrk = wrk.replace(/ \[.*$/, '');
+  if (wrk?.startsWith('wrk')) tools.wrk = wrk.replace(/^wrk\s+/, '').replace(/ \[.*$/, '');
   return {
     cpuModel,
     // cpus(), not availableParallelism(): the runner pins itself, which shrinks the latter to its own cores.

@@ -163,7 +163,12 @@ async function measureScenario(
       try {
         await work();
       } catch (error) {
-        entry.failed = `load failed: ${error instanceof Error ? error.message : String(error)}`;
+        const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        // A proxy that died mid-run is the finding, not the load generator's connection errors.
+        const proxy = entry.started.proxy;
+        entry.failed = proxy?.exited
+          ? `the proxy process ${proxy.describeExit()}`
+          : `load failed: ${message}`;
         options.log(`${tag} ${entry.config.label}: ${entry.failed}`);
       }
     };

@@ -48,13 +48,26 @@ export function areaOf(url: string, name: string): string {
     .join('/');
 }
 
-/** Self time per function (summed over the profile's samples), biggest first. */
-export function selfTimes(profile: CpuProfile): SelfTime[] {
+/**
+ * Index of the first sample taken while serving: its leaf is a named function in src/proxy. Module loading
+ * and transpiling at startup (tsx) come before it and say nothing about the request path.
+ */
+export function firstServingSample(profile: CpuProfile): number {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const index = profile.samples.findIndex((id) => {
+    const frame = byId.get(id)?.callFrame;
+    return frame !== undefined && frame.functionName !== '' && frame.url.includes('/src/proxy/');
+  });
+  return index < 0 ? 0 : index;
+}
+
+/** Self time per function (summed over the profile's samples from `from` on), biggest first. */
+export function selfTimes(profile: CpuProfile, from = 0): SelfTime[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const totals = new Map<string, SelfTime>();
-  profile.samples.forEach((id, i) => {
-    const node = byId.get(id);
-    if (!node) return;
+  for (let i = from; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i] ?? -1);
+    if (!node) continue;
     const { functionName, url, lineNumber } = node.callFrame;
     const name = functionName || '(anonymous)';
     const where = url
@@ -64,18 +77,20 @@ export function selfTimes(profile: CpuProfile): SelfTime[] {
     const deltaMs = (profile.timeDeltas[i] ?? 0) / 1000;
     const current = totals.get(key);
     totals.set(key, { name, where, area: areaOf(url, name), ms: (current?.ms ?? 0) + deltaMs });
-  });
+  }
   return [...totals.values()].sort((a, b) => b.ms - a.ms);
 }
 
 export function summarizeProfile(value: unknown, top = 25): string {
   if (!isProfile(value)) throw new Error('not a V8 .cpuprofile (needs nodes, samples, timeDeltas)');
-  const times = selfTimes(value);
+  const from = firstServingSample(value);
+  const startupMs = value.timeDeltas.slice(0, from).reduce((a, d) => a + d, 0) / 1000;
+  const times = selfTimes(value, from);
   const total = times.reduce((a, t) => a + t.ms, 0);
   const busy = times.filter((t) => t.area !== 'idle').reduce((a, t) => a + t.ms, 0);
   const pct = (ms: number): string => `${((ms / Math.max(busy, 1e-9)) * 100).toFixed(1)}%`.padStart(6);
   const lines = [
-    `profile: ${(total / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s busy (percentages are of busy time)`,
+    `profile: ${(total / 1000).toFixed(1)} s sampled from the first request on (${(startupMs / 1000).toFixed(1)} s of startup left out), ${(busy / 1000).toFixed(1)} s busy; percentages are of busy time`,
     '',
     'self time by area:',
   ];
