@@ -58,7 +58,7 @@ export function firstServingSample(profile: CpuProfile): number {
     const frame = byId.get(id)?.callFrame;
     return frame !== undefined && frame.functionName !== '' && frame.url.includes('/src/proxy/');
   });
-  return index < 0 ? 0 : index;
+  return Math.max(index, 0);
 }
 
 /** Self time per function (summed over the profile's samples from `from` on), biggest first. */
