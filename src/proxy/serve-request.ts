@@ -19,13 +19,13 @@ export function pickTarget(action: CompiledAction): ForwardTarget | undefined {
   return targets[targets.length - 1];
 }
 
-function sendRedirect(
+/** The Location of a RequestRedirect for this request (shared with upgrade requests). */
+export function redirectLocation(
   view: RequestView,
-  res: ServerResponse,
   action: CompiledAction,
   redirect: CompiledRedirect,
-) {
-  const location = redirect.location({
+): string {
+  return redirect.location({
     scheme: action.scheme,
     host: view.host,
     path: view.path,
@@ -33,7 +33,15 @@ function sendRedirect(
     matchedPrefix: action.matchedPrefix,
     listenerPort: action.listenerPort,
   });
-  sendLocalReply(res, redirect.statusCode, '', ['location', location]);
+}
+
+function sendRedirect(
+  view: RequestView,
+  res: ServerResponse,
+  action: CompiledAction,
+  redirect: CompiledRedirect,
+) {
+  sendLocalReply(res, redirect.statusCode, '', ['location', redirectLocation(view, action, redirect)]);
 }
 
 /**

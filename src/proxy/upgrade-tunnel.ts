@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { CompiledBackend, CompiledPort, ForwardTarget } from './compile-table.ts';
 import { matchRequest } from './match-request.ts';
-import { pickTarget } from './serve-request.ts';
+import { pickTarget, redirectLocation } from './serve-request.ts';
 import { buildUpstreamHead, type UpstreamRequestHead } from './upstream-request.ts';
 
 const MAX_FAILOVERS = 4;
@@ -48,14 +48,7 @@ export function serveUpgrade(
   const target = pickTarget(action);
   const redirect = action.redirect ?? target?.redirect;
   if (redirect !== undefined) {
-    const location = redirect.location({
-      scheme: action.scheme,
-      host: view.host,
-      path: view.path,
-      query: view.rawQuery === '' ? '' : `?${view.rawQuery}`,
-      matchedPrefix: action.matchedPrefix,
-      listenerPort: action.listenerPort,
-    });
+    const location = redirectLocation(view, action, redirect);
     writeRawReply(socket, redirect.statusCode, String(redirect.statusCode), `location: ${location}\r\n`);
     return;
   }
