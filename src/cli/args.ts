@@ -104,7 +104,11 @@ const FLAGS = {
     arg: 'n|auto',
     help: 'Data plane worker processes (node:cluster); auto = one per core. Default 1 (no workers).',
   },
-  'log-level': { type: 'string', arg: 'level', help: 'trace, debug, info, warn, error. Default info.' },
+  'log-level': {
+    type: 'string',
+    arg: 'level',
+    help: 'trace, debug, info, warn, error. Default info (warn for the demo).',
+  },
   help: { type: 'boolean', short: 'h', help: 'Show this help.' },
 } as const satisfies Record<
   string,
@@ -208,7 +212,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       3_600_000,
     ),
     workers: workerCount(str('workers')),
-    logLevel: str('log-level') ?? 'info',
+    // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
+    logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),
     help: values.help === true,
   };
 }
