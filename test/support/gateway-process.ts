@@ -62,7 +62,14 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  let stopping = false;
+  const exited = new Promise<number | null>((res) =>
+    child.once('exit', (code, signal) => {
+      // A gateway that dies under a test is the bug to see first, whatever the test then asserts.
+      if (!stopping) process.stderr.write(`gateway exited (${code ?? signal}) during the test:\n${output}\n`);
+      res(code);
+    }),
+  );
 
   const adminGet = async (path: string) => {
     const response = await fetch(`http://127.0.0.1:${adminPort}${path}`);
@@ -95,6 +102,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
       await rename(tmp, join(manifestsDir, name));
     },
     async stop() {
+      stopping = true;
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
