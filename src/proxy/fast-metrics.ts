@@ -23,6 +23,32 @@ function labelsOf(names: readonly string[], values: readonly string[]): Record<s
   return out;
 }
 
+/** One cell per distinct tuple of label values, created on first request (at compile time, not per request). */
+class CellFamilies<C> {
+  readonly #labelNames: readonly string[];
+  readonly #create: () => C;
+  readonly #families = new Map<string, Family<C>>();
+
+  constructor(labelNames: readonly string[], create: () => C) {
+    this.#labelNames = labelNames;
+    this.#create = create;
+  }
+
+  cell(values: readonly string[]): C {
+    const key = values.join('\u0000');
+    let family = this.#families.get(key);
+    if (family === undefined) {
+      family = { labels: labelsOf(this.#labelNames, values), cell: this.#create() };
+      this.#families.set(key, family);
+    }
+    return family.cell;
+  }
+
+  values(): IterableIterator<Family<C>> {
+    return this.#families.values();
+  }
+}
+
 export interface CounterCell {
   value: number;
 }
@@ -32,25 +58,18 @@ export class FastCounter {
   readonly help: string;
   readonly type = 'counter';
   readonly aggregator = 'sum';
-  readonly #labelNames: readonly string[];
-  readonly #cells = new Map<string, Family<CounterCell>>();
+  readonly #cells: CellFamilies<CounterCell>;
 
   constructor(registry: Registry, name: string, help: string, labelNames: readonly string[]) {
     this.name = name;
     this.help = help;
-    this.#labelNames = labelNames;
+    this.#cells = new CellFamilies(labelNames, () => ({ value: 0 }));
     registry.registerMetric(this as unknown as Metric);
   }
 
   /** The cell for these label values (in `labelNames` order); call at compile time and keep it. */
   cell(values: readonly string[]): CounterCell {
-    const key = values.join('\u0000');
-    let family = this.#cells.get(key);
-    if (family === undefined) {
-      family = { labels: labelsOf(this.#labelNames, values), cell: { value: 0 } };
-      this.#cells.set(key, family);
-    }
-    return family.cell;
+    return this.#cells.cell(values);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
@@ -91,9 +110,8 @@ export class FastHistogram {
   readonly help: string;
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  readonly #labelNames: readonly string[];
   readonly #upperBounds: readonly number[];
-  readonly #cells = new Map<string, Family<HistogramCell>>();
+  readonly #cells: CellFamilies<HistogramCell>;
 
   constructor(
     registry: Registry,
@@ -104,19 +122,13 @@ export class FastHistogram {
   ) {
     this.name = name;
     this.help = help;
-    this.#labelNames = labelNames;
     this.#upperBounds = upperBounds;
+    this.#cells = new CellFamilies(labelNames, () => new HistogramCell(upperBounds));
     registry.registerMetric(this as unknown as Metric);
   }
 
   cell(values: readonly string[]): HistogramCell {
-    const key = values.join('\u0000');
-    let family = this.#cells.get(key);
-    if (family === undefined) {
-      family = { labels: labelsOf(this.#labelNames, values), cell: new HistogramCell(this.#upperBounds) };
-      this.#cells.set(key, family);
-    }
-    return family.cell;
+    return this.#cells.cell(values);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
