@@ -1,6 +1,6 @@
 import type { BackendCluster } from '../ir/route-table.ts';
 import type { BalancerFactory } from './balancer.ts';
-import { HealthRegistry } from './health-registry.ts';
+import { HealthRegistry, type ProbeKind } from './health-registry.ts';
 import { LocalityBalancer } from './locality-balancer.ts';
 import { type BalancerOptions, type BalancerOptionsInput, resolveBalancerOptions } from './options.ts';
 
@@ -18,8 +18,10 @@ export interface HealthyEndpointCount {
 export interface LocalityBalancerFactory extends BalancerFactory {
   build(cluster: BackendCluster): LocalityBalancer;
   readonly options: BalancerOptions;
-  /** Healthy (not ejected) endpoint counts per backend, cluster and zone; O(endpoints), for metric scrapes. */
+  /** Healthy (by the health model) endpoint counts per backend, cluster and zone; O(endpoints), for metric scrapes. */
   healthyEndpoints(): HealthyEndpointCount[];
+  /** One active health check result for an endpoint of a backend (src/health-check reports here). */
+  recordProbe(backend: string, endpointKey: string, ok: boolean, kind: ProbeKind): void;
   /** Forgets the state of backends not in `backendIds` (call after swapping in a new routing table). */
   retain(backendIds: Iterable<string>): void;
 }
@@ -58,11 +60,14 @@ export function createBalancerFactory(input: BalancerOptionsInput = {}): Localit
             byLocality.set(id, entry);
           }
           entry.total++;
-          if (state.ejectedUntilMs === undefined) entry.healthy++;
+          if (state.health === 'healthy') entry.healthy++;
         }
         for (const entry of byLocality.values()) counts.push({ backend: registry.backend, ...entry });
       }
       return counts;
+    },
+    recordProbe(backend, endpointKey, ok, kind) {
+      registries.get(backend)?.recordProbe(endpointKey, ok, kind, options.clock.now());
     },
     retain(backendIds) {
       const keep = new Set(backendIds);

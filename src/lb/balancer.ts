@@ -29,6 +29,12 @@ export interface BalancerState {
     readonly key: string;
     readonly tier: number;
     readonly healthy: boolean;
+    /** The health model's verdict, the signal that decided it and since when (ISO time); issue 10. */
+    readonly health?: 'healthy' | 'unhealthy' | 'ejected';
+    readonly signal?: 'condition' | 'outlier' | 'probe' | 'avoided';
+    readonly since?: string;
+    /** Present for serving-but-terminating endpoints used as kube-proxy's fall-back. */
+    readonly conditions?: 'serving-terminating';
     readonly ejectedUntilMs?: number;
     readonly outstanding: number;
     /** Source cluster, zone and weight of the endpoint (added for /config_dump; optional for other balancers). */

@@ -1,5 +1,15 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 
+/** What the health model concludes about an endpoint; only `healthy` endpoints count in the tier shares. */
+export type EndpointHealth = 'healthy' | 'unhealthy' | 'ejected';
+
+/**
+ * The signal that decided the current health: the EndpointSlice conditions (the starting point, and the
+ * serving-but-terminating fall-back), passive outlier detection, active health checks, or the picker's own
+ * avoidance of an endpoint whose latest attempts failed.
+ */
+export type HealthSignal = 'condition' | 'outlier' | 'probe' | 'avoided';
+
 /**
  * Everything the balancer learns about one endpoint at run time. Kept per endpoint key in the backend's
  * health registry, so it survives a new routing table; mutable on purpose (hot path, no copies).
@@ -10,17 +20,32 @@ export interface EndpointState {
   endpoint: UpstreamEndpoint;
   /** Attempts begun and not yet ended. */
   outstanding: number;
-  /** Peak-EWMA latency estimate and when it was last updated. */
+  /** Peak-EWMA latency estimate and when it was last updated; `observed` false until the first answer. */
   rttMs: number;
   rttStampMs: number;
+  observed: boolean;
   consecutive5xx: number;
   consecutiveConnectFailures: number;
   /** Ejection multiplier: how many ejections in a row, decayed while healthy. */
   ejections: number;
-  /** Set while ejected. */
+  /** Set while ejected, with when and why the ejection began. */
   ejectedUntilMs: number | undefined;
+  ejectedAtMs: number | undefined;
+  ejectedFor: 'consecutive-5xx' | 'consecutive-connect-failure' | undefined;
   /** When the last ejection ended, for decaying `ejections`. */
   restoredAtMs: number | undefined;
+  /** Set while the picker avoids the endpoint after failed attempts; cleared by a success. */
+  avoidedUntilMs: number | undefined;
+  /** Whether the avoidance came from a failed connection (a passing TCP probe disproves it). */
+  avoidedForConnect: boolean;
+  /** Active health checks: consecutive results and the verdict they reached. */
+  probeFailures: number;
+  probeSuccesses: number;
+  probeUnhealthy: boolean;
+  /** The health model's verdict, the signal behind it and since when (clock ms). */
+  health: EndpointHealth;
+  signal: HealthSignal;
+  sinceMs: number;
 }
 
 export function createEndpointState(endpoint: UpstreamEndpoint, rttMs: number, nowMs: number): EndpointState {
@@ -30,10 +55,21 @@ export function createEndpointState(endpoint: UpstreamEndpoint, rttMs: number, n
     outstanding: 0,
     rttMs,
     rttStampMs: nowMs,
+    observed: false,
     consecutive5xx: 0,
     consecutiveConnectFailures: 0,
     ejections: 0,
     ejectedUntilMs: undefined,
+    ejectedAtMs: undefined,
+    ejectedFor: undefined,
     restoredAtMs: undefined,
+    avoidedUntilMs: undefined,
+    avoidedForConnect: false,
+    probeFailures: 0,
+    probeSuccesses: 0,
+    probeUnhealthy: false,
+    health: 'healthy',
+    signal: 'condition',
+    sinceMs: nowMs,
   };
 }

@@ -1,27 +1,40 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome } from './balancer.ts';
-import { createEndpointState, type EndpointState } from './endpoint-state.ts';
+import { reevaluate } from './endpoint-health.ts';
+import { createEndpointState, type EndpointState, type HealthSignal } from './endpoint-state.ts';
 import type { BalancerOptions } from './options.ts';
 import { ejectionDurationMs, mayEject, nextEjectionCount, recordResult } from './outlier-detector.ts';
-import { observeLatency } from './peak-ewma.ts';
+import { type LatencySeed, observeLatency } from './peak-ewma.ts';
+
+/** Which kind of active health check produced a result; a TCP probe proves only that connections work. */
+export type ProbeKind = 'tcp' | 'http';
+
+/** Failed attempts in a row (other than refused connections) after which the picker avoids an endpoint. */
+const FAILURES_TO_AVOID = 2;
 
 /**
- * Run-time state of one backend's endpoints, keyed by endpoint key. Outlives the balancers built for that
- * backend, so a new routing table keeps ejections and load estimates. Every health change bumps `version`;
- * balancers compare it on each pick (one integer compare) and recompute tier shares only when it moved.
- * Ejections end lazily: the first pick after `ejectedUntilMs` restores them; no timers.
+ * Run-time state of one backend's endpoints, keyed by endpoint key, and the health model that every signal
+ * feeds (endpoint-health.ts). Outlives the balancers built for that backend, so a new routing table keeps
+ * ejections and load estimates. Every health change bumps `version`; balancers compare it on each pick (one
+ * integer compare) and recompute tier shares only when it moved. Ejections and avoidances end lazily: the
+ * first pick after their time restores them; no timers.
  */
 export class HealthRegistry {
   readonly backend: string;
+  /** Typical latency of this backend's endpoints, the estimate of one not observed yet (peak-ewma.ts). */
+  readonly seed: LatencySeed;
   #options: BalancerOptions;
   #states = new Map<string, EndpointState>();
-  #ejected = new Set<EndpointState>();
-  #nextRestoreAtMs = Number.POSITIVE_INFINITY;
+  /** Endpoints with an ejection or avoidance that ends at a time. */
+  #timed = new Set<EndpointState>();
+  #ejected = 0;
+  #nextDueMs = Number.POSITIVE_INFINITY;
   #version = 0;
 
   constructor(backend: string, options: BalancerOptions) {
     this.backend = backend;
     this.#options = options;
+    this.seed = { rttMs: options.peakEwma.defaultRttMs, observed: false };
   }
 
   get version(): number {
@@ -34,7 +47,7 @@ export class HealthRegistry {
   }
 
   get ejectedCount(): number {
-    return this.#ejected.size;
+    return this.#ejected;
   }
 
   /**
@@ -56,11 +69,14 @@ export class HealthRegistry {
         return state;
       }),
     );
-    for (const state of this.#ejected) {
-      if (next.get(state.key) !== state) this.#ejected.delete(state);
+    for (const state of this.#timed) {
+      if (next.get(state.key) !== state) {
+        this.#timed.delete(state);
+        if (state.ejectedUntilMs !== undefined) this.#ejected--;
+      }
     }
     this.#states = next;
-    this.#recomputeNextRestore();
+    this.#recomputeNextDue();
     this.#version++;
     return shaped;
   }
@@ -73,28 +89,116 @@ export class HealthRegistry {
     );
   }
 
-  /** Records how an attempt ended: load estimate, failure streaks, maybe an ejection. */
+  /** Records how an attempt ended: load estimate, failure streaks, maybe an avoidance or an ejection. */
   record(state: EndpointState, outcome: AttemptOutcome, nowMs: number): void {
-    const latency =
-      outcome.result === 'success'
-        ? outcome.latencyMs
-        : Math.max(outcome.latencyMs, this.#options.peakEwma.failurePenaltyMs);
+    const success = outcome.result === 'success';
+    const latency = success
+      ? outcome.latencyMs
+      : Math.max(outcome.latencyMs, this.#options.peakEwma.failurePenaltyMs);
     observeLatency(state, latency, nowMs, this.#options.peakEwma.decayTimeMs);
+    if (success) this.#seedWith(outcome.latencyMs);
 
     // Answers still arriving from an ejected or forgotten endpoint change nothing.
     if (state.ejectedUntilMs !== undefined || this.#states.get(state.key) !== state) return;
     const outlier = this.#options.outlier;
     const reason = recordResult(state, outcome.result, outlier);
-    if (reason === undefined || !mayEject(this.#ejected.size, this.#states.size, outlier)) return;
+    if (success) {
+      if (state.avoidedUntilMs !== undefined) {
+        state.avoidedUntilMs = undefined;
+        this.#changed(state, 'avoided', nowMs);
+      }
+      return;
+    }
+    if (reason !== undefined && mayEject(this.#ejected, this.#states.size, outlier)) {
+      this.#eject(state, reason, nowMs);
+      return;
+    }
+    const connect = outcome.result === 'connect-failure';
+    if (connect || state.consecutive5xx >= FAILURES_TO_AVOID) this.#avoid(state, connect, nowMs);
+  }
 
+  /**
+   * One active health check result for the endpoint `key` (ignored when it is not a member). `unhealthyThreshold`
+   * failures in a row make it unhealthy; `healthyThreshold` successes healthy again, end an avoidance and
+   * shorten an ejection to `minEjectionMs` — for a TCP probe only when connections were what failed.
+   */
+  recordProbe(key: string, ok: boolean, kind: ProbeKind, nowMs: number): void {
+    const state = this.#states.get(key);
+    if (state === undefined) return;
+    const health = this.#options.health;
+    if (!ok) {
+      state.probeSuccesses = 0;
+      state.probeFailures++;
+      if (!state.probeUnhealthy && state.probeFailures >= health.unhealthyThreshold) {
+        state.probeUnhealthy = true;
+        this.#changed(state, 'probe', nowMs);
+      }
+      return;
+    }
+    state.probeFailures = 0;
+    state.probeSuccesses++;
+    if (state.probeSuccesses < health.healthyThreshold) return;
+    const provesAll = kind === 'http';
+    state.probeUnhealthy = false;
+    if (state.avoidedUntilMs !== undefined && (provesAll || state.avoidedForConnect)) {
+      state.avoidedUntilMs = undefined;
+      if (state.ejectedUntilMs === undefined) this.#timed.delete(state);
+    }
+    if (
+      state.ejectedUntilMs !== undefined &&
+      state.ejectedAtMs !== undefined &&
+      (provesAll || state.ejectedFor === 'consecutive-connect-failure')
+    ) {
+      const until = Math.max(nowMs, state.ejectedAtMs + health.minEjectionMs);
+      if (until <= nowMs) this.#restore(state, nowMs, 'probe');
+      else state.ejectedUntilMs = Math.min(state.ejectedUntilMs, until);
+    }
+    if (state.ejectedUntilMs === undefined && state.avoidedUntilMs === undefined) this.#timed.delete(state);
+    this.#recomputeNextDue();
+    this.#changed(state, 'probe', nowMs);
+    this.refresh(nowMs);
+  }
+
+  /** Ends the ejections and avoidances that are due. O(1) unless one is. */
+  refresh(nowMs: number): void {
+    if (nowMs < this.#nextDueMs) return;
+    for (const state of this.#timed) {
+      if (state.ejectedUntilMs !== undefined && state.ejectedUntilMs <= nowMs) {
+        this.#restore(state, nowMs, 'outlier');
+      }
+      if (state.avoidedUntilMs !== undefined && state.avoidedUntilMs <= nowMs) {
+        state.avoidedUntilMs = undefined;
+        this.#changed(state, 'avoided', nowMs);
+      }
+      if (state.ejectedUntilMs === undefined && state.avoidedUntilMs === undefined) this.#timed.delete(state);
+    }
+    this.#recomputeNextDue();
+    this.#version++;
+  }
+
+  #restore(state: EndpointState, nowMs: number, signal: HealthSignal): void {
+    state.ejectedUntilMs = undefined;
+    state.ejectedAtMs = undefined;
+    state.ejectedFor = undefined;
+    state.restoredAtMs = nowMs;
+    this.#ejected--;
+    this.#changed(state, signal, nowMs);
+    this.#options.observer?.onRestore?.({ backend: this.backend, endpoint: state.endpoint });
+  }
+
+  #eject(state: EndpointState, reason: NonNullable<EndpointState['ejectedFor']>, nowMs: number): void {
+    const outlier = this.#options.outlier;
     const ejections = nextEjectionCount(state, nowMs, outlier);
     state.ejections = ejections;
     state.ejectedUntilMs = nowMs + ejectionDurationMs(ejections, outlier);
+    state.ejectedAtMs = nowMs;
+    state.ejectedFor = reason;
     state.consecutive5xx = 0;
     state.consecutiveConnectFailures = 0;
-    this.#ejected.add(state);
-    this.#nextRestoreAtMs = Math.min(this.#nextRestoreAtMs, state.ejectedUntilMs);
-    this.#version++;
+    this.#ejected++;
+    this.#timed.add(state);
+    this.#nextDueMs = Math.min(this.#nextDueMs, state.ejectedUntilMs);
+    this.#changed(state, 'outlier', nowMs);
     this.#options.observer?.onEject?.({
       backend: this.backend,
       endpoint: state.endpoint,
@@ -104,26 +208,40 @@ export class HealthRegistry {
     });
   }
 
-  /** Ends the ejections that are due. O(1) unless one is. */
-  refresh(nowMs: number): void {
-    if (nowMs < this.#nextRestoreAtMs) return;
-    for (const state of this.#ejected) {
-      if (state.ejectedUntilMs !== undefined && state.ejectedUntilMs <= nowMs) {
-        state.ejectedUntilMs = undefined;
-        state.restoredAtMs = nowMs;
-        this.#ejected.delete(state);
-        this.#options.observer?.onRestore?.({ backend: this.backend, endpoint: state.endpoint });
-      }
-    }
-    this.#recomputeNextRestore();
-    this.#version++;
+  #avoid(state: EndpointState, connect: boolean, nowMs: number): void {
+    state.avoidedUntilMs = nowMs + this.#options.health.avoidanceMs;
+    state.avoidedForConnect = connect;
+    this.#timed.add(state);
+    this.#nextDueMs = Math.min(this.#nextDueMs, state.avoidedUntilMs);
+    this.#changed(state, 'avoided', nowMs);
   }
 
-  #recomputeNextRestore(): void {
+  /** Re-reads the verdict; a change bumps the version (balancers recompute shares) and is reported once. */
+  #changed(state: EndpointState, signal: HealthSignal, nowMs: number): void {
+    const from = reevaluate(state, signal, nowMs);
+    if (from === undefined) return;
+    this.#version++;
+    this.#options.observer?.onHealthChange?.({
+      backend: this.backend,
+      endpoint: state.endpoint,
+      from,
+      to: state.health,
+      signal: state.signal,
+    });
+  }
+
+  #seedWith(latencyMs: number): void {
+    const seed = this.seed;
+    seed.rttMs = seed.observed ? seed.rttMs * 0.9 + latencyMs * 0.1 : latencyMs;
+    seed.observed = true;
+  }
+
+  #recomputeNextDue(): void {
     let next = Number.POSITIVE_INFINITY;
-    for (const state of this.#ejected) {
+    for (const state of this.#timed) {
       if (state.ejectedUntilMs !== undefined && state.ejectedUntilMs < next) next = state.ejectedUntilMs;
+      if (state.avoidedUntilMs !== undefined && state.avoidedUntilMs < next) next = state.avoidedUntilMs;
     }
-    this.#nextRestoreAtMs = next;
+    this.#nextDueMs = next;
   }
 }

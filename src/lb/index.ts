@@ -7,6 +7,8 @@ export {
   type HealthyEndpointCount,
   type LocalityBalancerFactory,
 } from './balancer-factory.ts';
+export type { EndpointHealth, HealthSignal } from './endpoint-state.ts';
+export type { ProbeKind } from './health-registry.ts';
 export type { LocalityBalancer } from './locality-balancer.ts';
 export {
   BalancerConfigError,
@@ -14,11 +16,14 @@ export {
   type BalancerOptions,
   type BalancerOptionsInput,
   type Clock,
+  DEFAULT_HEALTH_MODEL_OPTIONS,
   DEFAULT_OUTLIER_OPTIONS,
   DEFAULT_OVERPROVISIONING_FACTOR,
   DEFAULT_PANIC_THRESHOLD_PERCENT,
   DEFAULT_PEAK_EWMA_OPTIONS,
   type EjectEvent,
+  type HealthChangeEvent,
+  type HealthModelOptions,
   type OutlierOptions,
   type PeakEwmaOptions,
   type PickPolicy,

@@ -23,9 +23,10 @@ interface Tier extends TierEndpoints {
  * farther tiers, then nearer ones, so a retry after a connect failure lands on another endpoint and, when a
  * tier runs out, on another tier. Undefined only when no candidate is left anywhere.
  *
- * Health here is outlier detection only: `ready: false` endpoints are candidates like the others, because
- * translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and then
- * they are all there is.
+ * Health is the registry's one verdict per endpoint (endpoint-health.ts): outlier ejections, active health
+ * checks and the picker's avoidance all feed it. `ready: false` endpoints are candidates like the others,
+ * because translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and
+ * then they are all there is.
  */
 export class LocalityBalancer implements Balancer {
   #cluster: BackendCluster;
@@ -93,8 +94,12 @@ export class LocalityBalancer implements Balancer {
         endpoints.push({
           key: state.key,
           tier: t,
-          healthy: state.ejectedUntilMs === undefined,
+          healthy: state.health === 'healthy',
+          health: state.health,
+          signal: state.signal,
+          since: new Date(state.sinceMs).toISOString(),
           ...(state.ejectedUntilMs !== undefined ? { ejectedUntilMs: state.ejectedUntilMs } : {}),
+          ...(state.endpoint.ready ? {} : { conditions: 'serving-terminating' as const }),
           outstanding: state.outstanding,
           cluster: state.endpoint.cluster,
           ...(state.endpoint.zone !== undefined ? { zone: state.endpoint.zone } : {}),
@@ -121,12 +126,12 @@ export class LocalityBalancer implements Balancer {
       weights[i] = Number.isFinite(w) && w > 0 ? w : 0;
       if (weights[i]! > 0) all[allCount++] = i;
     }
-    const view: TierEndpoints = { states, weights };
+    const view: TierEndpoints = { states, weights, seed: this.#health.seed };
     const picker =
       this.#options.policy === 'weighted-round-robin'
         ? new EdfPicker(view)
         : new P2cPeakEwmaPicker(view, this.#options.random, this.#options.peakEwma);
-    return { states, weights, picker, all, allCount, healthy: new Int32Array(n) };
+    return { ...view, picker, all, allCount, healthy: new Int32Array(n) };
   }
 
   /** Tier shares and candidate sets; runs on build and after each health change, never per request. */
@@ -136,7 +141,7 @@ export class LocalityBalancer implements Balancer {
       let healthy = 0;
       for (let i = 0; i < tier.allCount; i++) {
         const position = tier.all[i]!;
-        if (tier.states[position]!.ejectedUntilMs === undefined) tier.healthy[healthy++] = position;
+        if (tier.states[position]!.health === 'healthy') tier.healthy[healthy++] = position;
       }
       return { healthy, total: tier.allCount };
     });

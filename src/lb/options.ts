@@ -1,4 +1,5 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
+import type { EndpointHealth, HealthSignal } from './endpoint-state.ts';
 
 /** Milliseconds from any fixed origin; `Date.now` by default so `ejectedUntilMs` reads as a wall-clock time. */
 export interface Clock {
@@ -47,6 +48,43 @@ export interface PeakEwmaOptions {
    * draw more traffic before outlier detection ejects it. Default 1000 ms.
    */
   readonly failurePenaltyMs: number;
+  /**
+   * Two loads closer than this (percent of the larger) plus `tieMarginMs` are a tie, broken at random by
+   * weight: at low concurrency latency noise alone would otherwise send every request to one endpoint.
+   * Default 20.
+   */
+  readonly tieTolerancePercent: number;
+  /** Absolute part of the tie band, in ms of load. Default 1. */
+  readonly tieMarginMs: number;
+}
+
+/**
+ * The health model beside outlier detection: active health check verdicts and the picker's avoidance of
+ * endpoints whose latest attempts failed (both count as unhealthy in the tier shares).
+ */
+export interface HealthModelOptions {
+  /** Consecutive failed probes that make an endpoint unhealthy. Default 2. */
+  readonly unhealthyThreshold: number;
+  /** Consecutive passing probes that make it healthy again. Default 1. */
+  readonly healthyThreshold: number;
+  /**
+   * An ejected endpoint whose probes pass is restored this long after its ejection began (instead of the
+   * 30-300 s of outlier detection), once a probe passed. Default 5 s.
+   */
+  readonly minEjectionMs: number;
+  /**
+   * A failed attempt (a refused connection at once; two other failures in a row) takes the endpoint out of the
+   * candidates for this long, or until a success or a passing probe. Default 5 s.
+   */
+  readonly avoidanceMs: number;
+}
+
+export interface HealthChangeEvent {
+  readonly backend: string;
+  readonly endpoint: UpstreamEndpoint;
+  readonly from: EndpointHealth;
+  readonly to: EndpointHealth;
+  readonly signal: HealthSignal;
 }
 
 export interface EjectEvent {
@@ -66,6 +104,8 @@ export interface EjectEvent {
 export interface BalancerObserver {
   onEject?(event: EjectEvent): void;
   onRestore?(event: { readonly backend: string; readonly endpoint: UpstreamEndpoint }): void;
+  /** The health model's verdict on an endpoint changed (for a log line; never called per request). */
+  onHealthChange?(event: HealthChangeEvent): void;
   /** A pick found its tier exhausted (tried or unhealthy) and took an endpoint from another tier. */
   onFailover?(event: { readonly backend: string; readonly fromTier: number; readonly toTier: number }): void;
   /** Tier shares were recomputed after a health or membership change. */
@@ -85,6 +125,7 @@ export interface BalancerOptions {
   readonly panicThresholdPercent: number;
   readonly outlier: OutlierOptions;
   readonly peakEwma: PeakEwmaOptions;
+  readonly health: HealthModelOptions;
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly observer?: BalancerObserver;
@@ -97,6 +138,7 @@ export interface BalancerOptionsInput {
   readonly panicThresholdPercent?: number;
   readonly outlier?: Partial<OutlierOptions>;
   readonly peakEwma?: Partial<PeakEwmaOptions>;
+  readonly health?: Partial<HealthModelOptions>;
   readonly clock?: Clock;
   readonly random?: RandomSource;
   readonly observer?: BalancerObserver;
@@ -115,6 +157,15 @@ export const DEFAULT_PEAK_EWMA_OPTIONS: PeakEwmaOptions = {
   decayTimeMs: 10_000,
   defaultRttMs: 30,
   failurePenaltyMs: 1_000,
+  tieTolerancePercent: 20,
+  tieMarginMs: 1,
+};
+
+export const DEFAULT_HEALTH_MODEL_OPTIONS: HealthModelOptions = {
+  unhealthyThreshold: 2,
+  healthyThreshold: 1,
+  minEjectionMs: 5_000,
+  avoidanceMs: 5_000,
 };
 
 export const DEFAULT_OVERPROVISIONING_FACTOR = 1.4;
@@ -133,6 +184,7 @@ export function resolveBalancerOptions(input: BalancerOptionsInput = {}): Balanc
     panicThresholdPercent: input.panicThresholdPercent ?? DEFAULT_PANIC_THRESHOLD_PERCENT,
     outlier: { ...DEFAULT_OUTLIER_OPTIONS, ...input.outlier },
     peakEwma: { ...DEFAULT_PEAK_EWMA_OPTIONS, ...input.peakEwma },
+    health: { ...DEFAULT_HEALTH_MODEL_OPTIONS, ...input.health },
     clock: input.clock ?? { now: Date.now },
     random: input.random ?? Math.random,
     ...(input.observer ? { observer: input.observer } : {}),
@@ -161,6 +213,12 @@ export function resolveBalancerOptions(input: BalancerOptionsInput = {}): Balanc
   requireRange('peakEwma.decayTimeMs', options.peakEwma.decayTimeMs, Number.MIN_VALUE, Number.MAX_VALUE);
   requireRange('peakEwma.defaultRttMs', options.peakEwma.defaultRttMs, 0, Number.MAX_VALUE);
   requireRange('peakEwma.failurePenaltyMs', options.peakEwma.failurePenaltyMs, 0, Number.MAX_VALUE);
+  requireRange('peakEwma.tieTolerancePercent', options.peakEwma.tieTolerancePercent, 0, 100);
+  requireRange('peakEwma.tieMarginMs', options.peakEwma.tieMarginMs, 0, Number.MAX_VALUE);
+  requireRange('health.unhealthyThreshold', options.health.unhealthyThreshold, 1, Number.MAX_SAFE_INTEGER);
+  requireRange('health.healthyThreshold', options.health.healthyThreshold, 1, Number.MAX_SAFE_INTEGER);
+  requireRange('health.minEjectionMs', options.health.minEjectionMs, 0, Number.MAX_VALUE);
+  requireRange('health.avoidanceMs', options.health.avoidanceMs, 0, Number.MAX_VALUE);
   return options;
 }
 

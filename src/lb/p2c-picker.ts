@@ -8,19 +8,25 @@ const DRAWS = 8;
 
 /**
  * Power of two choices over peak-EWMA load (linkerd2-proxy, Finagle): draw two distinct candidates (by weight)
- * and take the one with the lower latency × (outstanding + 1); a tie keeps the first draw, so with equal
- * loads traffic follows the weights exactly. O(1) per pick.
+ * and take the one with the lower latency × (outstanding + 1). Loads within the tie band (a percentage of the
+ * larger plus a margin) are a tie, broken at random by weight: at one request at a time both loads are just
+ * latency noise, and a strict compare would send nearly everything to whichever endpoint looked faster first.
+ * O(1) per pick.
  */
 export class P2cPeakEwmaPicker implements TierPicker {
   #tier: TierEndpoints;
   #random: RandomSource;
   #decayTimeMs: number;
+  #tieRatio: number;
+  #tieMarginMs: number;
   #sampler: WeightedSampler;
 
   constructor(tier: TierEndpoints, random: RandomSource, peakEwma: PeakEwmaOptions) {
     this.#tier = tier;
     this.#random = random;
     this.#decayTimeMs = peakEwma.decayTimeMs;
+    this.#tieRatio = peakEwma.tieTolerancePercent / 100;
+    this.#tieMarginMs = peakEwma.tieMarginMs;
     this.#sampler = new WeightedSampler(tier.states.length);
   }
 
@@ -35,11 +41,14 @@ export class P2cPeakEwmaPicker implements TierPicker {
     if (first < 0 || count === 1) return first;
     const second = this.#draw(tried, first);
     if (second < 0) return first;
-    const states = this.#tier.states;
-    return peakEwmaLoad(states[second]!, nowMs, this.#decayTimeMs) <
-      peakEwmaLoad(states[first]!, nowMs, this.#decayTimeMs)
-      ? second
-      : first;
+    const { states, seed, weights } = this.#tier;
+    const a = peakEwmaLoad(states[first]!, nowMs, this.#decayTimeMs, seed);
+    const b = peakEwmaLoad(states[second]!, nowMs, this.#decayTimeMs, seed);
+    if (Math.abs(a - b) <= Math.max(a, b) * this.#tieRatio + this.#tieMarginMs) {
+      const wa = weights[first]!;
+      return this.#random() * (wa + weights[second]!) < wa ? first : second;
+    }
+    return b < a ? second : first;
   }
 
   /** A candidate not in `tried` and not `other`, or -1. */

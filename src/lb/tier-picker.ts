@@ -1,10 +1,13 @@
 import type { EndpointState } from './endpoint-state.ts';
+import type { LatencySeed } from './peak-ewma.ts';
 
 /** One tier's endpoints as pickers see them: states and weights by position. */
 export interface TierEndpoints {
   readonly states: readonly EndpointState[];
   /** Weight by position; positions with weight 0 are never candidates. */
   readonly weights: Float64Array;
+  /** The backend's typical latency, the estimate of endpoints not observed yet. */
+  readonly seed: LatencySeed;
 }
 
 /**

@@ -9,6 +9,8 @@ function setup(outlier: Parameters<typeof createBalancerFactory>[0] = {}, endpoi
   const factory = createBalancerFactory({
     clock,
     random: mulberry32(1),
+    // Outlier detection alone: the picker's avoidance (health-model.test.ts) would end at once.
+    health: { avoidanceMs: 0 },
     observer: {
       onEject: (e) => ejected.push(e),
       onRestore: (e) => restored.push(e.endpoint.key),

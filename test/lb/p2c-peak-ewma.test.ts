@@ -25,6 +25,7 @@ describe('P2C over peak-EWMA', () => {
 
   it('among many, a slow endpoint loses every comparison, the rest share evenly', () => {
     const { balancer } = setup(10);
+    for (let i = 1; i < 10; i++) report(balancer, `a-${i}:8080`, 'success', 1, 10);
     report(balancer, 'a-0:8080', 'success', 1, 400);
     const { byKey } = tally(balancer, 9_000);
     expect(byKey.get('a-0:8080')).toBeUndefined();

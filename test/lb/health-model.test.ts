@@ -1,0 +1,245 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createBalancerFactory,
+  type HealthChangeEvent,
+  type LocalityBalancerFactory,
+  mulberry32,
+} from '../../src/lb/index.ts';
+import { backend, buildWith, FakeClock, report, rows, tally } from './fixtures.ts';
+
+/** Issue 10: one health verdict per endpoint, fed by every signal, is what the tier shares count. */
+const ID = 'ServiceImport/shop/cart:80';
+const NEAR = 2 / 3; // healthy fraction with one of three near endpoints down
+
+function setup(input: Parameters<typeof createBalancerFactory>[0] = {}) {
+  const clock = new FakeClock();
+  const changes: HealthChangeEvent[] = [];
+  const factory: LocalityBalancerFactory = createBalancerFactory({
+    clock,
+    random: mulberry32(7),
+    observer: { onHealthChange: (e) => changes.push(e) },
+    ...input,
+  });
+  const cluster = backend([rows('near', 3, 'east', 'east-1a'), rows('far', 3, 'west', 'west-1a')], ID);
+  const balancer = buildWith(factory, cluster);
+  const state = (key: string) => balancer.describe().endpoints.find((e) => e.key === key)!;
+  const probe = (key: string, ok: boolean, kind: 'tcp' | 'http' = 'tcp') =>
+    factory.recordProbe(ID, key, ok, kind);
+  return { clock, changes, factory, balancer, state, probe };
+}
+
+describe('health model: what feeds the tier shares', () => {
+  it('starts healthy by the slice conditions, all traffic near', () => {
+    const { balancer, state } = setup();
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
+    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'condition', healthy: true });
+  });
+
+  it('one of three near endpoints failing its probes: exactly 2/3 × 1.4 stays near', () => {
+    const { balancer, state, probe, changes } = setup();
+    probe('near-0:8080', false);
+    expect(balancer.describe().tierShares).toEqual([1, 0]); // one failure is not enough (threshold 2)
+    probe('near-0:8080', false);
+    const [near, far] = balancer.describe().tierShares;
+    expect(near).toBeCloseTo(NEAR * 1.4, 12);
+    expect(far).toBeCloseTo(1 - NEAR * 1.4, 12);
+    expect(state('near-0:8080')).toMatchObject({ health: 'unhealthy', signal: 'probe', healthy: false });
+    expect(changes).toEqual([
+      expect.objectContaining({ backend: ID, from: 'healthy', to: 'unhealthy', signal: 'probe' }),
+    ]);
+    const { byKey, byTier } = tally(balancer, 30_000);
+    expect(byKey.get('near-0:8080')).toBeUndefined();
+    expect(byTier[0]! / 30_000).toBeCloseTo(0.9333, 1);
+  });
+
+  it('an endpoint the picker avoids but outlier detection has not ejected counts as unhealthy', () => {
+    const { balancer, state } = setup();
+    report(balancer, 'near-1:8080', 'connect-failure');
+    expect(state('near-1:8080')).toMatchObject({ health: 'unhealthy', signal: 'avoided' });
+    expect(state('near-1:8080').ejectedUntilMs).toBeUndefined();
+    expect(balancer.describe().tierShares[0]).toBeCloseTo(NEAR * 1.4, 12);
+  });
+
+  it('two 5xx in a row make the picker avoid an endpoint; one does not', () => {
+    const { balancer, state } = setup();
+    report(balancer, 'near-2:8080', 'http5xx');
+    expect(state('near-2:8080').health).toBe('healthy');
+    report(balancer, 'near-2:8080', 'http5xx');
+    expect(state('near-2:8080')).toMatchObject({ health: 'unhealthy', signal: 'avoided' });
+  });
+
+  it('an avoidance ends after 5 s, or at once with a success', () => {
+    const { balancer, state, clock } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure');
+    clock.advance(4_999);
+    expect(state('near-0:8080').health).toBe('unhealthy');
+    clock.advance(1);
+    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'avoided' });
+    report(balancer, 'near-0:8080', 'connect-failure');
+    report(balancer, 'near-0:8080', 'success');
+    expect(state('near-0:8080').health).toBe('healthy');
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
+  });
+
+  it('recovers after one passing probe', () => {
+    const { balancer, state, probe, clock } = setup();
+    probe('near-0:8080', false);
+    probe('near-0:8080', false);
+    clock.advance(2_000);
+    probe('near-0:8080', true);
+    expect(state('near-0:8080')).toMatchObject({
+      health: 'healthy',
+      signal: 'probe',
+      since: new Date(clock.now()).toISOString(),
+    });
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
+  });
+
+  it('a passing probe ends a connection avoidance at once', () => {
+    const { balancer, state, probe } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure');
+    probe('near-0:8080', true);
+    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'probe' });
+  });
+
+  it('an ejected endpoint whose probes pass is back after the 5 s minimum, not 30 s', () => {
+    const { balancer, state, probe, clock } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure', 3);
+    expect(state('near-0:8080')).toMatchObject({ health: 'ejected', signal: 'outlier' });
+    clock.advance(1_000);
+    probe('near-0:8080', true);
+    expect(state('near-0:8080').health).toBe('ejected');
+    clock.advance(3_999);
+    expect(state('near-0:8080').health).toBe('ejected');
+    clock.advance(1);
+    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'outlier' });
+  });
+
+  it('a passing probe after the minimum restores an ejected endpoint at once', () => {
+    const { balancer, state, probe, clock } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure', 3);
+    clock.advance(6_000);
+    probe('near-0:8080', true);
+    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'probe' });
+  });
+
+  it('a TCP probe does not shorten a 5xx ejection; an HTTP probe does', () => {
+    const { balancer, state, probe, clock } = setup();
+    report(balancer, 'near-0:8080', 'http5xx', 5);
+    clock.advance(6_000);
+    probe('near-0:8080', true, 'tcp');
+    expect(state('near-0:8080').health).toBe('ejected');
+    probe('near-0:8080', true, 'http');
+    expect(state('near-0:8080').health).toBe('healthy');
+  });
+
+  it('probe thresholds are configurable', () => {
+    const { state, probe } = setup({ health: { unhealthyThreshold: 3, healthyThreshold: 2 } });
+    probe('near-0:8080', false);
+    probe('near-0:8080', false);
+    expect(state('near-0:8080').health).toBe('healthy');
+    probe('near-0:8080', false);
+    expect(state('near-0:8080').health).toBe('unhealthy');
+    probe('near-0:8080', true);
+    expect(state('near-0:8080').health).toBe('unhealthy');
+    probe('near-0:8080', true);
+    expect(state('near-0:8080').health).toBe('healthy');
+  });
+
+  it('reports transitions only, not every probe', () => {
+    const { probe, changes } = setup();
+    for (let i = 0; i < 10; i++) probe('near-0:8080', true);
+    for (let i = 0; i < 10; i++) probe('near-0:8080', false);
+    for (let i = 0; i < 10; i++) probe('near-0:8080', true);
+    expect(changes.map((c) => `${c.from}->${c.to}`)).toEqual(['healthy->unhealthy', 'unhealthy->healthy']);
+  });
+
+  it('counts model-healthy endpoints per backend, cluster and zone', () => {
+    const { factory, probe } = setup();
+    probe('near-0:8080', false);
+    probe('near-0:8080', false);
+    expect(factory.healthyEndpoints()).toEqual([
+      { backend: ID, cluster: 'east', zone: 'east-1a', healthy: 2, total: 3 },
+      { backend: ID, cluster: 'west', zone: 'west-1a', healthy: 3, total: 3 },
+    ]);
+  });
+
+  it('probe results for unknown backends or endpoints change nothing', () => {
+    const { factory, balancer } = setup();
+    factory.recordProbe('Service/x/y:1', 'near-0:8080', false, 'tcp');
+    factory.recordProbe(ID, 'nope:1', false, 'tcp');
+    factory.recordProbe(ID, 'nope:1', false, 'tcp');
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
+  });
+});
+
+describe('condition fall-back: serving-and-terminating endpoints', () => {
+  it('count as healthy (they are all there is) and say so in the dump', () => {
+    const clock = new FakeClock();
+    const factory = createBalancerFactory({ clock, random: mulberry32(3) });
+    const cluster = backend([rows('t', 2, 'east', 'east-1a')]);
+    const terminating = {
+      ...cluster,
+      tiers: cluster.tiers.map((tier) => tier.map((e) => ({ ...e, ready: false }))),
+    };
+    const balancer = factory.build(terminating);
+    const described = balancer.describe();
+    expect(described.tierShares).toEqual([1]);
+    expect(described.endpoints.map((e) => [e.health, e.signal, e.conditions])).toEqual([
+      ['healthy', 'condition', 'serving-terminating'],
+      ['healthy', 'condition', 'serving-terminating'],
+    ]);
+    expect(tally(balancer, 100).none).toBe(0);
+  });
+});
+
+describe('fair picks at one request at a time', () => {
+  /** One client connection: each request starts after the previous answer; latencies are noisy. */
+  function sequential(weights: readonly number[], requests: number, seed: number): Map<string, number> {
+    const clock = new FakeClock();
+    const noise = mulberry32(seed + 100);
+    const factory = createBalancerFactory({ clock, random: mulberry32(seed) });
+    const cluster = backend([weights.map((weight, i) => ({ key: `e-${i}:80`, cluster: 'east', weight }))]);
+    const balancer = factory.build(cluster);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < requests; i++) {
+      const picked = balancer.pick()!;
+      const end = balancer.begin(picked);
+      const latencyMs = 0.3 + noise() * 1.5;
+      clock.advance(latencyMs);
+      end({ result: 'success', latencyMs });
+      counts.set(picked.key, (counts.get(picked.key) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('two equal endpoints share 200 requests 50% ± 10% (seed %i)', (seed) => {
+    const counts = sequential([1, 1], 200, seed);
+    expect(Math.abs((counts.get('e-0:80') ?? 0) / 200 - 0.5)).toBeLessThanOrEqual(0.1);
+  });
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('weights 3:1 give 75% ± 10% (seed %i)', (seed) => {
+    const counts = sequential([3, 1], 200, seed);
+    expect(Math.abs((counts.get('e-0:80') ?? 0) / 200 - 0.75)).toBeLessThanOrEqual(0.1);
+  });
+
+  it('an endpoint not observed yet is estimated at the backend typical latency', () => {
+    const clock = new FakeClock();
+    const factory = createBalancerFactory({ clock, random: mulberry32(5) });
+    const cluster = backend([rows('a', 2, 'east')]);
+    const balancer = buildWith(factory, cluster);
+    report(balancer, 'a-0:8080', 'success', 20, 2);
+    // Without a seed a-1 would keep the 30 ms default and lose every comparison.
+    const { byKey } = tally(balancer, 1_000);
+    expect(byKey.get('a-1:8080')! / 1_000).toBeGreaterThan(0.4);
+  });
+
+  it('a clearly slower endpoint still loses', () => {
+    const clock = new FakeClock();
+    const factory = createBalancerFactory({ clock, random: mulberry32(5) });
+    const balancer = buildWith(factory, backend([rows('a', 2, 'east')]));
+    report(balancer, 'a-0:8080', 'success', 1, 2);
+    report(balancer, 'a-1:8080', 'success', 1, 50);
+    expect(tally(balancer, 500).byKey).toEqual(new Map([['a-0:8080', 500]]));
+  });
+});
