@@ -175,6 +175,24 @@ export interface BackendCluster {
   readonly tiers: readonly (readonly UpstreamEndpoint[])[];
   /** What locality each tier stands for, by index: 'node' | 'zone' | 'cluster' | 'region' | 'clusterset' | 'all'. */
   readonly tierNames?: readonly string[];
+  /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
+  readonly healthCheck?: HealthCheckConfig;
+}
+
+/** Per-backend active health check settings (src/mcs/health-check-annotations.ts); unset fields: CLI defaults. */
+export interface HealthCheckConfig {
+  /** No active checks for this backend's endpoints. */
+  readonly disabled?: boolean;
+  readonly kind?: 'tcp' | 'http';
+  readonly path?: string;
+  readonly host?: string;
+  /** Expected HTTP status range, inclusive; default 200-399. */
+  readonly statusMin?: number;
+  readonly statusMax?: number;
+  readonly intervalMs?: number;
+  readonly timeoutMs?: number;
+  /** Annotation values that were ignored, and why (also logged). */
+  readonly problems?: readonly string[];
 }
 
 export interface UpstreamEndpoint {

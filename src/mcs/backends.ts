@@ -5,6 +5,7 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
+import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { serviceImportSpec } from './service-import-spec.ts';
 import { buildTiers, parseTrafficDistribution, type TierName } from './traffic-distribution.ts';
 import type { McsWarning } from './warnings.ts';
@@ -86,6 +87,7 @@ export function resolveServiceBackend(
     sources,
     identity,
     warnOnDuplicate: false,
+    annotations: service.metadata.annotations,
     warnings,
   });
 }
@@ -177,6 +179,7 @@ export function resolveServiceImportBackend(
     sources,
     identity,
     warnOnDuplicate: true,
+    annotations: serviceImport.metadata.annotations,
     warnings,
   });
 }
@@ -192,6 +195,8 @@ interface FinishInput {
   readonly sources: readonly SliceSource[];
   readonly identity: LocalIdentity;
   readonly warnOnDuplicate: boolean;
+  /** Of the Service or ServiceImport: health check settings (health-check-annotations.ts). */
+  readonly annotations: Readonly<Record<string, string>> | undefined;
   readonly warnings: McsWarning[];
 }
 
@@ -208,6 +213,7 @@ function finish(input: FinishInput): BackendResolution {
   if (parsed.warning) warnings.push(parsed.warning);
   const tiers = buildTiers(collected.endpoints, parsed.policy, input.identity, id);
   warnings.push(...tiers.warnings);
+  const healthCheck = parseHealthCheckAnnotations(input.annotations, id, warnings);
   return {
     ok: true,
     backend: {
@@ -220,6 +226,7 @@ function finish(input: FinishInput): BackendResolution {
       trafficDistribution: parsed.policy,
       tiers: tiers.tiers,
       tierNames: tiers.tierNames,
+      ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
     warnings,
   };

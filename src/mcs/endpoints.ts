@@ -30,8 +30,8 @@ export interface CollectedEndpoints {
  *   `port` is the number to dial (it already is the resolved targetPort);
  * - conditions: `ready` defaults to true, `serving` to `ready`, `terminating` to false;
  * - "all addresses are fungible and clients may choose to only use the first element": we use the first;
- * - ready endpoints are used; only when none is ready in any slice do serving ones (typically terminating)
- *   stand in, marked `ready: false` (KEP-1669, as kube-proxy does);
+ * - ready endpoints are used; only when none is ready in any slice do serving-and-terminating ones stand in,
+ *   marked `ready: false` (KEP-1669, as kube-proxy does); the balancer shows them as `serving-terminating`;
  * - the same address:port in several slices is one endpoint; the first slice (by name) wins.
  * Sources must be passed in a deterministic order (slice name).
  */
@@ -49,7 +49,9 @@ export function collectEndpoints(
       const address = endpoint.addresses[0];
       if (address === undefined || address === '') continue;
       const state = conditionsOf(endpoint);
-      if (!state.serving && !state.ready) continue;
+      // kube-proxy's rule: ready ones, else serving-and-terminating ones; a not-ready endpoint that is not
+      // terminating (still starting, or failing its readiness probe) is never used.
+      if (!state.ready && !(state.serving && state.terminating)) continue;
       const upstream = toUpstream(endpoint, address, slicePort.port, source, state.ready);
       (state.ready ? ready : servingOnly).push(upstream);
     }

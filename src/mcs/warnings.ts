@@ -9,7 +9,8 @@ export type McsWarningCode =
   | 'EndpointWithoutZone'
   | 'ExternalNameService'
   | 'DerivedServiceNotFound'
-  | 'ClusterNameUnknown';
+  | 'ClusterNameUnknown'
+  | 'InvalidHealthCheckAnnotation';
 
 export interface McsWarning {
   readonly code: McsWarningCode;

@@ -172,6 +172,8 @@ endpoints:
         ep('10.0.1.1', { conditions: terminating }),
         ep('10.0.1.2', { conditions: { ready: false } }),
         ep('10.0.1.3', { conditions: { ready: false, serving: false, terminating: true } }),
+        // Serving but neither ready nor terminating: kube-proxy never uses it, not even as a fall-back.
+        ep('10.0.1.4', { conditions: { ready: false, serving: true, terminating: false } }),
       ]),
     ]);
     const mixed = resolveServiceBackend(snap, 'ns', 'mixed', 80, {});
