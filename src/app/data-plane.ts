@@ -1,6 +1,7 @@
 import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
+import { HealthChecker } from '../health-check/health-checker.ts';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory } from '../lb/index.ts';
@@ -27,7 +28,27 @@ export function startDataPlane(
     overprovisioningFactor: cli.overprovisioningFactor,
     panicThresholdPercent: cli.panicThresholdPercent,
     outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs },
-    observer: balancerMetrics.observer,
+    health: {
+      unhealthyThreshold: cli.healthCheck.unhealthyThreshold,
+      healthyThreshold: cli.healthCheck.healthyThreshold,
+      minEjectionMs: cli.healthCheck.minEjectionMs,
+      avoidanceMs: cli.healthCheck.avoidanceMs,
+    },
+    observer: {
+      ...balancerMetrics.observer,
+      // Transitions only, never per probe or request.
+      onHealthChange: ({ backend, endpoint, from, to, signal }) =>
+        logger.info(
+          { backend, endpoint: endpoint.key, cluster: endpoint.cluster, from, to, signal },
+          'endpoint health',
+        ),
+    },
+  });
+  const healthChecks = new HealthChecker(cli.healthCheck, {
+    result: (backendIds, endpointKey, ok, kind) => {
+      for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
+    },
+    counted: balancerMetrics.countHealthCheck,
   });
   const accessLog = cli.accessLog ? accessLogger() : undefined;
   const proxy = new ProxyServer({
@@ -36,6 +57,7 @@ export function startDataPlane(
     balancers,
     registry,
     logger,
+    upstream: { onConnectionRetry: balancerMetrics.countConnectionRetry },
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
   });
@@ -43,9 +65,11 @@ export function startDataPlane(
     async apply(table) {
       await proxy.apply(table);
       balancers.retain(Object.keys(table.backends));
+      healthChecks.apply(table.backends);
     },
     describeBalancers: () => proxy.describeBalancers(),
     async close() {
+      healthChecks.close();
       await proxy.close();
       accessLog?.flush();
     },

@@ -99,6 +99,45 @@ const FLAGS = {
     arg: 'ms',
     help: "An endpoint's n-th ejection by outlier detection lasts n x this. Default 30000.",
   },
+  'no-health-checks': {
+    type: 'boolean',
+    help: 'Turn active health checks off (on by default: a TCP connect per endpoint, or HTTP by annotation).',
+  },
+  'health-check-interval-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'Time between two probes of an endpoint. Default 2000.',
+  },
+  'health-check-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'A probe fails after this long. Default 1000.',
+  },
+  'health-check-jitter': {
+    type: 'string',
+    arg: 'percent',
+    help: 'Each probe interval varies at random by up to this much. Default 10.',
+  },
+  'health-check-unhealthy-threshold': {
+    type: 'string',
+    arg: 'n',
+    help: 'Failed probes in a row that make an endpoint unhealthy. Default 2.',
+  },
+  'health-check-healthy-threshold': {
+    type: 'string',
+    arg: 'n',
+    help: 'Passing probes in a row that make it healthy again. Default 1.',
+  },
+  'min-ejection-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'An ejected endpoint whose probes pass is back this long after its ejection began. Default 5000.',
+  },
+  'avoidance-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'After a failed attempt an endpoint is left out this long, or until it succeeds. Default 5000.',
+  },
   workers: {
     type: 'string',
     arg: 'n|auto',
@@ -140,6 +179,17 @@ export interface CliOptions {
   readonly overprovisioningFactor: number;
   readonly panicThresholdPercent: number;
   readonly outlierBaseEjectionMs: number;
+  /** Active health checks and the health model (issue 10). */
+  readonly healthCheck: {
+    readonly enabled: boolean;
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly jitterPercent: number;
+    readonly unhealthyThreshold: number;
+    readonly healthyThreshold: number;
+    readonly minEjectionMs: number;
+    readonly avoidanceMs: number;
+  };
   readonly workers: number;
   readonly logLevel: string;
   readonly help: boolean;
@@ -211,6 +261,31 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       0,
       3_600_000,
     ),
+    healthCheck: {
+      enabled: values['no-health-checks'] !== true,
+      intervalMs: integer(
+        'health-check-interval-ms',
+        str('health-check-interval-ms') ?? '2000',
+        100,
+        3_600_000,
+      ),
+      timeoutMs: integer('health-check-timeout-ms', str('health-check-timeout-ms') ?? '1000', 10, 3_600_000),
+      jitterPercent: number('health-check-jitter', str('health-check-jitter') ?? '10', 0, 100),
+      unhealthyThreshold: integer(
+        'health-check-unhealthy-threshold',
+        str('health-check-unhealthy-threshold') ?? '2',
+        1,
+        1000,
+      ),
+      healthyThreshold: integer(
+        'health-check-healthy-threshold',
+        str('health-check-healthy-threshold') ?? '1',
+        1,
+        1000,
+      ),
+      minEjectionMs: integer('min-ejection-ms', str('min-ejection-ms') ?? '5000', 0, 3_600_000),
+      avoidanceMs: integer('avoidance-ms', str('avoidance-ms') ?? '5000', 0, 3_600_000),
+    },
     workers: workerCount(str('workers')),
     // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
     logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),

@@ -65,7 +65,8 @@ export function parseHealthCheckAnnotations(
   if (status !== undefined) {
     touched = true;
     const range = parseStatusRange(status);
-    if (range === undefined) bad(a.status, status, 'is not a status (200) or a range (200-399) within 100-599');
+    if (range === undefined)
+      bad(a.status, status, 'is not a status (200) or a range (200-399) within 100-599');
     else [config.statusMin, config.statusMax] = range;
   }
   const host = annotations[a.host];
@@ -79,7 +80,8 @@ export function parseHealthCheckAnnotations(
     if (text === undefined) continue;
     touched = true;
     const ms = parseDurationMs(text);
-    if (ms === undefined || ms < 100 || ms > 3_600_000) bad(a[field], text, 'is not a duration from 100ms to 1h');
+    if (ms === undefined || ms < 100 || ms > 3_600_000)
+      bad(a[field], text, 'is not a duration from 100ms to 1h');
     else if (field === 'interval') config.intervalMs = ms;
     else config.timeoutMs = ms;
   }

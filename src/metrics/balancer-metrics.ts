@@ -1,6 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BalancerObserver, HealthyEndpointCount } from '../lb/index.ts';
 
+/** A probe's outcome as counted; `local` = this process could not probe (counts against no endpoint). */
+export type HealthCheckResultLabel = 'success' | 'failure' | 'timeout' | 'local';
+
 /**
  * Load-balancing metrics (issue 3, "Visible"): healthy endpoints per cluster and zone, ejections, failovers
  * between locality tiers and each tier's share of new requests. src/lb reports through a BalancerObserver so
@@ -8,12 +11,16 @@ import type { BalancerObserver, HealthyEndpointCount } from '../lb/index.ts';
  */
 export class BalancerMetrics {
   readonly observer: BalancerObserver;
+  /** Active health check results (issue 10). */
+  readonly countHealthCheck: (result: HealthCheckResultLabel, kind: 'tcp' | 'http') => void;
+  /** Requests sent again after a connection fault, by reason (src/proxy/connection-retry.ts). */
+  readonly countConnectionRetry: (reason: string) => void;
 
   /** `healthyEndpoints` is read at every scrape, so the gauge is never stale. */
   constructor(registry: Registry, healthyEndpoints: () => readonly HealthyEndpointCount[]) {
     const ejections = new Counter({
       name: 'clusterset_gateway_upstream_ejections_total',
-      help: 'Endpoints ejected by passive outlier detection.',
+      help: 'Endpoints ejected by passive outlier detection, by reason.',
       labelNames: ['backend', 'cluster', 'zone', 'reason'],
       registers: [registry],
     });
@@ -31,7 +38,7 @@ export class BalancerMetrics {
     });
     new Gauge({
       name: 'clusterset_gateway_upstream_healthy_endpoints',
-      help: 'Endpoints not ejected by outlier detection, by backend, source cluster and zone.',
+      help: 'Endpoints the health model counts as healthy (not ejected, probes passing, not avoided), by backend, source cluster and zone.',
       labelNames: ['backend', 'cluster', 'zone'],
       registers: [registry],
       collect() {
@@ -40,6 +47,20 @@ export class BalancerMetrics {
           this.set({ backend, cluster, zone }, healthy);
       },
     });
+    const healthChecks = new Counter({
+      name: 'clusterset_gateway_endpoint_health_checks_total',
+      help: 'Active health check probes by result (success, failure, timeout, local) and kind (tcp, http).',
+      labelNames: ['result', 'kind'],
+      registers: [registry],
+    });
+    const connectionRetries = new Counter({
+      name: 'clusterset_gateway_upstream_connection_retries_total',
+      help: 'Requests sent again after a connection fault, by reason (connect-failure, reset-before-response).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    this.countHealthCheck = (result, kind) => healthChecks.inc({ result, kind });
+    this.countConnectionRetry = (reason) => connectionRetries.inc({ reason });
     this.observer = {
       onEject: ({ backend, endpoint, reason }) =>
         ejections.inc({ backend, cluster: endpoint.cluster, zone: endpoint.zone ?? '', reason }),

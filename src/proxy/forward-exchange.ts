@@ -7,18 +7,14 @@ import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
+import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
 import { http2Stream, type UpstreamRequestHead } from './upstream-request.ts';
 
-/** Connect failures move to another endpoint unseen by the client, up to this many times per request. */
-const MAX_FAILOVERS = 4;
-
 /** Status recorded for requests whose client went away before the answer (nginx's convention). */
 const CLIENT_CLOSED = 499;
-
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
 class AttemptTimeoutError extends Error {
   readonly code = 'CSG_ATTEMPT_TIMEOUT';
@@ -175,6 +171,7 @@ export class Exchange implements ClientBound {
   #current: UpstreamAttempt | undefined;
   #tried: Set<string> | undefined;
   #failovers = 0;
+  #resetRetries = 0;
   #retries = 0;
   #finished = false;
   #attemptTimer: NodeJS.Timeout | undefined;
@@ -219,9 +216,10 @@ export class Exchange implements ClientBound {
     this.#attempt();
   }
 
-  #attempt(): void {
+  /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
+  #attempt(fresh?: UpstreamEndpoint): void {
     const backend = this.backend!;
-    const endpoint = backend.balancer.pick(this.#tried);
+    const endpoint = fresh ?? backend.balancer.pick(this.#tried);
     if (endpoint === undefined) {
       // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
       this.#finish(this.#tried === undefined ? 503 : 502);
@@ -235,7 +233,10 @@ export class Exchange implements ClientBound {
     const head = this.#head;
     let dispatcher: Dispatcher;
     try {
-      dispatcher = this.#services.pools.get(backend.protocol, endpoint);
+      dispatcher =
+        fresh !== undefined
+          ? this.#services.pools.fresh(backend.protocol, endpoint)
+          : this.#services.pools.get(backend.protocol, endpoint);
     } catch (err) {
       // An endpoint address undici cannot use counts as a connect failure of that endpoint.
       attempt.onError(err as Error);
@@ -317,27 +318,42 @@ export class Exchange implements ClientBound {
     const result = classify(err, attempt.connected);
     attempt.finish(result);
     if (this.#finished) return;
-    if (!this.res.headersSent && this.#mayFailOver(attempt, err)) {
-      this.#failovers++;
+    const code = typeof err.code === 'string' ? err.code : '';
+    const decision = decideConnectionRetry({
+      method: this.req.method ?? '',
+      body: this.#bodyState(),
+      fault: faultOf(
+        code,
+        attempt.connected,
+        attempt.status !== 0 || this.res.headersSent,
+        result === 'timeout',
+      ),
+      connectFailovers: this.#failovers,
+      resetRetries: this.#resetRetries,
+    });
+    if (decision.retry) {
+      this.#services.pools.countRetry(decision.reason);
       this.#tried ??= new Set();
       this.#tried.add(attempt.endpoint.key);
-      this.#attempt();
+      if (decision.reason === 'connect-failure') {
+        this.#failovers++;
+        this.#attempt();
+      } else {
+        this.#resetRetries++;
+        // Another endpoint when there is one, else the same; on a connection of its own either way.
+        this.#attempt(this.backend!.balancer.pick(this.#tried) ?? attempt.endpoint);
+      }
       return;
     }
     if (result === 'timeout') this.#finish(504);
     else this.#finish(502);
   }
 
-  /**
-   * A connect failure left the request unsent, so another endpoint can take it unseen by the client. A reset
-   * before any answer (a keep-alive connection the upstream had just closed) is also safe to repeat for an
-   * idempotent request without a body.
-   */
-  #mayFailOver(attempt: UpstreamAttempt, err: Error & { code?: unknown }): boolean {
-    if (this.#failovers >= MAX_FAILOVERS || attempt.status !== 0) return false;
-    if (!attempt.connected) return err.code !== 'UND_ERR_ABORTED';
-    if (this.#body !== null || !IDEMPOTENT.has(this.req.method ?? '')) return false;
-    return err.code === 'UND_ERR_SOCKET' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
+  /** Whether the request body can still be sent again: none, untouched, or partly streamed already. */
+  #bodyState(): BodyState {
+    const body = this.#body;
+    if (body === null) return 'none';
+    return body.readableDidRead || body.destroyed ? 'partial' : 'unsent';
   }
 
   /** Ends the exchange with an answer of the gateway's own, or by cutting the client off mid-response. */

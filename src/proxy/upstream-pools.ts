@@ -1,11 +1,14 @@
-import { type Dispatcher, H2CClient, Pool } from 'undici';
+import { Client, type Dispatcher, H2CClient, Pool } from 'undici';
 import type { BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { RetryReason } from './connection-retry.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint; undefined means no limit. */
   readonly connectionsPerEndpoint?: number;
   readonly keepAliveTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
+  /** Counts requests sent again after a connection fault (connection-retry.ts), by reason. */
+  readonly onConnectionRetry?: (reason: RetryReason) => void;
 }
 
 export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint): string {
@@ -58,6 +61,34 @@ export class UpstreamPools {
       this.#pools.set(key, pool);
     }
     return pool;
+  }
+
+  /**
+   * A dispatcher with a connection of its own for one request, closed once that request ends: the retry after
+   * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
+   */
+  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Dispatcher {
+    if (protocol === 'h2c') return this.get(protocol, endpoint);
+    const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+    const client = new Client(`http://${host}:${endpoint.port}`, {
+      pipelining: 1,
+      connectTimeout: this.#options.connectTimeoutMs ?? 5_000,
+      headersTimeout: 300_000,
+      bodyTimeout: 300_000,
+    });
+    client.on('connectionError', () => {});
+    return {
+      dispatch(options, handler) {
+        const accepted = client.dispatch(options, handler);
+        // close() lets the queued request finish, then ends the connection.
+        client.close().catch(() => {});
+        return accepted;
+      },
+    } as Dispatcher;
+  }
+
+  countRetry(reason: RetryReason): void {
+    this.#options.onConnectionRetry?.(reason);
   }
 
   /** Closes pools whose key is not in `keep`; requests already running on them finish first. */

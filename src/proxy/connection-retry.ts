@@ -1,0 +1,81 @@
+/**
+ * Whether a request that failed on its way to a backend may be sent again, without the client seeing the
+ * failure (issue 10). Independent of HTTPRoute retry policy, which answers a different question (retry on
+ * which status codes) and stays as it is.
+ *
+ * - `connect-failure`: no byte of the request left (refused, unreachable, connect timeout); safe for any
+ *   method. Another endpoint takes it (up to a few times per request), as before.
+ * - `reset-before-response`: the connection (typically a reused keep-alive one the backend had just closed)
+ *   failed after the request was written and before any response byte. Sent again once, on a fresh connection
+ *   (to another endpoint if there is one, else the same), when the request is idempotent (RFC 9110 §9.2.2), or
+ *   when it has a body none of which left: a backend cannot have acted on a request whose body it never got.
+ *   A non-idempotent request without a body was complete on the wire, so it is not repeated.
+ * - a body partly streamed is never sent twice (it cannot be replayed, and the backend saw part of it).
+ * - timeouts, cancellations and failures after the response began (`other`) are never retried here.
+ */
+export type ConnectionFault = 'connect-failure' | 'reset-before-response' | 'timeout' | 'other';
+
+/** `none`: no body; `unsent`: a body none of whose bytes were read yet; `partial`: some of it was streamed. */
+export type BodyState = 'none' | 'unsent' | 'partial';
+
+export type RetryReason = 'connect-failure' | 'reset-before-response';
+
+export type RetryDecision =
+  | { readonly retry: false }
+  | { readonly retry: true; readonly reason: RetryReason; readonly freshConnection: boolean };
+
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PUT',
+  'DELETE',
+  'TRACE',
+]);
+
+/** Connect failures move to another endpoint at most this many times per request. */
+export const MAX_CONNECT_FAILOVERS = 4;
+/** A request is sent again after a reset before the response at most this many times. */
+export const MAX_RESET_RETRIES = 1;
+
+export interface RetryInput {
+  readonly method: string;
+  readonly body: BodyState;
+  readonly fault: ConnectionFault;
+  readonly connectFailovers: number;
+  readonly resetRetries: number;
+}
+
+const NO: RetryDecision = { retry: false };
+
+export function decideConnectionRetry(input: RetryInput): RetryDecision {
+  if (input.body === 'partial') return NO;
+  switch (input.fault) {
+    case 'connect-failure':
+      return input.connectFailovers < MAX_CONNECT_FAILOVERS
+        ? { retry: true, reason: 'connect-failure', freshConnection: false }
+        : NO;
+    case 'reset-before-response': {
+      if (input.resetRetries >= MAX_RESET_RETRIES) return NO;
+      const safe = IDEMPOTENT_METHODS.has(input.method) || input.body === 'unsent';
+      return safe ? { retry: true, reason: 'reset-before-response', freshConnection: true } : NO;
+    }
+    default:
+      return NO;
+  }
+}
+
+const RESET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** The fault behind an upstream error, from undici's error code and whether the request was being written. */
+export function faultOf(
+  code: string,
+  connected: boolean,
+  responseStarted: boolean,
+  timedOut: boolean,
+): ConnectionFault {
+  if (timedOut) return 'timeout';
+  if (responseStarted || code === 'UND_ERR_ABORTED') return 'other';
+  if (!connected) return 'connect-failure';
+  return RESET_CODES.has(code) ? 'reset-before-response' : 'other';
+}

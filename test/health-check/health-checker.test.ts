@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { HealthChecker, type HealthCheckRuntime } from '../../src/health-check/health-checker.ts';
+import type { HttpProbeTarget, ProbeResult } from '../../src/health-check/probes.ts';
+import { TimerWheel } from '../../src/health-check/timer-wheel.ts';
+import { mulberry32 } from '../../src/lb/index.ts';
+import { backend, rows } from '../lb/fixtures.ts';
+
+/** A fake clock drives the one wheel; probes answer at once with what `answer` says. */
+function harness(answer: (target: HttpProbeTarget) => ProbeResult = () => 'success') {
+  let now = 0;
+  let ticks: (() => void) | undefined;
+  let timers = 0;
+  const probes: { at: number; kind: string; key: string }[] = [];
+  const results: { backends: readonly string[]; key: string; ok: boolean; kind: string }[] = [];
+  const counted: string[] = [];
+  const runtime: HealthCheckRuntime = {
+    now: () => now,
+    random: mulberry32(11),
+    tcp: async (t) => {
+      probes.push({ at: now, kind: 'tcp', key: `${t.address}:${t.port}` });
+      return answer(t as HttpProbeTarget);
+    },
+    http: async (t) => {
+      probes.push({ at: now, kind: 'http', key: `${t.address}:${t.port}${t.path}` });
+      return answer(t);
+    },
+    every: (_ms, tick) => {
+      timers++;
+      ticks = tick;
+      return { stop: () => (ticks = undefined) };
+    },
+  };
+  const checker = new HealthChecker(
+    { enabled: true, intervalMs: 2_000, timeoutMs: 1_000, jitterPercent: 10 },
+    {
+      result: (backends, key, ok, kind) => results.push({ backends, key, ok, kind }),
+      counted: (result, kind) => counted.push(`${kind}:${result}`),
+    },
+    runtime,
+  );
+  const run = async (ms: number) => {
+    for (let t = 0; t < ms; t += 25) {
+      now += 25;
+      ticks?.();
+      await Promise.resolve();
+      await Promise.resolve();
+    }
+  };
+  return { checker, run, probes, results, counted, timers: () => timers, running: () => ticks !== undefined };
+}
+
+describe('active health checks: scheduling', () => {
+  it('probes every endpoint once per interval, spread over it, on one timer', async () => {
+    const h = harness();
+    const cluster = backend([rows('10.0.0', 100, 'east', 'a')], 'Service/shop/web:80');
+    h.checker.apply({ [cluster.id]: cluster });
+    await h.run(2_000);
+    expect(h.timers()).toBe(1);
+    expect(new Set(h.probes.map((p) => p.key)).size).toBe(100);
+    // Spread: no 100 ms window of the first interval holds more than a fifth of the probes.
+    const windows = new Map<number, number>();
+    for (const p of h.probes)
+      windows.set(Math.floor(p.at / 100), (windows.get(Math.floor(p.at / 100)) ?? 0) + 1);
+    expect(Math.max(...windows.values())).toBeLessThan(20);
+    await h.run(8_000);
+    // 10 s: five probes each, give or take one for the jitter.
+    const perKey = new Map<string, number>();
+    for (const p of h.probes) perKey.set(p.key, (perKey.get(p.key) ?? 0) + 1);
+    for (const n of perKey.values()) expect(n).toBeGreaterThanOrEqual(4);
+    for (const n of perKey.values()) expect(n).toBeLessThanOrEqual(6);
+  });
+
+  it('one probe for an endpoint shared by two backends, reported to both', async () => {
+    const h = harness(() => 'failure');
+    const a = backend([rows('10.0.0', 1, 'east')], 'Service/shop/a:80');
+    const b = backend([rows('10.0.0', 1, 'east')], 'ServiceImport/shop/a:80');
+    h.checker.apply({ [a.id]: a, [b.id]: b });
+    await h.run(2_100);
+    expect(h.probes).toHaveLength(1);
+    expect(h.results).toEqual([{ backends: [a.id, b.id], key: '10.0.0-0:8080', ok: false, kind: 'tcp' }]);
+    expect(h.counted).toEqual(['tcp:failure']);
+  });
+
+  it('HTTP probes by annotation; off disables; local errors count for nobody', async () => {
+    const h = harness((t) => (t.path === '/ready' ? 'local' : 'success'));
+    const httpBackend = {
+      ...backend([rows('10.0.1', 1, 'east')], 'Service/shop/h:80'),
+      healthCheck: { kind: 'http' as const, path: '/ready', intervalMs: 500 },
+    };
+    const off = {
+      ...backend([rows('10.0.2', 3, 'east')], 'Service/shop/off:80'),
+      healthCheck: { disabled: true },
+    };
+    h.checker.apply({ [httpBackend.id]: httpBackend, [off.id]: off });
+    expect(h.checker.targetCount).toBe(1);
+    await h.run(2_000);
+    expect(h.probes.every((p) => p.kind === 'http' && p.key.endsWith('/ready'))).toBe(true);
+    expect(h.probes.length).toBeGreaterThanOrEqual(3);
+    expect(h.results).toEqual([]);
+    expect(h.counted.every((c) => c === 'http:local')).toBe(true);
+  });
+
+  it('a new table keeps the schedule of endpoints still there and stops probing removed ones', async () => {
+    const h = harness();
+    const first = backend([rows('10.0.0', 2, 'east')], 'Service/shop/web:80');
+    h.checker.apply({ [first.id]: first });
+    await h.run(2_000);
+    const second = backend([rows('10.0.0', 1, 'east')], 'Service/shop/web:80');
+    h.checker.apply({ [second.id]: second });
+    h.probes.length = 0;
+    await h.run(4_000);
+    expect(new Set(h.probes.map((p) => p.key))).toEqual(new Set(['10.0.0-0:8080']));
+    h.checker.apply({});
+    expect(h.running()).toBe(false);
+  });
+});
+
+describe('timer wheel', () => {
+  it('fires items at their due tick, across rounds of the wheel', () => {
+    const wheel = new TimerWheel<string>(10, 8, 0);
+    const fired: string[] = [];
+    wheel.schedule('soon', 25);
+    wheel.schedule('later', 500); // several rounds of an 80 ms wheel
+    for (let now = 0; now <= 600; now += 10) wheel.advance(now, (item) => fired.push(`${item}@${now}`));
+    expect(fired).toEqual(['soon@20', 'later@500']);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('catches up after a stall without losing items', () => {
+    const wheel = new TimerWheel<number>(10, 8, 0);
+    for (let i = 0; i < 20; i++) wheel.schedule(i, 10 + i * 7);
+    const fired: number[] = [];
+    wheel.advance(10_000, (i) => fired.push(i));
+    expect(fired.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+});

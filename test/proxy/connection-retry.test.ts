@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type BodyState,
+  type ConnectionFault,
+  decideConnectionRetry,
+  faultOf,
+} from '../../src/proxy/connection-retry.ts';
+
+/** Issue 10: which requests are sent again after a connection fault, for every method/body/fault. */
+const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'POST', 'PATCH', 'CONNECT'] as const;
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+const BODIES: BodyState[] = ['none', 'unsent', 'partial'];
+const FAULTS: ConnectionFault[] = ['connect-failure', 'reset-before-response', 'timeout', 'other'];
+
+function expected(method: string, body: BodyState, fault: ConnectionFault): string {
+  if (body === 'partial') return 'no';
+  if (fault === 'connect-failure') return 'connect-failure';
+  if (fault === 'reset-before-response' && (IDEMPOTENT.has(method) || body === 'unsent')) {
+    return 'reset-before-response (fresh)';
+  }
+  return 'no';
+}
+
+const cases = METHODS.flatMap((method) =>
+  BODIES.flatMap((body) => FAULTS.map((fault) => ({ method, body, fault }))),
+);
+
+describe('connection-fault retry decisions', () => {
+  it.each(cases)('$method, body $body, $fault', ({ method, body, fault }) => {
+    const decision = decideConnectionRetry({ method, body, fault, connectFailovers: 0, resetRetries: 0 });
+    const shown = decision.retry ? `${decision.reason}${decision.freshConnection ? ' (fresh)' : ''}` : 'no';
+    expect(shown).toBe(expected(method, body, fault));
+  });
+
+  it('a reset before the response is retried once per request, connect failures up to 4 times', () => {
+    const base = { method: 'GET', body: 'none' as const };
+    expect(
+      decideConnectionRetry({
+        ...base,
+        fault: 'reset-before-response',
+        connectFailovers: 0,
+        resetRetries: 1,
+      }),
+    ).toEqual({ retry: false });
+    expect(
+      decideConnectionRetry({ ...base, fault: 'connect-failure', connectFailovers: 3, resetRetries: 1 })
+        .retry,
+    ).toBe(true);
+    expect(
+      decideConnectionRetry({ ...base, fault: 'connect-failure', connectFailovers: 4, resetRetries: 0 }),
+    ).toEqual({ retry: false });
+  });
+
+  it('classifies undici errors', () => {
+    expect(faultOf('ECONNREFUSED', false, false, false)).toBe('connect-failure');
+    expect(faultOf('UND_ERR_CONNECT_TIMEOUT', false, false, false)).toBe('connect-failure');
+    expect(faultOf('UND_ERR_SOCKET', true, false, false)).toBe('reset-before-response');
+    expect(faultOf('ECONNRESET', true, false, false)).toBe('reset-before-response');
+    expect(faultOf('EPIPE', true, false, false)).toBe('reset-before-response');
+    expect(faultOf('UND_ERR_SOCKET', true, true, false)).toBe('other');
+    expect(faultOf('UND_ERR_ABORTED', false, false, false)).toBe('other');
+    expect(faultOf('UND_ERR_HEADERS_TIMEOUT', true, false, true)).toBe('timeout');
+  });
+});
