@@ -220,6 +220,12 @@ export class HealthRegistry {
   #changed(state: EndpointState, signal: HealthSignal, nowMs: number): void {
     const from = reevaluate(state, signal, nowMs);
     if (from === undefined) return;
+    // Back in service: start from the backend's typical latency, not the failure penalty it was last charged,
+    // or the picker would keep avoiding what the health model just restored.
+    if (state.health === 'healthy') {
+      state.observed = false;
+      state.rttMs = this.#options.peakEwma.defaultRttMs;
+    }
     this.#version++;
     this.#options.observer?.onHealthChange?.({
       backend: this.backend,

@@ -56,6 +56,15 @@ export interface PeakEwmaOptions {
   readonly tieTolerancePercent: number;
   /** Absolute part of the tie band, in ms of load. Default 1. */
   readonly tieMarginMs: number;
+  /**
+   * When neither candidate has a request outstanding (one request at a time), a tie unless one estimate is
+   * more than `idleTieRatio` × the other plus `idleTieMarginMs`: at rest a single slow sample (a new
+   * connection, a pause) would otherwise stick as the peak and starve that endpoint for seconds, while
+   * endpoints of one locality tier differ by noise. A really slow or failing endpoint still loses.
+   * Defaults 3 and 5 ms.
+   */
+  readonly idleTieRatio: number;
+  readonly idleTieMarginMs: number;
 }
 
 /**
@@ -159,6 +168,8 @@ export const DEFAULT_PEAK_EWMA_OPTIONS: PeakEwmaOptions = {
   failurePenaltyMs: 1_000,
   tieTolerancePercent: 20,
   tieMarginMs: 1,
+  idleTieRatio: 3,
+  idleTieMarginMs: 5,
 };
 
 export const DEFAULT_HEALTH_MODEL_OPTIONS: HealthModelOptions = {
@@ -215,6 +226,8 @@ export function resolveBalancerOptions(input: BalancerOptionsInput = {}): Balanc
   requireRange('peakEwma.failurePenaltyMs', options.peakEwma.failurePenaltyMs, 0, Number.MAX_VALUE);
   requireRange('peakEwma.tieTolerancePercent', options.peakEwma.tieTolerancePercent, 0, 100);
   requireRange('peakEwma.tieMarginMs', options.peakEwma.tieMarginMs, 0, Number.MAX_VALUE);
+  requireRange('peakEwma.idleTieRatio', options.peakEwma.idleTieRatio, 1, Number.MAX_VALUE);
+  requireRange('peakEwma.idleTieMarginMs', options.peakEwma.idleTieMarginMs, 0, Number.MAX_VALUE);
   requireRange('health.unhealthyThreshold', options.health.unhealthyThreshold, 1, Number.MAX_SAFE_INTEGER);
   requireRange('health.healthyThreshold', options.health.healthyThreshold, 1, Number.MAX_SAFE_INTEGER);
   requireRange('health.minEjectionMs', options.health.minEjectionMs, 0, Number.MAX_VALUE);

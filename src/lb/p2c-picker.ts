@@ -9,8 +9,9 @@ const DRAWS = 8;
 /**
  * Power of two choices over peak-EWMA load (linkerd2-proxy, Finagle): draw two distinct candidates (by weight)
  * and take the one with the lower latency × (outstanding + 1). Loads within the tie band (a percentage of the
- * larger plus a margin) are a tie, broken at random by weight: at one request at a time both loads are just
- * latency noise, and a strict compare would send nearly everything to whichever endpoint looked faster first.
+ * larger plus a margin; wider when both are idle, see PeakEwmaOptions.idleTieRatio) are a tie, broken at
+ * random by weight: at one request at a time both loads are just latency noise, and a strict compare would
+ * send nearly everything to whichever endpoint looked faster first.
  * O(1) per pick.
  */
 export class P2cPeakEwmaPicker implements TierPicker {
@@ -19,6 +20,8 @@ export class P2cPeakEwmaPicker implements TierPicker {
   #decayTimeMs: number;
   #tieRatio: number;
   #tieMarginMs: number;
+  #idleTieRatio: number;
+  #idleTieMarginMs: number;
   #sampler: WeightedSampler;
 
   constructor(tier: TierEndpoints, random: RandomSource, peakEwma: PeakEwmaOptions) {
@@ -27,6 +30,8 @@ export class P2cPeakEwmaPicker implements TierPicker {
     this.#decayTimeMs = peakEwma.decayTimeMs;
     this.#tieRatio = peakEwma.tieTolerancePercent / 100;
     this.#tieMarginMs = peakEwma.tieMarginMs;
+    this.#idleTieRatio = peakEwma.idleTieRatio;
+    this.#idleTieMarginMs = peakEwma.idleTieMarginMs;
     this.#sampler = new WeightedSampler(tier.states.length);
   }
 
@@ -44,7 +49,13 @@ export class P2cPeakEwmaPicker implements TierPicker {
     const { states, seed, weights } = this.#tier;
     const a = peakEwmaLoad(states[first]!, nowMs, this.#decayTimeMs, seed);
     const b = peakEwmaLoad(states[second]!, nowMs, this.#decayTimeMs, seed);
-    if (Math.abs(a - b) <= Math.max(a, b) * this.#tieRatio + this.#tieMarginMs) {
+    const low = Math.min(a, b);
+    const high = Math.max(a, b);
+    const idle = states[first]!.outstanding === 0 && states[second]!.outstanding === 0;
+    const tie = idle
+      ? high <= low * this.#idleTieRatio + this.#idleTieMarginMs
+      : high - low <= high * this.#tieRatio + this.#tieMarginMs;
+    if (tie) {
       const wa = weights[first]!;
       return this.#random() * (wa + weights[second]!) < wa ? first : second;
     }

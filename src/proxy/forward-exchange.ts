@@ -316,21 +316,21 @@ export class Exchange implements ClientBound {
   onUpstreamError(attempt: UpstreamAttempt, err: Error & { code?: unknown }): void {
     this.#clearAttemptTimer();
     const result = classify(err, attempt.connected);
-    attempt.finish(result);
-    if (this.#finished) return;
     const code = typeof err.code === 'string' ? err.code : '';
-    const decision = decideConnectionRetry({
-      method: this.req.method ?? '',
-      body: this.#bodyState(),
-      fault: faultOf(
-        code,
-        attempt.connected,
-        attempt.status !== 0 || this.res.headersSent,
-        result === 'timeout',
-      ),
-      connectFailovers: this.#failovers,
-      resetRetries: this.#resetRetries,
-    });
+    const responseStarted = attempt.status !== 0 || this.res.headersSent;
+    const decision = this.#finished
+      ? ({ retry: false } as const)
+      : decideConnectionRetry({
+          method: this.req.method ?? '',
+          body: this.#bodyState(),
+          fault: faultOf(code, attempt.connected, responseStarted, result === 'timeout'),
+          connectFailovers: this.#failovers,
+          resetRetries: this.#resetRetries,
+        });
+    // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
+    // retry on a fresh connection tells, and is what counts.
+    attempt.finish(decision.retry && decision.reason === 'reset-before-response' ? 'success' : result);
+    if (this.#finished) return;
     if (decision.retry) {
       this.#services.pools.countRetry(decision.reason);
       this.#tried ??= new Set();

@@ -234,6 +234,28 @@ describe('fair picks at one request at a time', () => {
     expect(byKey.get('a-1:8080')! / 1_000).toBeGreaterThan(0.4);
   });
 
+  it('one slow sample at rest (a new connection, a pause) does not starve an endpoint', () => {
+    const clock = new FakeClock();
+    const factory = createBalancerFactory({ clock, random: mulberry32(5) });
+    const balancer = buildWith(factory, backend([rows('a', 2, 'east')]));
+    report(balancer, 'a-0:8080', 'success', 1, 1);
+    report(balancer, 'a-1:8080', 'success', 1, 6);
+    const { byKey } = tally(balancer, 1_000);
+    expect(byKey.get('a-1:8080')! / 1_000).toBeGreaterThan(0.4);
+  });
+
+  it('an endpoint the health model restores is picked again at once, not after its penalty decays', () => {
+    const clock = new FakeClock();
+    const factory = createBalancerFactory({ clock, random: mulberry32(5) });
+    const cluster = backend([rows('a', 3, 'east')]);
+    const balancer = buildWith(factory, cluster);
+    for (let i = 0; i < 3; i++) report(balancer, `a-${i}:8080`, 'success', 5, 2);
+    report(balancer, 'a-2:8080', 'connect-failure');
+    factory.recordProbe(cluster.id, 'a-2:8080', true, 'tcp');
+    const { byKey } = tally(balancer, 3_000);
+    expect(byKey.get('a-2:8080')! / 3_000).toBeGreaterThan(0.25);
+  });
+
   it('a clearly slower endpoint still loses', () => {
     const clock = new FakeClock();
     const factory = createBalancerFactory({ clock, random: mulberry32(5) });
