@@ -49,6 +49,8 @@ export function startDataPlane(
       for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
     },
     counted: balancerMetrics.countHealthCheck,
+    servedRecently: (backendIds, endpointKey, withinMs) =>
+      backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
   });
   const accessLog = cli.accessLog ? accessLogger() : undefined;
   const proxy = new ProxyServer({

@@ -118,6 +118,11 @@ const FLAGS = {
     arg: 'percent',
     help: 'Each probe interval varies at random by up to this much. Default 10.',
   },
+  'health-check-max-rate': {
+    type: 'string',
+    arg: 'n',
+    help: 'Probes per second at most; passing endpoints are probed less often beyond it (0 = no limit). Default 250.',
+  },
   'health-check-unhealthy-threshold': {
     type: 'string',
     arg: 'n',
@@ -185,6 +190,7 @@ export interface CliOptions {
     readonly intervalMs: number;
     readonly timeoutMs: number;
     readonly jitterPercent: number;
+    readonly maxProbesPerSecond: number;
     readonly unhealthyThreshold: number;
     readonly healthyThreshold: number;
     readonly minEjectionMs: number;
@@ -271,6 +277,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       ),
       timeoutMs: integer('health-check-timeout-ms', str('health-check-timeout-ms') ?? '1000', 10, 3_600_000),
       jitterPercent: number('health-check-jitter', str('health-check-jitter') ?? '10', 0, 100),
+      maxProbesPerSecond: integer(
+        'health-check-max-rate',
+        str('health-check-max-rate') ?? '250',
+        0,
+        1_000_000,
+      ),
       unhealthyThreshold: integer(
         'health-check-unhealthy-threshold',
         str('health-check-unhealthy-threshold') ?? '2',

@@ -11,6 +11,12 @@ export interface HealthCheckOptions {
   readonly timeoutMs: number;
   /** Each interval is stretched or shrunk at random by up to this percent, so probes do not bunch. Default 10. */
   readonly jitterPercent: number;
+  /**
+   * Probe budget of the process, per second; 0 = none. When every endpoint at its interval would exceed it,
+   * endpoints whose last probe passed are probed less often (failing ones keep their interval, so recovery
+   * stays as fast). Default 250 (a few % of a core, see bench/health-check-cost.bench.ts).
+   */
+  readonly maxProbesPerSecond: number;
 }
 
 export const DEFAULT_HEALTH_CHECK_OPTIONS: HealthCheckOptions = {
@@ -18,12 +24,18 @@ export const DEFAULT_HEALTH_CHECK_OPTIONS: HealthCheckOptions = {
   intervalMs: 2_000,
   timeoutMs: 1_000,
   jitterPercent: 10,
+  maxProbesPerSecond: 250,
 };
 
 /** Where results go: the balancers' health model, and a counter. */
 export interface HealthCheckSink {
   result(backendIds: readonly string[], endpointKey: string, ok: boolean, kind: 'tcp' | 'http'): void;
-  counted?(result: ProbeResult, kind: 'tcp' | 'http'): void;
+  counted?(result: ProbeResult | 'skipped', kind: 'tcp' | 'http'): void;
+  /**
+   * Whether every backend of the endpoint saw it answer a request successfully within `withinMs`: then this
+   * round's probe is skipped (the traffic was the probe) and counted as `skipped`.
+   */
+  servedRecently?(backendIds: readonly string[], endpointKey: string, withinMs: number): boolean;
 }
 
 /** Injected for tests: clock, random, the probes and the one interval timer. */
@@ -47,6 +59,16 @@ interface Target {
   backends: string[];
   active: boolean;
   running: boolean;
+  /** The last probe failed: keep the base interval whatever the budget. */
+  failing: boolean;
+  /** Bumped at each scheduling; a wheel entry with an older one is stale (the target was rescheduled). */
+  generation: number;
+  startedMs: number;
+}
+
+interface Due {
+  readonly target: Target;
+  readonly generation: number;
 }
 
 const realRuntime: HealthCheckRuntime = {
@@ -72,15 +94,22 @@ export class HealthChecker {
   readonly #options: HealthCheckOptions;
   readonly #sink: HealthCheckSink;
   readonly #runtime: HealthCheckRuntime;
-  readonly #wheel: TimerWheel<Target>;
+  readonly #wheel: TimerWheel<Due>;
   #targets = new Map<string, Target>();
+  /** How much longer than its interval a passing endpoint waits, to stay within the probe budget. */
+  #stretch = 1;
   #timer: { stop(): void } | undefined;
 
   constructor(options: HealthCheckOptions, sink: HealthCheckSink, runtime: HealthCheckRuntime = realRuntime) {
     this.#options = options;
     this.#sink = sink;
     this.#runtime = runtime;
-    this.#wheel = new TimerWheel<Target>(TICK_MS, SLOTS, runtime.now());
+    this.#wheel = new TimerWheel<Due>(TICK_MS, SLOTS, runtime.now());
+  }
+
+  /** The factor passing endpoints' intervals are stretched by to stay within the probe budget. */
+  get stretch(): number {
+    return this.#stretch;
   }
 
   /** Endpoints probed right now (distinct endpoint and check). */
@@ -94,6 +123,10 @@ export class HealthChecker {
     if (this.#options.enabled) {
       for (const backend of Object.values(backends)) this.#collect(backend, next);
     }
+    let rate = 0;
+    for (const target of next.values()) rate += 1_000 / target.intervalMs;
+    const budget = this.#options.maxProbesPerSecond;
+    this.#stretch = budget > 0 ? Math.max(1, rate / budget) : 1;
     const now = this.#runtime.now();
     for (const [id, target] of next) {
       const existing = this.#targets.get(id);
@@ -101,7 +134,8 @@ export class HealthChecker {
         existing.backends = target.backends;
         next.set(id, existing);
       } else {
-        this.#wheel.schedule(target, now + this.#runtime.random() * target.intervalMs);
+        // First probes are spread over the (stretched) interval, so a large new table never bursts.
+        this.#schedule(target, now + this.#runtime.random() * target.intervalMs * this.#stretch);
       }
     }
     for (const [id, target] of this.#targets) if (!next.has(id)) target.active = false;
@@ -116,7 +150,9 @@ export class HealthChecker {
 
   /** Starts the probes that are due. Called by the one interval timer (or a test's fake clock). */
   tick(): void {
-    this.#wheel.advance(this.#runtime.now(), (target) => this.#fire(target));
+    this.#wheel.advance(this.#runtime.now(), (due) => {
+      if (due.generation === due.target.generation) this.#fire(due.target);
+    });
   }
 
   close(): void {
@@ -164,19 +200,36 @@ export class HealthChecker {
           backends: [backend.id],
           active: true,
           running: false,
+          failing: false,
+          generation: 0,
+          startedMs: 0,
         });
       }
     }
   }
 
+  #schedule(target: Target, dueMs: number): void {
+    target.generation++;
+    this.#wheel.schedule({ target, generation: target.generation }, dueMs);
+  }
+
+  #jittered(intervalMs: number): number {
+    return intervalMs * (1 + (this.#options.jitterPercent / 100) * (this.#runtime.random() * 2 - 1));
+  }
+
   #fire(target: Target): void {
     if (!target.active) return;
     const startMs = this.#runtime.now();
-    const jitter = (this.#options.jitterPercent / 100) * (this.#runtime.random() * 2 - 1);
-    this.#wheel.schedule(target, startMs + target.intervalMs * (1 + jitter));
+    const intervalMs = target.failing ? target.intervalMs : target.intervalMs * this.#stretch;
+    this.#schedule(target, startMs + this.#jittered(intervalMs));
     // A probe still running (timeout longer than the interval) is not doubled up.
     if (target.running) return;
+    if (!target.failing && this.#sink.servedRecently?.(target.backends, target.endpointKey, intervalMs)) {
+      this.#sink.counted?.('skipped', target.kind);
+      return;
+    }
     target.running = true;
+    target.startedMs = startMs;
     const probe = target.kind === 'http' ? this.#runtime.http(target.probe) : this.#runtime.tcp(target.probe);
     probe.then(
       (result) => this.#done(target, result),
@@ -189,6 +242,12 @@ export class HealthChecker {
     if (!target.active) return;
     this.#sink.counted?.(result, target.kind);
     if (result === 'local') return;
+    const failing = result !== 'success';
+    // A first failure brings the next probe forward to the base interval, whatever the budget stretched.
+    if (failing && !target.failing && this.#stretch > 1) {
+      this.#schedule(target, target.startedMs + this.#jittered(target.intervalMs));
+    }
+    target.failing = failing;
     this.#sink.result(target.backends, target.endpointKey, result === 'success', target.kind);
   }
 }

@@ -22,6 +22,8 @@ export interface LocalityBalancerFactory extends BalancerFactory {
   healthyEndpoints(): HealthyEndpointCount[];
   /** One active health check result for an endpoint of a backend (src/health-check reports here). */
   recordProbe(backend: string, endpointKey: string, ok: boolean, kind: ProbeKind): void;
+  /** Healthy and served a request successfully within `withinMs` (so the next probe can be skipped). */
+  servedRecently(backend: string, endpointKey: string, withinMs: number): boolean;
   /** Forgets the state of backends not in `backendIds` (call after swapping in a new routing table). */
   retain(backendIds: Iterable<string>): void;
 }
@@ -68,6 +70,9 @@ export function createBalancerFactory(input: BalancerOptionsInput = {}): Localit
     },
     recordProbe(backend, endpointKey, ok, kind) {
       registries.get(backend)?.recordProbe(endpointKey, ok, kind, options.clock.now());
+    },
+    servedRecently(backend, endpointKey, withinMs) {
+      return registries.get(backend)?.servedRecently(endpointKey, withinMs, options.clock.now()) ?? false;
     },
     retain(backendIds) {
       const keep = new Set(backendIds);

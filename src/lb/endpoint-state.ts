@@ -38,6 +38,8 @@ export interface EndpointState {
   avoidedUntilMs: number | undefined;
   /** Whether the avoidance came from a failed connection (a passing TCP probe disproves it). */
   avoidedForConnect: boolean;
+  /** When a request last succeeded (clock ms): passive evidence that lets the next probe be skipped. */
+  lastSuccessMs: number;
   /** Active health checks: consecutive results and the verdict they reached. */
   probeFailures: number;
   probeSuccesses: number;
@@ -65,6 +67,7 @@ export function createEndpointState(endpoint: UpstreamEndpoint, rttMs: number, n
     restoredAtMs: undefined,
     avoidedUntilMs: undefined,
     avoidedForConnect: false,
+    lastSuccessMs: Number.NEGATIVE_INFINITY,
     probeFailures: 0,
     probeSuccesses: 0,
     probeUnhealthy: false,

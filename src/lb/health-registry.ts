@@ -96,7 +96,10 @@ export class HealthRegistry {
       ? outcome.latencyMs
       : Math.max(outcome.latencyMs, this.#options.peakEwma.failurePenaltyMs);
     observeLatency(state, latency, nowMs, this.#options.peakEwma.decayTimeMs);
-    if (success) this.#seedWith(outcome.latencyMs);
+    if (success) {
+      this.#seedWith(outcome.latencyMs);
+      state.lastSuccessMs = nowMs;
+    }
 
     // Answers still arriving from an ejected or forgotten endpoint change nothing.
     if (state.ejectedUntilMs !== undefined || this.#states.get(state.key) !== state) return;
@@ -157,6 +160,15 @@ export class HealthRegistry {
     this.#recomputeNextDue();
     this.#changed(state, 'probe', nowMs);
     this.refresh(nowMs);
+  }
+
+  /**
+   * Whether `key` is healthy and answered a request successfully within `withinMs`: such an endpoint needs no
+   * probe this round (the request was one), so probes go where there is no traffic to tell.
+   */
+  servedRecently(key: string, withinMs: number, nowMs: number): boolean {
+    const state = this.#states.get(key);
+    return state !== undefined && state.health === 'healthy' && nowMs - state.lastSuccessMs <= withinMs;
   }
 
   /** Ends the ejections and avoidances that are due. O(1) unless one is. */

@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BalancerObserver, HealthyEndpointCount } from '../lb/index.ts';
 
 /** A probe's outcome as counted; `local` = this process could not probe (counts against no endpoint). */
-export type HealthCheckResultLabel = 'success' | 'failure' | 'timeout' | 'local';
+export type HealthCheckResultLabel = 'success' | 'failure' | 'timeout' | 'local' | 'skipped';
 
 /**
  * Load-balancing metrics (issue 3, "Visible"): healthy endpoints per cluster and zone, ejections, failovers
@@ -49,7 +49,7 @@ export class BalancerMetrics {
     });
     const healthChecks = new Counter({
       name: 'clusterset_gateway_endpoint_health_checks_total',
-      help: 'Active health check probes by result (success, failure, timeout, local) and kind (tcp, http).',
+      help: 'Active health check probes by result (success, failure, timeout, local; skipped: the endpoint had just served traffic) and kind (tcp, http).',
       labelNames: ['result', 'kind'],
       registers: [registry],
     });

@@ -6,7 +6,11 @@ import { mulberry32 } from '../../src/lb/index.ts';
 import { backend, rows } from '../lb/fixtures.ts';
 
 /** A fake clock drives the one wheel; probes answer at once with what `answer` says. */
-function harness(answer: (target: HttpProbeTarget) => ProbeResult = () => 'success') {
+function harness(
+  answer: (target: HttpProbeTarget) => ProbeResult = () => 'success',
+  maxProbesPerSecond = 0,
+  servedRecently?: (key: string) => boolean,
+) {
   let now = 0;
   let ticks: (() => void) | undefined;
   let timers = 0;
@@ -31,10 +35,13 @@ function harness(answer: (target: HttpProbeTarget) => ProbeResult = () => 'succe
     },
   };
   const checker = new HealthChecker(
-    { enabled: true, intervalMs: 2_000, timeoutMs: 1_000, jitterPercent: 10 },
+    { enabled: true, intervalMs: 2_000, timeoutMs: 1_000, jitterPercent: 10, maxProbesPerSecond },
     {
       result: (backends, key, ok, kind) => results.push({ backends, key, ok, kind }),
       counted: (result, kind) => counted.push(`${kind}:${result}`),
+      ...(servedRecently
+        ? { servedRecently: (_ids: readonly string[], key: string) => servedRecently(key) }
+        : {}),
     },
     runtime,
   );
@@ -112,6 +119,36 @@ describe('active health checks: scheduling', () => {
     expect(new Set(h.probes.map((p) => p.key))).toEqual(new Set(['10.0.0-0:8080']));
     h.checker.apply({});
     expect(h.running()).toBe(false);
+  });
+});
+
+describe('active health checks: probe budget and passive evidence', () => {
+  it('beyond the budget, passing endpoints are probed less often; failing ones keep the interval', async () => {
+    const failing = '10.0.0-0:8080';
+    const h = harness((t) => (`${t.address}:${t.port}` === failing ? 'failure' : 'success'), 100);
+    const cluster = backend([rows('10.0.0', 1_000, 'east')], 'Service/shop/web:80');
+    h.checker.apply({ [cluster.id]: cluster });
+    expect(h.checker.stretch).toBe(5); // 1,000 endpoints / 2 s = 500 probes/s against a budget of 100
+    await h.run(4_000); // every endpoint probed once (first round spread over 2 s)
+    h.probes.length = 0;
+    await h.run(20_000);
+    const rate = h.probes.length / 20;
+    expect(rate).toBeGreaterThan(80);
+    expect(rate).toBeLessThan(125);
+    expect(h.probes.filter((p) => p.key === failing).length).toBeGreaterThanOrEqual(9);
+  });
+
+  it('an endpoint that just served traffic is not probed this round', async () => {
+    const h = harness(
+      () => 'success',
+      0,
+      (key) => key === '10.0.0-0:8080',
+    );
+    const cluster = backend([rows('10.0.0', 2, 'east')], 'Service/shop/web:80');
+    h.checker.apply({ [cluster.id]: cluster });
+    await h.run(10_000);
+    expect(h.probes.every((p) => p.key === '10.0.0-1:8080')).toBe(true);
+    expect(h.counted.filter((c) => c === 'tcp:skipped').length).toBeGreaterThanOrEqual(4);
   });
 });
 

@@ -34,6 +34,8 @@ export const DEMO_PODS: readonly DemoPod[] = [
   // `web`: a ServiceImport with PreferSameZone; one tier per step of distance from the gateway.
   pod('web', 'east-1', 'us-east', 'us-east-1a', 1),
   pod('web', 'east-1', 'us-east', 'us-east-1a', 2),
+  // A third near pod, so stopping one shows the 1.4 rule: 2/3 × 1.4 = 93.3% stays near (issue 10).
+  pod('web', 'east-1', 'us-east', 'us-east-1a', 3),
   pod('web', 'east-1', 'us-east', 'us-east-1b', 1),
   pod('web', 'east-2', 'us-east', 'us-east-1c', 1),
   pod('web', 'west-1', 'us-west', 'us-west-1a', 1),
