@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoServer } from '../../src/echo/echo-server.ts';
-import { freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
+import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
   gateway,
   gatewayClass,
@@ -161,10 +161,20 @@ describe('multicluster: locality tiers and failover under load', () => {
   });
 
   it('returns to the near pods when they come back', async () => {
-    // Ejected endpoints are tried again after the ejection time (300 ms in this test); keep the load on past it.
+    // The restarted pods are healthy again after their next health check (every 2 s); wait for the
+    // gateway to say so, then keep the load on.
     const back = await underLoad(async () => {
       for (const pod of PODS.slice(0, 3)) await up(pod);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await eventually(async () => {
+        const dump = JSON.parse((await gw.adminGet('/config_dump')).body) as {
+          balancers: Record<string, { endpoints: { key: string; health?: string }[] }>;
+        };
+        const endpoints = dump.balancers[`ServiceImport/${NS}/web:80`]?.endpoints ?? [];
+        for (const pod of PODS.slice(0, 2)) {
+          const health = endpoints.find((e) => e.key === `127.0.0.1:${pod.port}`)?.health;
+          if (health !== 'healthy') throw new Error(`${pod.pod} is ${health}`);
+        }
+      }, 15_000);
     });
     expect(back.failures).toEqual([]);
     expect(share(back.pods.slice(-50), ['near-1', 'near-2'])).toBe(1);
