@@ -15,6 +15,8 @@ import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
 import { translateRules } from './route-rules.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
+import { translateTlsRoutes } from './tls-route.ts';
+import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
 
 export interface TranslationResult {
@@ -76,6 +78,12 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     }
   }
 
+  // TLSRoutes (issue 14): their own attachment and table; they share backends and attachedRoutes counts.
+  const tlsRoutes = translateTlsRoutes(snapshot, options, (key) => gateways.get(key)?.listeners);
+  for (const [id, backend] of tlsRoutes.backends) backends.set(id, backend);
+  warnings.push(...tlsRoutes.warnings);
+  const servedTls: ServedTlsListener[] = [];
+
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
   for (const [key, owned] of gateways) {
@@ -83,16 +91,21 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     const attachedCounts = new Map<string, number>();
     for (const state of owned.listeners) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
-      attachedCounts.set(state.id, routes.length);
+      attachedCounts.set(state.id, routes.length + (tlsRoutes.attachedCounts.get(state.id) ?? 0));
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
+      if (!owned.problem) servedTls.push({ state, address: address?.bind });
     }
     gatewayStatuses.push(
       gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
     );
   }
+  const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
   const result: TranslationResult = {
-    table: buildRouteTable(served, backends),
-    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses],
+    table: {
+      ...buildRouteTable(served, backends),
+      ...(tlsPorts.length > 0 ? { tlsPorts } : {}),
+    },
+    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
     warnings,
   };
   return options.eastWest ? addEastWest(result, snapshot, options) : result;
