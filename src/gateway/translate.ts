@@ -3,6 +3,7 @@ import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { applyBackendTls } from './backend-tls-policy-apply.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
 import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
@@ -108,7 +109,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
     warnings,
   };
-  return options.eastWest ? addEastWest(result, snapshot, options) : result;
+  const withEastWest = options.eastWest ? addEastWest(result, snapshot, options) : result;
+  return applyBackendTls(withEastWest, snapshot, options);
 }
 
 interface RouteOutcome {
