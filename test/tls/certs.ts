@@ -34,7 +34,19 @@ export function makePki(): TestPki {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   for (const name of ['ca', 'other-ca']) {
     openssl(
-      ['req', '-x509', ...ec, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`],
+      [
+        'req',
+        '-x509',
+        ...ec,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+      ],
       dir,
     );
   }

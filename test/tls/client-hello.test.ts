@@ -14,7 +14,12 @@ async function captureHello(server: Server, servername: string | undefined): Pro
       });
     });
   });
-  const client = tlsConnect({ host: '127.0.0.1', port, ...(servername ? { servername } : {}), rejectUnauthorized: false });
+  const client = tlsConnect({
+    host: '127.0.0.1',
+    port,
+    ...(servername ? { servername } : {}),
+    rejectUnauthorized: false,
+  });
   client.on('error', () => {});
   const hello = await captured;
   client.destroy();
