@@ -38,6 +38,7 @@ export function startDataPlane(
     logger,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
+    tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
   });
   return {
     async apply(table) {

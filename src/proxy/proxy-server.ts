@@ -7,6 +7,7 @@ import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import type { TlsPortOptions } from './tls-port-server.ts';
 import { TlsPorts } from './tls-ports.ts';
 import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
 
@@ -27,6 +28,8 @@ export interface ProxyServerOptions {
   readonly drainTimeoutMs?: number;
   /** Serve `RouteTable.eastWest` on this port of `host`, bound exactly (no offset; 0: any free port). */
   readonly eastWestPort?: number;
+  /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
+  readonly tls?: Partial<TlsPortOptions>;
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
 }
@@ -70,6 +73,7 @@ export class ProxyServer {
       logger: this.#logger,
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
+      ...(options.tls ? { server: options.tls } : {}),
     });
     this.#eastWest =
       options.eastWestPort === undefined
