@@ -3,7 +3,7 @@ import {
   type Server as HttpsServer,
   request as httpsRequest,
 } from 'node:https';
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, connect as netConnect } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
@@ -186,6 +186,12 @@ describe('TLS on every hop', () => {
         res.end(JSON.stringify({ sni: socket.servername }));
       });
       tlsBackend.on('secureConnection', () => handshakes++);
+      tlsBackend.on('upgrade', (req, socket) => {
+        const sni = (req.socket as unknown as { servername?: string }).servername;
+        socket.end(
+          `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\nsni=${sni}`,
+        );
+      });
       port = await listenOn(tlsBackend);
       closers.push(() => tlsBackend.close());
     });
@@ -210,6 +216,30 @@ describe('TLS on every hop', () => {
         expect(JSON.parse(answer.text)).toEqual({ sni: 'abc.example.com' });
       }
       expect(handshakes - before).toBe(1);
+    });
+
+    it('tunnels upgraded connections over TLS too', async () => {
+      const proxy = await withPolicy({
+        serverName: 'abc.example.com',
+        caPem: pki.ca.cert,
+        subjectAltNames: [],
+      });
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = netConnect(proxy.port(), '127.0.0.1', () => {
+          socket.write(
+            'GET /ws HTTP/1.1\r\nhost: example.com\r\nconnection: Upgrade\r\nupgrade: websocket\r\n' +
+              'sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+          );
+        });
+        let text = '';
+        socket.on('data', (c: Buffer) => {
+          text += c.toString();
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1.1 101/);
+      expect(answer).toMatch(/sni=abc\.example\.com$/);
     });
 
     it('accepts a certificate that carries one of the subjectAltNames (SPIFFE URI)', async () => {
