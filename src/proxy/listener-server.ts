@@ -30,6 +30,7 @@ export class ListenerServer {
   readonly #sniffing = new Set<Socket>();
   #compiled: CompiledPort;
   #boundPort = 0;
+  #loggedClientRejection = false;
 
   constructor(services: ExchangeServices, compiled: CompiledPort, accessLog?: AccessLog) {
     this.gatewayPort = compiled.port;
@@ -85,7 +86,7 @@ export class ListenerServer {
     } else {
       this.#server = createHttpServer(onRequest);
     }
-    this.#routeConnections();
+    this.#routeConnections(services.logger);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
@@ -118,7 +119,7 @@ export class ListenerServer {
    * server keeps owning the listening socket, so its keep-alive, timeouts, upgrades and idle-connection
    * tracking stay as they are.
    */
-  #routeConnections(): void {
+  #routeConnections(logger: ExchangeServices['logger']): void {
     const server = this.#server;
     const event = this.protocol === 'HTTPS' ? 'secureConnection' : 'connection';
     const http1 = server.listeners(event) as ((socket: Socket) => void)[];
@@ -129,6 +130,13 @@ export class ListenerServer {
     if (this.protocol === 'HTTPS') {
       server.on(event, (socket: TLSSocket) => {
         if (!clientCertificateAccepted(this.#compiled, socket)) {
+          if (!this.#loggedClientRejection) {
+            this.#loggedClientRejection = true;
+            logger.warn(
+              { port: this.gatewayPort, reason: socket.authorizationError?.message ?? 'no certificate' },
+              'client certificate refused (frontend validation); further refusals are not logged',
+            );
+          }
           socket.destroy();
           return;
         }

@@ -37,6 +37,7 @@ export class TlsPortServer {
   readonly #logger: Logger;
   readonly #metrics: TlsMetrics;
   readonly #options: TlsPortOptions;
+  readonly #loggedReasons = new Set<string>();
   #compiled: CompiledTlsPort;
   #boundPort = 0;
 
@@ -104,6 +105,11 @@ export class TlsPortServer {
 
   #reject(socket: Socket, port: CompiledTlsPort, reason: string): void {
     this.#metrics.rejected.inc({ gateway: port.gateways, reason });
+    // Once per reason and port: a flood of bad clients must not flood the log; the metric counts them all.
+    if (!this.#loggedReasons.has(reason)) {
+      this.#loggedReasons.add(reason);
+      this.#logger.warn({ port: port.port, gateways: port.gateways, reason }, 'TLS connection reset');
+    }
     socket.resetAndDestroy();
   }
 

@@ -1,12 +1,12 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { CompiledBackend, CompiledPort, ForwardTarget } from './compile-table.ts';
 import { matchRequest } from './match-request.ts';
-import { upstreamTlsConnect } from './tls-upstream.ts';
 import { pickTarget, redirectLocation } from './serve-request.ts';
+import { upstreamTlsConnect } from './tls-upstream.ts';
 import { buildUpstreamHead, type UpstreamRequestHead } from './upstream-request.ts';
 
 const MAX_FAILOVERS = 4;
