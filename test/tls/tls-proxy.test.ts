@@ -163,6 +163,22 @@ describe('TLS on every hop', () => {
       );
     });
 
+    it('resets hostile first bytes at once, and a client that stalls holds up no one else', async () => {
+      const reset = (bytes: Buffer): Promise<string> =>
+        new Promise((resolve) => {
+          const socket = netConnect(proxy.port(443), '127.0.0.1', () => socket.write(bytes));
+          socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+          socket.on('close', () => resolve('closed'));
+        });
+      expect(await reset(Buffer.from('GET / HTTP/1.1\r\nhost: abc.example.com\r\n\r\n'))).toBe('ECONNRESET');
+      // A record announcing a 100 000-byte ClientHello: refused before the rest is read.
+      expect(await reset(Buffer.from([22, 3, 1, 0x40, 0x00, 1, 0x01, 0x86, 0xa0, 3, 3]))).toBe('ECONNRESET');
+      const stalled = netConnect(proxy.port(443), '127.0.0.1', () => stalled.write(Buffer.from([22, 3, 1])));
+      stalled.on('error', () => {});
+      expect(await readLine(proxy.port(443), 'abc.example.com', pki.ca.cert)).toBe('exact:abc.example.com');
+      stalled.destroy();
+    });
+
     it('terminates TLS on a Terminate listener and relays plain TCP', async () => {
       expect(await readLine(proxy.port(443), 'plain.example.com', pki.ca.cert)).toBe('plain');
     });
