@@ -62,6 +62,7 @@ export function startDataPlane(
     upstream: { onConnectionRetry: balancerMetrics.countConnectionRetry },
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
+    tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
   });
   return {
     async apply(table) {

@@ -143,6 +143,16 @@ const FLAGS = {
     arg: 'ms',
     help: 'After a failed attempt an endpoint is left out this long, or until it succeeds. Default 5000.',
   },
+  'tls-client-hello-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'TLS listeners: time a client has to send its ClientHello (and finish a Terminate handshake). Default 10000.',
+  },
+  'tls-client-hello-max-bytes': {
+    type: 'string',
+    arg: 'n',
+    help: 'TLS listeners: largest ClientHello read for its SNI; larger ones are reset. Default 16384.',
+  },
   workers: {
     type: 'string',
     arg: 'n|auto',
@@ -196,6 +206,8 @@ export interface CliOptions {
     readonly minEjectionMs: number;
     readonly avoidanceMs: number;
   };
+  readonly tlsClientHelloTimeoutMs: number;
+  readonly tlsClientHelloMaxBytes: number;
   readonly workers: number;
   readonly logLevel: string;
   readonly help: boolean;
@@ -298,6 +310,18 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       minEjectionMs: integer('min-ejection-ms', str('min-ejection-ms') ?? '5000', 0, 3_600_000),
       avoidanceMs: integer('avoidance-ms', str('avoidance-ms') ?? '5000', 0, 3_600_000),
     },
+    tlsClientHelloTimeoutMs: integer(
+      'tls-client-hello-timeout-ms',
+      str('tls-client-hello-timeout-ms') ?? '10000',
+      1,
+      600_000,
+    ),
+    tlsClientHelloMaxBytes: integer(
+      'tls-client-hello-max-bytes',
+      str('tls-client-hello-max-bytes') ?? '16384',
+      512,
+      1_048_576,
+    ),
     workers: workerCount(str('workers')),
     // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
     logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),

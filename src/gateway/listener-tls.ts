@@ -1,10 +1,11 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { TlsConfig } from '../ir/route-table.ts';
-import type { Gateway, Listener } from '../snapshot/resources.ts';
+import type { FrontendTLSValidation, Gateway, Listener } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP } from './defaults.ts';
 import { isReferenceAllowed } from './reference-grants.ts';
+import { resolveCaBundle } from './tls-ca-bundles.ts';
 
 export type CertificateReason = 'InvalidCertificateRef' | 'RefNotPermitted';
 
@@ -57,7 +58,11 @@ export function resolveListenerCertificates(
     if (invalid) return fail('InvalidCertificateRef', `${where}: ${invalid}`);
     certificates.push({ secret: `${namespace}/${ref.name}`, certPem, keyPem });
   }
-  return { ok: true, tls: { certificates } };
+  const validation = frontendValidation(snapshot, gateway, listener.port);
+  return {
+    ok: true,
+    tls: validation?.ok ? { certificates, clientValidation: validation.clientValidation } : { certificates },
+  };
 }
 
 function fail(reason: CertificateReason, message: string): CertificateResolution {
@@ -83,4 +88,112 @@ function pemProblem(certPem: string, keyPem: string): string | undefined {
     return 'tls.key is not a PEM private key';
   }
   return undefined;
+}
+
+const TLS_ROUTE = { group: GATEWAY_GROUP, kind: 'TLSRoute' } as const;
+
+type TlsListenerFields = {
+  readonly protocol: 'TLS' | 'HTTPS';
+  readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
+  readonly tls: TlsConfig | undefined;
+  readonly unsupported: Problem<'UnsupportedProtocol' | 'NoValidCACertificate'> | undefined;
+  readonly invalidRefs:
+    | Problem<
+        CertificateReason | 'InvalidRouteKinds' | 'InvalidCACertificateRef' | 'InvalidCACertificateKind'
+      >
+    | undefined;
+};
+
+/**
+ * Listeners of protocol TLS (TLSRoute; Passthrough needs no certificate, Terminate the listener's), and
+ * HTTPS listeners whose frontend client-certificate validation cannot be resolved (Accepted=False,
+ * NoValidCACertificate: a listener that should check client certificates must not serve without). Other
+ * listeners: undefined, validated by listeners.ts.
+ */
+export function validateTlsListener(
+  snapshot: Snapshot,
+  gateway: Gateway,
+  listener: Listener,
+  index: number,
+): TlsListenerFields | undefined {
+  if (listener.protocol === 'HTTPS') {
+    const validation = frontendValidation(snapshot, gateway, listener.port);
+    if (validation === undefined || validation.ok) return undefined;
+    return {
+      protocol: 'HTTPS',
+      supportedKinds: [],
+      tls: undefined,
+      unsupported: { reason: 'NoValidCACertificate', message: validation.message },
+      invalidRefs: { reason: validation.reason, message: validation.message },
+    };
+  }
+  const field = `spec.listeners[${index}]`;
+  const requested = listener.allowedRoutes?.kinds;
+  const rejected = (requested ?? [])
+    .filter((k) => (k.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || k.kind !== 'TLSRoute')
+    .map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`);
+  const supportedKinds = requested === undefined || rejected.length < requested.length ? [TLS_ROUTE] : [];
+  let invalidRefs: TlsListenerFields['invalidRefs'] =
+    rejected.length > 0
+      ? {
+          reason: 'InvalidRouteKinds',
+          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${GATEWAY_GROUP}/TLSRoute`,
+        }
+      : undefined;
+  let tls: TlsConfig | undefined;
+  if ((listener.tls?.mode ?? 'Terminate') === 'Terminate') {
+    const certificates = resolveListenerCertificates(snapshot, gateway, listener, index);
+    if (certificates.ok) tls = { certificates: certificates.tls.certificates };
+    else invalidRefs = { reason: certificates.reason, message: certificates.message };
+  }
+  return { protocol: 'TLS', supportedKinds, tls, unsupported: undefined, invalidRefs };
+}
+
+type FrontendValidation =
+  | { readonly ok: true; readonly clientValidation: NonNullable<TlsConfig['clientValidation']> }
+  | {
+      readonly ok: false;
+      readonly reason: 'InvalidCACertificateRef' | 'InvalidCACertificateKind' | 'RefNotPermitted';
+      readonly message: string;
+    };
+
+/** Gateway.spec.tls.frontend for a port: a perPort entry for the port, else the default; undefined: none. */
+export function frontendValidation(
+  snapshot: Snapshot,
+  gateway: Gateway,
+  port: number,
+): FrontendValidation | undefined {
+  const frontend = gateway.spec?.tls?.frontend;
+  const perPortIndex = (frontend?.perPort ?? []).findIndex((p) => p.port === port);
+  const validation: FrontendTLSValidation | undefined =
+    perPortIndex >= 0 ? frontend?.perPort?.[perPortIndex]?.tls?.validation : frontend?.default?.validation;
+  if (validation === undefined) return undefined;
+  const field =
+    perPortIndex >= 0
+      ? `spec.tls.frontend.perPort[${perPortIndex}].tls.validation.caCertificateRefs`
+      : 'spec.tls.frontend.default.validation.caCertificateRefs';
+  const bundle = resolveCaBundle(snapshot, validation.caCertificateRefs ?? [], field, {
+    kind: 'Gateway',
+    namespace: gateway.metadata.namespace ?? 'default',
+  });
+  if (!bundle.ok) {
+    return {
+      ok: false,
+      reason: bundle.reason === 'InvalidKind' ? 'InvalidCACertificateKind' : bundle.reason,
+      message: bundle.message,
+    };
+  }
+  return {
+    ok: true,
+    clientValidation: { caPem: bundle.caPem, mode: validation.mode ?? 'AllowValidOnly' },
+  };
+}
+
+/** True when some frontend validation lets clients without a valid certificate in (InsecureFrontendValidationMode). */
+export function hasInsecureFrontendValidation(gateway: Gateway): boolean {
+  const frontend = gateway.spec?.tls?.frontend;
+  return (
+    frontend?.default?.validation?.mode === 'AllowInsecureFallback' ||
+    (frontend?.perPort ?? []).some((p) => p.tls?.validation?.mode === 'AllowInsecureFallback')
+  );
 }

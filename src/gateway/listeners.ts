@@ -3,9 +3,9 @@ import type { Gateway, Listener } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf } from './defaults.ts';
-import { resolveListenerCertificates } from './listener-tls.ts';
+import { resolveListenerCertificates, validateTlsListener } from './listener-tls.ts';
 
-export type ServedProtocol = 'HTTP' | 'HTTPS';
+export type ServedProtocol = 'HTTP' | 'HTTPS' | 'TLS';
 
 export interface RouteKind {
   readonly group: string;
@@ -27,9 +27,15 @@ export interface ListenerState {
   readonly protocol: ServedProtocol | undefined;
   readonly supportedKinds: readonly RouteKind[];
   readonly tls: TlsConfig | undefined;
-  readonly unsupported: Problem<'UnsupportedProtocol'> | undefined;
+  readonly unsupported: Problem<'UnsupportedProtocol' | 'NoValidCACertificate'> | undefined;
   readonly invalidRefs:
-    | Problem<'InvalidCertificateRef' | 'RefNotPermitted' | 'InvalidRouteKinds'>
+    | Problem<
+        | 'InvalidCertificateRef'
+        | 'RefNotPermitted'
+        | 'InvalidRouteKinds'
+        | 'InvalidCACertificateRef'
+        | 'InvalidCACertificateKind'
+      >
     | undefined;
   /** Set after validation, when listeners on the same port cannot be served together. */
   conflict: Problem<'HostnameConflict' | 'ProtocolConflict'> | undefined;
@@ -75,6 +81,10 @@ function validateListener(
     conflict: undefined,
   };
   const field = `spec.listeners[${index}]`;
+  if (listener.protocol === 'TLS' || listener.protocol === 'HTTPS') {
+    const tlsState = validateTlsListener(snapshot, gateway, listener, index);
+    if (tlsState) return { ...base, ...tlsState };
+  }
   const tlsMode = listener.tls?.mode ?? 'Terminate';
   const served =
     listener.protocol === 'HTTP' || (listener.protocol === 'HTTPS' && tlsMode === 'Terminate')

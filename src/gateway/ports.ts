@@ -21,7 +21,8 @@ export function buildRouteTable(
 ): RouteTable {
   const byPort = new Map<string, ServedListener[]>();
   for (const served of listeners) {
-    if (!isProgrammed(served.state) || !served.state.protocol) continue;
+    // TLS listeners (TLSRoute) are served by their own table (tls-route-table.ts).
+    if (!isProgrammed(served.state) || !served.state.protocol || served.state.protocol === 'TLS') continue;
     const key = portKey(served.address, served.state.listener.port);
     byPort.set(key, [...(byPort.get(key) ?? []), served]);
   }
@@ -44,7 +45,7 @@ export function buildRouteTable(
       return {
         port: first.state.listener.port,
         ...(first.address !== undefined ? { address: first.address } : {}),
-        protocol: first.state.protocol ?? 'HTTP',
+        protocol: first.state.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
         gateways: [...new Set(group.map((s) => s.state.gatewayKey))].sort(),
         listeners: group.map(({ state, routes }) => ({
           id: state.id,

@@ -3,6 +3,7 @@ import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { applyBackendTls } from './backend-tls-policy-apply.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
 import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
@@ -15,6 +16,8 @@ import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
 import { translateRules } from './route-rules.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
+import { translateTlsRoutes } from './tls-route.ts';
+import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
 
 export interface TranslationResult {
@@ -76,6 +79,12 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     }
   }
 
+  // TLSRoutes (issue 14): their own attachment and table; they share backends and attachedRoutes counts.
+  const tlsRoutes = translateTlsRoutes(snapshot, options, (key) => gateways.get(key)?.listeners);
+  for (const [id, backend] of tlsRoutes.backends) backends.set(id, backend);
+  warnings.push(...tlsRoutes.warnings);
+  const servedTls: ServedTlsListener[] = [];
+
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
   for (const [key, owned] of gateways) {
@@ -83,19 +92,25 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     const attachedCounts = new Map<string, number>();
     for (const state of owned.listeners) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
-      attachedCounts.set(state.id, routes.length);
+      attachedCounts.set(state.id, routes.length + (tlsRoutes.attachedCounts.get(state.id) ?? 0));
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
+      if (!owned.problem) servedTls.push({ state, address: address?.bind });
     }
     gatewayStatuses.push(
       gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
     );
   }
+  const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
   const result: TranslationResult = {
-    table: buildRouteTable(served, backends),
-    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses],
+    table: {
+      ...buildRouteTable(served, backends),
+      ...(tlsPorts.length > 0 ? { tlsPorts } : {}),
+    },
+    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
     warnings,
   };
-  return options.eastWest ? addEastWest(result, snapshot, options) : result;
+  const withEastWest = options.eastWest ? addEastWest(result, snapshot, options) : result;
+  return applyBackendTls(withEastWest, snapshot, options);
 }
 
 interface RouteOutcome {

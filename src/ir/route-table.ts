@@ -14,6 +14,8 @@ export interface RouteTable {
   readonly backends: Readonly<Record<string, BackendCluster>>;
   /** East-west (`<svc>.<ns>.svc.clusterset.local`) services; empty unless the east-west listener is on. */
   readonly eastWest?: readonly EastWestService[];
+  /** TLS listener ports (TLSRoute, passthrough and terminate); absent when there are none. */
+  readonly tlsPorts?: readonly TlsPortConfig[];
 }
 
 export interface PortConfig {
@@ -52,6 +54,12 @@ export interface TlsConfig {
     readonly certPem: string;
     readonly keyPem: string;
   }[];
+  /** Gateway.spec.tls.frontend: client certificates are requested and checked against this CA bundle. */
+  readonly clientValidation?: {
+    readonly caPem: string;
+    /** AllowInsecureFallback lets clients without a valid certificate in. */
+    readonly mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+  };
 }
 
 export interface VirtualHost {
@@ -177,6 +185,8 @@ export interface BackendCluster {
   readonly tierNames?: readonly string[];
   /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
   readonly healthCheck?: HealthCheckConfig;
+  /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */
+  readonly tls?: BackendTls;
 }
 
 /** Per-backend active health check settings (src/mcs/health-check-annotations.ts); unset fields: CLI defaults. */
@@ -223,4 +233,49 @@ export interface EastWestService {
    * the ServiceImport port's backend. GAMMA HTTPRoutes with this service as parent replace it (GEP-1426).
    */
   readonly ports: readonly { readonly port: number; readonly routes: readonly RouteEntry[] }[];
+}
+
+// ---- TLS (issue 14): TLSRoute listeners and BackendTLSPolicy ----
+
+/** One TLS listener port (protocol TLS): SNI chooses the listener, then the TLSRoute hostname. */
+export interface TlsPortConfig {
+  readonly port: number;
+  readonly address?: string;
+  readonly gateways: readonly string[];
+  /** Most specific hostname first; a connection goes to the first listener whose hostname matches its SNI. */
+  readonly listeners: readonly TlsListenerConfig[];
+}
+
+export interface TlsListenerConfig {
+  readonly id: string;
+  readonly gateway: string;
+  readonly hostname?: string;
+  /** Passthrough relays the client's TLS stream untouched; Terminate ends TLS here and relays plain TCP. */
+  readonly mode: 'Passthrough' | 'Terminate';
+  /** The listener certificates, for Terminate. */
+  readonly tls?: TlsConfig;
+  /** Route hostnames, most specific first, oldest route first among equals; the first match wins. */
+  readonly routes: readonly TlsRouteEntry[];
+}
+
+export interface TlsRouteEntry {
+  /** Exact, `*.suffix` or `*`. */
+  readonly hostname: string;
+  /** `namespace/name` of the TLSRoute. */
+  readonly route: string;
+  /** Weighted backends of the route's rule; empty or only Invalid targets: the connection is closed. */
+  readonly backends: readonly WeightedBackend[];
+}
+
+export interface BackendTls {
+  /** `namespace/name` of the BackendTLSPolicy that applies. */
+  readonly policy: string;
+  /** validation.hostname: the SNI sent, and the name verified when no subjectAltNames are given. */
+  readonly serverName: string;
+  /** PEM bundle from the CA ConfigMaps; absent means the system trust store (wellKnownCACertificates: System). */
+  readonly caPem?: string;
+  /** validation.subjectAltNames: the certificate must carry at least one of them. */
+  readonly subjectAltNames: readonly { readonly type: 'Hostname' | 'URI'; readonly value: string }[];
+  /** Gateway.spec.tls.backend.clientCertificateRef, presented to the backend. */
+  readonly clientCertificate?: { readonly secret: string; readonly certPem: string; readonly keyPem: string };
 }

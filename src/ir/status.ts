@@ -4,7 +4,7 @@ import type { Condition } from '../snapshot/resources.ts';
  * What translation says about an object, in the shape the API server's status subresource takes.
  * The kube status writer patches it; in file mode /config_dump shows it under `statuses`.
  */
-export type StatusKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute';
+export type StatusKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'TLSRoute' | 'BackendTLSPolicy';
 
 export interface StatusUpdate {
   readonly kind: StatusKind;
@@ -12,7 +12,7 @@ export interface StatusUpdate {
   readonly name: string;
   /** The generation the status was computed from (metadata.generation of the input). */
   readonly generation: number;
-  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus;
+  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus | PolicyStatus;
 }
 
 export interface GatewayClassStatus {
@@ -49,6 +49,20 @@ export interface RouteParentStatus {
 export interface HTTPRouteStatus {
   /** Only this controller's entries; the status writer merges them with other controllers' entries. */
   readonly parents: readonly RouteParentStatus[];
+}
+
+/** BackendTLSPolicy status (GEP-713 PolicyAncestorStatus): one entry per Gateway that uses the policy. */
+export interface PolicyStatus {
+  readonly ancestors: readonly {
+    readonly ancestorRef: {
+      readonly group: string;
+      readonly kind: string;
+      readonly namespace?: string;
+      readonly name: string;
+    };
+    readonly controllerName: string;
+    readonly conditions: readonly Condition[];
+  }[];
 }
 
 /** `Kind/namespace/name`, or `Kind/name` for a GatewayClass: the key /config_dump uses. */

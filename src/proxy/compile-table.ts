@@ -88,7 +88,11 @@ export interface CompiledListener {
 export interface CompiledTls {
   readonly contexts: HostSelector<SecureContext>;
   /** Used for clients that send no SNI: the first listener's certificates. */
-  readonly fallback: { readonly cert: string[]; readonly key: string[] } | undefined;
+  readonly fallback: { readonly cert: string[]; readonly key: string[]; readonly ca?: string } | undefined;
+  /** Frontend client-certificate validation by listener hostname (Gateway.spec.tls.frontend). */
+  readonly clientValidation: HostSelector<'AllowValidOnly' | 'AllowInsecureFallback' | 'None'>;
+  /** Whether some listener of the port asks clients for a certificate. */
+  readonly requestCert: boolean;
 }
 
 export interface CompiledPort {
@@ -263,11 +267,20 @@ function compileTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
   if (port.protocol !== 'HTTPS') return undefined;
   const contexts = new HostSelector<SecureContext>();
   let fallback: CompiledTls['fallback'];
+  const clientValidation = new HostSelector<'AllowValidOnly' | 'AllowInsecureFallback' | 'None'>();
+  let requestCert = false;
   for (const listener of port.listeners) {
     const certificates = listener.tls?.certificates ?? [];
     if (certificates.length === 0) continue;
+    const validation = listener.tls?.clientValidation;
+    clientValidation.add(listener.hostname, validation?.mode ?? 'None');
+    if (validation) requestCert = true;
     // Several certificateRefs (say RSA and ECDSA) become one context holding every pair.
-    const material = { cert: certificates.map((c) => c.certPem), key: certificates.map((c) => c.keyPem) };
+    const material = {
+      cert: certificates.map((c) => c.certPem),
+      key: certificates.map((c) => c.keyPem),
+      ...(validation ? { ca: validation.caPem } : {}),
+    };
     try {
       contexts.add(listener.hostname, createSecureContext(material));
       fallback ??= material;
@@ -278,7 +291,7 @@ function compileTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
       );
     }
   }
-  return { contexts, fallback };
+  return { contexts, fallback, clientValidation, requestCert };
 }
 
 /**
@@ -297,7 +310,7 @@ export function compileRouteTable(table: RouteTable, deps: CompileDeps): Compile
   for (const cluster of Object.values(table.backends)) {
     backends.set(cluster.id, compileBackend(cluster, deps));
     for (const tier of cluster.tiers)
-      for (const endpoint of tier) poolKeys.add(poolKey(cluster.protocol, endpoint));
+      for (const endpoint of tier) poolKeys.add(poolKey(cluster.protocol, endpoint, cluster.tls));
   }
   const ports = new Map<string, CompiledPort>();
   let routeEntries = 0;

@@ -233,10 +233,11 @@ export class Exchange implements ClientBound {
     const head = this.#head;
     let dispatcher: Dispatcher;
     try {
+      const tls = backend.cluster.tls;
       dispatcher =
         fresh !== undefined
-          ? this.#services.pools.fresh(backend.protocol, endpoint)
-          : this.#services.pools.get(backend.protocol, endpoint);
+          ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
+          : this.#services.pools.get(backend.protocol, endpoint, tls);
     } catch (err) {
       // An endpoint address undici cannot use counts as a connect failure of that endpoint.
       attempt.onError(err as Error);
@@ -248,6 +249,8 @@ export class Exchange implements ClientBound {
         method: this.req.method as Dispatcher.HttpMethod,
         headers: head.headers,
         body: this.#body,
+        // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
+        ...(backend.cluster.tls ? { servername: backend.cluster.tls.serverName } : {}),
       },
       attempt,
     );
@@ -448,12 +451,13 @@ export class Exchange implements ClientBound {
         this.req.pipe(body);
         bodies.push(body);
       }
-      this.#services.pools.get(backend.protocol, endpoint).dispatch(
+      this.#services.pools.get(backend.protocol, endpoint, backend.cluster.tls).dispatch(
         {
           path: this.#head.path,
           method: this.req.method as Dispatcher.HttpMethod,
           headers: this.#head.headers,
           body,
+          ...(backend.cluster.tls ? { servername: backend.cluster.tls.serverName } : {}),
         },
         new DiscardHandler(backend.balancer.begin(endpoint), body),
       );

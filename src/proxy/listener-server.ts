@@ -30,6 +30,7 @@ export class ListenerServer {
   readonly #sniffing = new Set<Socket>();
   #compiled: CompiledPort;
   #boundPort = 0;
+  #loggedClientRejection = false;
 
   constructor(services: ExchangeServices, compiled: CompiledPort, accessLog?: AccessLog) {
     this.gatewayPort = compiled.port;
@@ -66,7 +67,10 @@ export class ListenerServer {
       const fallback = compiled.tls?.fallback;
       this.#server = createHttpsServer(
         {
-          ...(fallback === undefined ? {} : { cert: fallback.cert, key: fallback.key }),
+          ...(fallback === undefined ? {} : fallback),
+          // Frontend validation: the certificate is checked per listener once the handshake is done.
+          requestCert: compiled.tls?.requestCert === true,
+          rejectUnauthorized: false,
           // HTTP/2 when the client offers it, HTTP/1.1 otherwise (and for clients that send no ALPN).
           ALPNProtocols: ['h2', 'http/1.1'],
           // The certificate comes from the listener whose hostname matches the SNI name; the table can change
@@ -82,7 +86,7 @@ export class ListenerServer {
     } else {
       this.#server = createHttpServer(onRequest);
     }
-    this.#routeConnections();
+    this.#routeConnections(services.logger);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
@@ -115,7 +119,7 @@ export class ListenerServer {
    * server keeps owning the listening socket, so its keep-alive, timeouts, upgrades and idle-connection
    * tracking stay as they are.
    */
-  #routeConnections(): void {
+  #routeConnections(logger: ExchangeServices['logger']): void {
     const server = this.#server;
     const event = this.protocol === 'HTTPS' ? 'secureConnection' : 'connection';
     const http1 = server.listeners(event) as ((socket: Socket) => void)[];
@@ -125,6 +129,17 @@ export class ListenerServer {
     };
     if (this.protocol === 'HTTPS') {
       server.on(event, (socket: TLSSocket) => {
+        if (!clientCertificateAccepted(this.#compiled, socket)) {
+          if (!this.#loggedClientRejection) {
+            this.#loggedClientRejection = true;
+            logger.warn(
+              { port: this.gatewayPort, reason: socket.authorizationError?.message ?? 'no certificate' },
+              'client certificate refused (frontend validation); further refusals are not logged',
+            );
+          }
+          socket.destroy();
+          return;
+        }
         if (socket.alpnProtocol === 'h2') this.#http2.accept(socket);
         else toHttp1(socket);
       });
@@ -155,10 +170,11 @@ export class ListenerServer {
     this.#compiled = compiled;
     const fallback = compiled.tls?.fallback;
     if (fallback !== undefined && 'setSecureContext' in this.#server) {
-      (this.#server as import('node:https').Server).setSecureContext({
-        cert: fallback.cert,
-        key: fallback.key,
-      });
+      (this.#server as import('node:https').Server).setSecureContext(fallback);
+    }
+    if ('setSecureContext' in this.#server) {
+      // Read by node:tls for each new connection; open connections keep what they negotiated.
+      (this.#server as unknown as { requestCert: boolean }).requestCert = compiled.tls?.requestCert === true;
     }
   }
 
@@ -189,4 +205,18 @@ export class ListenerServer {
       this.#sniffing.clear();
     });
   }
+}
+
+/**
+ * Gateway frontend validation (AllowValidOnly): a client whose certificate the listener's CA did not sign, or
+ * that sent none, is cut after the handshake, before any request is read. AllowInsecureFallback lets it in.
+ */
+function clientCertificateAccepted(compiled: CompiledPort, socket: TLSSocket): boolean {
+  const tls = compiled.tls;
+  if (tls === undefined || !tls.requestCert) return true;
+  const servername = (socket as TLSSocket & { servername?: string | false }).servername;
+  const mode = tls.clientValidation.select(typeof servername === 'string' ? servername.toLowerCase() : '');
+  // No listener matched (a client without SNI on a port of hostname listeners): strict.
+  if (mode === undefined) return socket.authorized;
+  return mode !== 'AllowValidOnly' || socket.authorized;
 }

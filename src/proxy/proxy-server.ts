@@ -7,6 +7,8 @@ import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import type { TlsPortOptions } from './tls-port-server.ts';
+import { TlsPorts } from './tls-ports.ts';
 import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
 
 export interface ProxyServerOptions {
@@ -26,6 +28,8 @@ export interface ProxyServerOptions {
   readonly drainTimeoutMs?: number;
   /** Serve `RouteTable.eastWest` on this port of `host`, bound exactly (no offset; 0: any free port). */
   readonly eastWestPort?: number;
+  /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
+  readonly tls?: Partial<TlsPortOptions>;
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
 }
@@ -48,6 +52,8 @@ export class ProxyServer {
   #table: CompiledTable | undefined;
   readonly #eastWest: EastWestProxy | undefined;
   readonly #accessLog: AccessLog | undefined;
+  /** TLS listener ports (TLSRoute passthrough and terminate). */
+  readonly #tlsPorts: TlsPorts;
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -61,6 +67,14 @@ export class ProxyServer {
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? 10_000;
     this.#accessLog = options.accessLog;
+    this.#tlsPorts = new TlsPorts({
+      host: this.#host,
+      bindPort: this.#bindPort,
+      logger: this.#logger,
+      registry: options.registry ?? new Registry(),
+      drainMs: this.#drainMs,
+      ...(options.tls ? { server: options.tls } : {}),
+    });
     this.#eastWest =
       options.eastWestPort === undefined
         ? undefined
@@ -89,6 +103,7 @@ export class ProxyServer {
     for (const server of this.#servers.values()) {
       if (!out.has(server.gatewayPort)) out.set(server.gatewayPort, server.boundPort);
     }
+    for (const [port, bound] of this.#tlsPorts.boundPorts()) if (!out.has(port)) out.set(port, bound);
     return out;
   }
 
@@ -146,6 +161,7 @@ export class ProxyServer {
       const compiledPort = compiled.ports.get(key);
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
+    await this.#tlsPorts.apply(table, compiled.backends);
     await this.#eastWest?.apply(table, compiled.backends, {
       balancers: this.#balancers,
       metrics: this.#metrics,
@@ -177,6 +193,7 @@ export class ProxyServer {
     const servers = [...this.#servers.values()];
     this.#servers.clear();
     await Promise.all(servers.map((s) => s.close(Math.min(this.#drainMs, 1000))));
+    await this.#tlsPorts.close(Math.min(this.#drainMs, 1000));
     await this.#eastWest?.close(Math.min(this.#drainMs, 1000));
     await this.#pools.close();
     this.#logger.info('proxy closed');

@@ -1,10 +1,12 @@
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { CompiledBackend, CompiledPort, ForwardTarget } from './compile-table.ts';
 import { matchRequest } from './match-request.ts';
 import { pickTarget, redirectLocation } from './serve-request.ts';
+import { upstreamTlsConnect } from './tls-upstream.ts';
 import { buildUpstreamHead, type UpstreamRequestHead } from './upstream-request.ts';
 
 const MAX_FAILOVERS = 4;
@@ -90,7 +92,12 @@ function tunnel(
     end({ result, latencyMs });
     backend.upstreamSeries(endpoint).record(result, latencyMs / 1000);
   };
-  const upstream: Socket = connect({ host: endpoint.address, port: endpoint.port });
+  // BackendTLSPolicy: the tunnel is TLS too, verified as for requests (never plain text).
+  const policy = backend.cluster.tls;
+  const upstream: Socket =
+    policy === undefined
+      ? connect({ host: endpoint.address, port: endpoint.port })
+      : tlsConnect({ host: endpoint.address, port: endpoint.port, ...upstreamTlsConnect(policy) });
   const onClientGone = (): void => {
     if (!connected) {
       finish('success');
@@ -111,7 +118,7 @@ function tunnel(
     finish('reset');
     client.destroy();
   });
-  upstream.once('connect', () => {
+  upstream.once(policy === undefined ? 'connect' : 'secureConnect', () => {
     connected = true;
     client.off('close', onClientGone);
     upstream.setNoDelay(true);

@@ -1,6 +1,7 @@
 import { Client, type Dispatcher, H2CClient, Pool } from 'undici';
-import type { BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
+import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint; undefined means no limit. */
@@ -11,7 +12,9 @@ export interface UpstreamPoolOptions {
   readonly onConnectionRetry?: (reason: RetryReason) => void;
 }
 
-export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint): string {
+export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): string {
+  // BackendTLSPolicy: one pool per endpoint and TLS identity (HTTP/1.1 over TLS whatever the protocol).
+  if (tls !== undefined) return `tls|${tlsIdentity(tls)}|${endpoint.key}`;
   return protocol === 'h2c' ? `h2c|${endpoint.key}` : endpoint.key;
 }
 
@@ -32,12 +35,12 @@ export class UpstreamPools {
   }
 
   /** HTTP/1.1 endpoints get a Pool of keep-alive connections; h2c ones one multiplexed HTTP/2 connection. */
-  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Dispatcher {
-    const key = poolKey(protocol, endpoint);
+  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): Dispatcher {
+    const key = poolKey(protocol, endpoint, tls);
     let pool = this.#pools.get(key);
     if (pool === undefined) {
       const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
-      const origin = `http://${host}:${endpoint.port}`;
+      const origin = `${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`;
       const options = {
         connections: this.#options.connectionsPerEndpoint ?? null,
         pipelining: 1,
@@ -48,14 +51,16 @@ export class UpstreamPools {
         bodyTimeout: 300_000,
       };
       pool =
-        protocol === 'h2c'
-          ? new H2CClient(origin, {
-              keepAliveTimeout: options.keepAliveTimeout,
-              connectTimeout: options.connectTimeout,
-              headersTimeout: options.headersTimeout,
-              bodyTimeout: options.bodyTimeout,
-            })
-          : new Pool(origin, options);
+        tls !== undefined
+          ? new Pool(origin, { ...options, connect: upstreamTlsConnector(tls, options.connectTimeout) })
+          : protocol === 'h2c'
+            ? new H2CClient(origin, {
+                keepAliveTimeout: options.keepAliveTimeout,
+                connectTimeout: options.connectTimeout,
+                headersTimeout: options.headersTimeout,
+                bodyTimeout: options.bodyTimeout,
+              })
+            : new Pool(origin, options);
       // A pool-level error must never take the process down; failures reach each request's handler.
       pool.on('connectionError', () => {});
       this.#pools.set(key, pool);
@@ -67,14 +72,16 @@ export class UpstreamPools {
    * A dispatcher with a connection of its own for one request, closed once that request ends: the retry after
    * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
    */
-  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint): Dispatcher {
-    if (protocol === 'h2c') return this.get(protocol, endpoint);
+  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): Dispatcher {
+    if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
-    const client = new Client(`http://${host}:${endpoint.port}`, {
+    const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    const client = new Client(`${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`, {
       pipelining: 1,
-      connectTimeout: this.#options.connectTimeoutMs ?? 5_000,
+      connectTimeout,
       headersTimeout: 300_000,
       bodyTimeout: 300_000,
+      ...(tls !== undefined ? { connect: upstreamTlsConnector(tls, connectTimeout) } : {}),
     });
     client.on('connectionError', () => {});
     return {

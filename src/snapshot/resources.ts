@@ -92,6 +92,27 @@ export interface GatewaySpec {
   readonly listeners?: readonly Listener[];
   readonly addresses?: readonly { readonly type?: string; readonly value: string }[];
   readonly infrastructure?: unknown;
+  readonly tls?: GatewayTLSConfig;
+}
+/** Gateway.spec.tls (client certificates, issue 14): frontend validation and the backend client certificate. */
+export interface FrontendTLSValidation {
+  readonly caCertificateRefs?: readonly {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name: string;
+    readonly namespace?: string;
+  }[];
+  readonly mode?: 'AllowValidOnly' | 'AllowInsecureFallback';
+}
+export interface GatewayTLSConfig {
+  readonly backend?: { readonly clientCertificateRef?: SecretObjectReference };
+  readonly frontend?: {
+    readonly default?: { readonly validation?: FrontendTLSValidation };
+    readonly perPort?: readonly {
+      readonly port: number;
+      readonly tls?: { readonly validation?: FrontendTLSValidation };
+    }[];
+  };
 }
 export type Gateway = KubeObject<'Gateway', GatewaySpec>;
 
@@ -286,7 +307,53 @@ export interface ClusterProfile
   readonly status?: ClusterProfileStatus;
 }
 
+// ---- TLS (issue 14): TLSRoute, BackendTLSPolicy (gateway.networking.k8s.io), ConfigMap (core/v1) ----
+
+export interface TLSRouteRule {
+  readonly name?: string;
+  readonly backendRefs?: readonly (BackendObjectReference & { readonly weight?: number })[];
+}
+export interface TLSRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly TLSRouteRule[];
+}
+export type TLSRoute = KubeObject<'TLSRoute', TLSRouteSpec>;
+
+export interface BackendTLSPolicySpec {
+  readonly targetRefs?: readonly {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name: string;
+    readonly sectionName?: string;
+  }[];
+  readonly validation?: {
+    readonly caCertificateRefs?: readonly {
+      readonly group?: string;
+      readonly kind?: string;
+      readonly name: string;
+    }[];
+    readonly wellKnownCACertificates?: string;
+    readonly hostname?: string;
+    readonly subjectAltNames?: readonly {
+      readonly type?: 'Hostname' | 'URI';
+      readonly hostname?: string;
+      readonly uri?: string;
+    }[];
+  };
+  readonly options?: Readonly<Record<string, string>>;
+}
+export type BackendTLSPolicy = KubeObject<'BackendTLSPolicy', BackendTLSPolicySpec>;
+
+/** ConfigMap has no spec; CA bundles sit in `data` (`ca.crt`). */
+export interface ConfigMap extends KubeObject<'ConfigMap', never> {
+  readonly data?: Readonly<Record<string, string>>;
+}
+
 export type AnyResource =
+  | TLSRoute
+  | BackendTLSPolicy
+  | ConfigMap
   | GatewayClass
   | Gateway
   | HTTPRoute
@@ -313,6 +380,9 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'ServiceImport',
   'ClusterProperty',
   'ClusterProfile',
+  'TLSRoute',
+  'BackendTLSPolicy',
+  'ConfigMap',
 ];
 
 /** Cluster-scoped kinds are keyed by name alone. */

@@ -26,6 +26,9 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   ServiceImport: ['multicluster.x-k8s.io', 'net.gke.io'],
   ClusterProperty: ['about.k8s.io'],
   ClusterProfile: ['multicluster.x-k8s.io'],
+  TLSRoute: ['gateway.networking.k8s.io'],
+  BackendTLSPolicy: ['gateway.networking.k8s.io'],
+  ConfigMap: [''],
 };
 
 export function apiGroupOf(apiVersion: string): string {

@@ -2,6 +2,7 @@ import type {
   GatewayClassStatus,
   GatewayStatus,
   HTTPRouteStatus,
+  PolicyStatus,
   RouteParentStatus,
   StatusUpdate,
 } from '../ir/status.ts';
@@ -109,6 +110,24 @@ export function desiredStatus(
         })),
       };
     }
+    case 'BackendTLSPolicy': {
+      const status = update.status as PolicyStatus;
+      const old = Array.isArray(base.ancestors) ? base.ancestors.filter(isRecord) : [];
+      const ancestors: Json[] = old.filter((a) => a.controllerName !== controllerName);
+      for (const a of status.ancestors) {
+        const key = parentRefKey(a.ancestorRef);
+        const before = old.find(
+          (o) => o.controllerName === controllerName && parentRefKey(o.ancestorRef) === key,
+        );
+        ancestors.push({
+          ancestorRef: { ...a.ancestorRef },
+          controllerName,
+          conditions: mergeConditions(a.conditions, before?.conditions, generation, now),
+        });
+      }
+      return { ...base, ancestors };
+    }
+    case 'TLSRoute':
     case 'HTTPRoute': {
       const status = update.status as HTTPRouteStatus;
       const oldParents = Array.isArray(base.parents) ? base.parents.filter(isRecord) : [];

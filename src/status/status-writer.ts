@@ -43,6 +43,8 @@ const PLURALS: Record<StatusKind, string> = {
   GatewayClass: 'gatewayclasses',
   Gateway: 'gateways',
   HTTPRoute: 'httproutes',
+  TLSRoute: 'tlsroutes',
+  BackendTLSPolicy: 'backendtlspolicies',
 };
 
 type Result = 'written' | 'unchanged' | 'skipped' | 'error';

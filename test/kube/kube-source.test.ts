@@ -160,8 +160,8 @@ describe('Kubernetes source against the API test server', () => {
     server = await withServer();
     const { recorder } = startSource(server);
     await recorder.waitFor(() => true, 'initial snapshot');
-    await eventually(() => server?.watchCount === 11, 'all watches open');
-    expect(server.dropWatches()).toBe(11);
+    await eventually(() => server?.watchCount === 14, 'all watches open');
+    expect(server.dropWatches()).toBe(14);
     server.create(service('after-drop'));
     await recorder.waitFor(
       (s) => s.get('Service', 'default', 'after-drop') !== undefined,

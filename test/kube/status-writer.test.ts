@@ -179,6 +179,59 @@ describe('status writer', () => {
     ).toBe(true);
   });
 
+  it('writes TLSRoute parents and BackendTLSPolicy ancestors', async () => {
+    const { srv, writer } = await setup();
+    srv.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'TLSRoute',
+      metadata: { name: 'tls', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'web', port: 8443 }] }] },
+    });
+    srv.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+        validation: { hostname: 'web.example.com' },
+      },
+    });
+    const conditions = [cond('Accepted', 'True', 'Accepted')];
+    await writer.write([
+      { ...routeStatus(), kind: 'TLSRoute', name: 'tls' },
+      {
+        kind: 'BackendTLSPolicy',
+        namespace: 'default',
+        name: 'web',
+        generation: 1,
+        status: {
+          ancestors: [
+            {
+              ancestorRef: {
+                group: 'gateway.networking.k8s.io',
+                kind: 'Gateway',
+                namespace: 'default',
+                name: 'gw',
+              },
+              controllerName: CONTROLLER,
+              conditions,
+            },
+          ],
+        },
+      },
+    ]);
+    const route = srv.get('tlsroutes', 'default', 'tls')?.status as { parents?: ParentStatus[] };
+    expect(route.parents).toMatchObject([{ controllerName: CONTROLLER, parentRef: { name: 'gw' } }]);
+    const policy = srv.get('backendtlspolicies', 'default', 'web')?.status as { ancestors?: ParentStatus[] };
+    expect(policy.ancestors).toMatchObject([
+      {
+        controllerName: CONTROLLER,
+        ancestorRef: { kind: 'Gateway', name: 'gw' },
+        conditions: [{ type: 'Accepted' }],
+      },
+    ]);
+  });
+
   it('leaves the parents entries of other controllers untouched', async () => {
     const { srv, writer } = await setup();
     srv.patch('httproutes', 'default', 'web', { status: { parents: [otherParent()] } }, 'status');

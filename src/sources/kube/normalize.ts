@@ -6,7 +6,7 @@ export type NormalizeResult =
   | { readonly ok: false; readonly reason: string };
 
 /** Kinds whose status this controller writes and translation never reads: our own writes must not rebuild. */
-const STATUS_IGNORED = new Set(['GatewayClass', 'Gateway', 'HTTPRoute']);
+const STATUS_IGNORED = new Set(['GatewayClass', 'Gateway', 'HTTPRoute', 'TLSRoute', 'BackendTLSPolicy']);
 const TLS_KEYS = ['tls.crt', 'tls.key'];
 
 /**
@@ -30,6 +30,12 @@ export function normalizeObject(value: unknown, apiVersion: string, kind: string
   obj.metadata = metadata;
   if (STATUS_IGNORED.has(kind)) delete obj.status;
   if (kind === 'Secret' && !isCertificateSecret(obj)) delete obj.data;
+  // ConfigMaps matter only as CA bundles: keep `ca.crt` and nothing else, so memory stays bounded.
+  if (kind === 'ConfigMap') {
+    const caCrt = isRecord(obj.data) ? obj.data['ca.crt'] : undefined;
+    obj.data = typeof caCrt === 'string' ? { 'ca.crt': caCrt } : {};
+    delete obj.binaryData;
+  }
   const { resourceVersion: _rv, ...stableMeta } = metadata;
   const fingerprint = JSON.stringify({ ...obj, metadata: stableMeta });
   return { ok: true, object: Object.freeze(obj) as unknown as AnyResource, fingerprint };

@@ -14,15 +14,32 @@ export interface PermissionRule {
 export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
   {
     apiGroup: 'gateway.networking.k8s.io',
-    resources: ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'],
+    resources: [
+      'gatewayclasses',
+      'gateways',
+      'httproutes',
+      'referencegrants',
+      'tlsroutes',
+      'backendtlspolicies',
+    ],
     verbs: ['get', 'list', 'watch'],
   },
   {
     apiGroup: 'gateway.networking.k8s.io',
-    resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
+    resources: [
+      'gatewayclasses/status',
+      'gateways/status',
+      'httproutes/status',
+      'tlsroutes/status',
+      'backendtlspolicies/status',
+    ],
     verbs: ['patch'],
   },
-  { apiGroup: '', resources: ['services', 'secrets', 'namespaces'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroup: '',
+    resources: ['services', 'secrets', 'namespaces', 'configmaps'],
+    verbs: ['get', 'list', 'watch'],
+  },
   { apiGroup: 'discovery.k8s.io', resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
   {
     apiGroup: 'multicluster.x-k8s.io',

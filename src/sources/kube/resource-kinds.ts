@@ -76,6 +76,25 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: false,
     required: false,
   },
+  // TLS (issue 14): TLSRoute (v1 from Gateway API v1.5, v1alpha2 before), BackendTLSPolicy (v1 from v1.4),
+  // and the ConfigMaps that hold CA bundles. Optional: a cluster without the CRDs still serves HTTP.
+  {
+    kind: 'TLSRoute',
+    group: GATEWAY,
+    versions: ['v1', 'v1alpha3', 'v1alpha2'],
+    plural: 'tlsroutes',
+    namespaced: true,
+    required: false,
+  },
+  {
+    kind: 'BackendTLSPolicy',
+    group: GATEWAY,
+    versions: ['v1', 'v1alpha3'],
+    plural: 'backendtlspolicies',
+    namespaced: true,
+    required: false,
+  },
+  { kind: 'ConfigMap', group: '', versions: ['v1'], plural: 'configmaps', namespaced: true, required: false },
   // KEP-4322 Cluster Inventory API.
   {
     kind: 'ClusterProfile',
