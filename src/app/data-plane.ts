@@ -38,6 +38,13 @@ export function startDataPlane(
     logger,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
+    drainTimeoutMs: cli.limits.drainTimeoutMs,
+    limits: cli.limits,
+    upstream: {
+      connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
+      queuePerEndpoint: cli.limits.maxQueuePerEndpoint,
+      responseTimeoutMs: cli.limits.upstreamResponseTimeoutMs,
+    },
   });
   return {
     async apply(table) {
