@@ -24,6 +24,11 @@ export class BadInputReporter {
     this.#now = now;
   }
 
+  /** Counts without logging, for callers that log each new problem themselves. */
+  count(reason: string): void {
+    this.#counter.inc({ reason });
+  }
+
   report(reason: string, detail: Record<string, unknown> = {}): void {
     this.#counter.inc({ reason });
     const now = this.#now();
