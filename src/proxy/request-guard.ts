@@ -35,11 +35,13 @@ export interface Refusal {
 const TOO_MANY_HEADERS: Refusal = { status: 400, reason: 'too many headers' };
 const DUPLICATE_HOST: Refusal = { status: 400, reason: 'duplicate host header' };
 const BAD_VERSION: Refusal = { status: 505, reason: 'http version not supported' };
+const BAD_TRANSFER_ENCODING: Refusal = { status: 400, reason: 'unsupported transfer-encoding' };
 
 /**
  * Checks an HTTP/1 request the parser accepted but a gateway must refuse: a version other than 1.x (the
  * parser takes `HTTP/2.0` on an HTTP/1 connection), more header fields than the limit, or two Host headers
- * (two hosts make routing ambiguous, RFC 9112 §3.2). One pass over the raw headers.
+ * (two hosts make routing ambiguous, RFC 9112 §3.2), or a Transfer-Encoding other than chunked. One pass
+ * over the raw headers.
  */
 export function refuseRequest(req: IncomingMessage, maxHeaders: number): Refusal | undefined {
   if (req.httpVersionMajor !== 1) return BAD_VERSION;
@@ -49,6 +51,10 @@ export function refuseRequest(req: IncomingMessage, maxHeaders: number): Refusal
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) return DUPLICATE_HOST;
+    // Only `chunked` frames a request body we can read the end of; anything else is a smuggling risk.
+    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') {
+      if (raw[i + 1]!.trim().toLowerCase() !== 'chunked') return BAD_TRANSFER_ENCODING;
+    }
   }
   return undefined;
 }
