@@ -27,6 +27,10 @@ const MAX_ALIAS_COUNT = 100;
  * the parser throws (an undefined alias, an alias bomb, a stack overflow) becomes a syntax error of this file.
  */
 export function parseManifest(file: string, text: string): ParsedManifest {
+  if (flowDepth(text) > MAX_FLOW_DEPTH) {
+    const message = `flow collections nest deeper than ${MAX_FLOW_DEPTH} levels: the file is refused unparsed`;
+    return { objects: [], lines: [], syntaxErrors: [{ file, line: 1, message }], invalidObjects: [] };
+  }
   try {
     return parseDocuments(file, text);
   } catch (err) {
@@ -85,10 +89,37 @@ function parseDocuments(file: string, text: string): ParsedManifest {
   };
 }
 
+/** Kubernetes objects nest a few levels; thousands only serve to exhaust a recursive parser's stack. */
+const MAX_FLOW_DEPTH = 256;
+
+/** The deepest `[`/`{` nesting outside quoted strings (a cheap scan before the parser sees the text). */
+function flowDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (quote !== 0) {
+      if (c === quote || c === 10) quote = 0;
+    } else if (c === 34 || c === 39) quote = c;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+    } else if ((c === 93 || c === 125) && depth > 0) depth--;
+  }
+  return max;
+}
+
 /** Problems listed per file and kind; a garbage file must not flood /config_dump and the log. */
 const MAX_PROBLEMS_PER_FILE = 20;
 
-function capped(problems: ManifestProblem[], file: string): ManifestProblem[] {
+function capped(all: ManifestProblem[], file: string): ManifestProblem[] {
+  const seen = new Set<string>();
+  const problems = all.filter((p) => {
+    const key = `${p.line}:${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
   if (problems.length <= MAX_PROBLEMS_PER_FILE) return problems;
   const more = problems.length - MAX_PROBLEMS_PER_FILE;
   return [
