@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { startAdminServer } from './admin/admin-server.ts';
+import { type AdminState, startAdminServer, startMetricsServer } from './admin/admin-server.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
@@ -61,38 +61,51 @@ async function main(argv: readonly string[]): Promise<void> {
     },
   });
 
+  let stopping = false;
+  const state: AdminState = {
+    readiness: () => {
+      const reasons = [
+        ...setup.notReady(),
+        ...(applied ? [] : ['the first routing table is not applied yet']),
+        ...(stopping ? ['shutting down: draining connections'] : []),
+      ];
+      return { ready: reasons.length === 0, reasons };
+    },
+    configDump: () =>
+      buildConfigDump({
+        result: reconciler.last?.result,
+        balancers: workerPool
+          ? 'per worker with --workers: each worker balances on what it sees'
+          : dataPlane.describeBalancers(),
+        problems: setup.problems(),
+      }),
+  };
+  const extraMetrics = workerPool ? { extraMetrics: () => workerPool.metrics() } : {};
   const admin = await startAdminServer({
     host: cli.adminAddress,
     port: cli.adminPort,
     registry,
-    ...(workerPool ? { extraMetrics: () => workerPool.metrics() } : {}),
+    ...extraMetrics,
     logger,
     extraRoutes: setup.adminRoutes,
-    state: {
-      readiness: () => {
-        const reasons = [
-          ...setup.notReady(),
-          ...(applied ? [] : ['the first routing table is not applied yet']),
-        ];
-        return { ready: reasons.length === 0, reasons };
-      },
-      configDump: () =>
-        buildConfigDump({
-          result: reconciler.last?.result,
-          balancers: workerPool
-            ? 'per worker with --workers: each worker balances on what it sees'
-            : dataPlane.describeBalancers(),
-          problems: setup.problems(),
-        }),
-    },
+    state,
   });
+  const metrics = cli.metrics
+    ? await startMetricsServer({
+        host: cli.metrics.address,
+        port: cli.metrics.port,
+        registry,
+        ...extraMetrics,
+        logger,
+        state,
+      })
+    : undefined;
 
   await setup.source.start((snapshot) => reconciler.submit(snapshot));
   await reconciler.settled();
   logger.info({ source: setup.source.name, adminPort: admin.port }, 'clusterset-gateway started');
   if (setup.banner) process.stdout.write(setup.banner);
 
-  let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -100,6 +113,7 @@ async function main(argv: readonly string[]): Promise<void> {
     await setup.source.stop();
     await dataPlane.close();
     await admin.close();
+    await metrics?.close();
     await setup.close();
     process.exit(0);
   };

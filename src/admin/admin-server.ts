@@ -30,9 +30,12 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
-  const { registry, state, logger } = options;
-  const routes = new Map<string, AdminRoute>([
+/** The routes safe to expose to a cluster (Prometheus, probes): nothing in them reveals configuration. */
+export function publicRoutes(
+  options: Pick<AdminServerOptions, 'registry' | 'extraMetrics' | 'state'>,
+): Map<string, AdminRoute> {
+  const { registry, state } = options;
+  return new Map<string, AdminRoute>([
     ['/healthz', (_req, res) => send(res, 200, 'ok\n')],
     [
       '/readyz',
@@ -49,32 +52,60 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         send(res, 200, extra ? `${own}\n${extra}` : own, registry.contentType);
       },
     ],
-    [
-      '/config_dump',
-      (_req, res) => send(res, 200, `${JSON.stringify(state.configDump(), null, 2)}\n`, 'application/json'),
-    ],
-    ...(options.extraRoutes ?? []),
   ]);
+}
 
+/**
+ * The admin server: the public routes plus /config_dump and any extra routes. It binds 127.0.0.1 unless
+ * `--admin-address` says otherwise, because /config_dump shows the whole configuration.
+ */
+export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
+  const routes = publicRoutes(options);
+  routes.set('/config_dump', (_req, res) =>
+    send(res, 200, `${JSON.stringify(options.state.configDump(), null, 2)}\n`, 'application/json'),
+  );
+  for (const [path, route] of options.extraRoutes ?? []) routes.set(path, route);
+  return serveRoutes(routes, options.host, options.port, 'admin', options.logger);
+}
+
+/** /metrics, /healthz and /readyz on their own address and port (`--metrics-address`, `--metrics-port`). */
+export function startMetricsServer(
+  options: Pick<AdminServerOptions, 'host' | 'port' | 'registry' | 'extraMetrics' | 'state' | 'logger'>,
+): Promise<AdminServer> {
+  return serveRoutes(publicRoutes(options), options.host, options.port, 'metrics', options.logger);
+}
+
+async function serveRoutes(
+  routes: ReadonlyMap<string, AdminRoute>,
+  host: string,
+  port: number,
+  component: string,
+  logger: Logger,
+): Promise<AdminServer> {
   const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://admin');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://admin');
+    } catch {
+      send(res, 400, 'bad request\n');
+      return;
+    }
     const route = routes.get(url.pathname);
     if (!route) {
-      send(res, 404, `no admin endpoint ${url.pathname}; try ${[...routes.keys()].join(', ')}\n`);
+      send(res, 404, `no ${component} endpoint ${url.pathname}; try ${[...routes.keys()].join(', ')}\n`);
       return;
     }
     Promise.resolve(route(req, res, url)).catch((error: unknown) => {
-      logger.error({ err: error, path: url.pathname }, 'admin endpoint failed');
+      logger.error({ err: error, path: url.pathname }, `${component} endpoint failed`);
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();
     });
   });
-  const port = await listen(server, options.host, options.port);
-  logger.info({ component: 'admin', port }, 'admin server listening');
-  return {
-    port,
-    close: () => closeNow(server),
-  };
+  // Bad requests to the admin port are answered like the listeners' (never a crash).
+  server.on('clientError', (_err, socket) => socket.destroy());
+  const bound = await listen(server, host, port);
+  logger.info({ component, address: host, port: bound }, `${component} server listening`);
+  return { port: bound, close: () => closeNow(server) };
 }
 
 function send(

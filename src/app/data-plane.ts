@@ -59,10 +59,17 @@ export function startDataPlane(
     balancers,
     registry,
     logger,
-    upstream: { onConnectionRetry: balancerMetrics.countConnectionRetry },
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
+    drainTimeoutMs: cli.limits.drainTimeoutMs,
+    limits: cli.limits,
+    upstream: {
+      connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
+      queuePerEndpoint: cli.limits.maxQueuePerEndpoint,
+      responseTimeoutMs: cli.limits.upstreamResponseTimeoutMs,
+      onConnectionRetry: balancerMetrics.countConnectionRetry,
+    },
   });
   return {
     async apply(table) {

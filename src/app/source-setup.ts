@@ -43,7 +43,17 @@ export async function openSource(
   logger: Logger,
   registry: Registry,
 ): Promise<SourceSetup> {
-  if (cli.source.kind === 'file') return fileSetup(new FileSource({ dir: cli.source.dir, logger }), cli);
+  if (cli.source.kind === 'file')
+    return fileSetup(
+      new FileSource({
+        dir: cli.source.dir,
+        logger,
+        registry,
+        maxFileBytes: cli.limits.maxManifestBytes,
+        maxObjects: cli.limits.maxManifestObjects,
+      }),
+      cli,
+    );
   if (cli.source.kind === 'kubernetes') return kubernetesSetup(cli, cli.source.kubeconfig, logger, registry);
   const demo = await startDemo({
     logger,

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
+import { LIMIT_FLAGS, type Limits, parseLimits } from './limits.ts';
 
 /** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
 const FLAGS = {
@@ -36,8 +37,19 @@ const FLAGS = {
   'admin-address': {
     type: 'string',
     arg: 'ip',
-    help: 'Address of the admin server. Default 127.0.0.1; 0.0.0.0 with --kubernetes.',
+    help: 'Address of the admin server (/config_dump shows the whole configuration). Default 127.0.0.1, always.',
   },
+  'metrics-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address of the metrics server (/metrics, /healthz, /readyz only). Default 0.0.0.0 when --metrics-port is set.',
+  },
+  'metrics-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve /metrics, /healthz and /readyz on their own port, for Prometheus and probes (off by default).',
+  },
+  ...LIMIT_FLAGS,
   'east-west-port': {
     type: 'string',
     arg: 'n',
@@ -178,6 +190,8 @@ export interface CliOptions {
   readonly listenerPortOffset: number;
   readonly adminPort: number;
   readonly adminAddress: string;
+  readonly metrics?: { readonly address: string; readonly port: number };
+  readonly limits: Limits;
   readonly eastWestPort?: number;
   readonly accessLog: boolean;
   readonly controllerName: string;
@@ -249,7 +263,10 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     address: str('address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
     listenerPortOffset: integer('listener-port-offset', str('listener-port-offset') ?? '0', -65535, 65535),
     adminPort: integer('admin-port', str('admin-port') ?? '9901', 0, 65535),
-    adminAddress: str('admin-address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
+    // /config_dump is the whole configuration: reachable from outside the host only when asked for by name.
+    adminAddress: str('admin-address') ?? '127.0.0.1',
+    ...optional('metrics', metricsServer(str('metrics-address'), str('metrics-port'))),
+    limits: parseLimits(str, integer),
     ...optional(
       'eastWestPort',
       eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
@@ -348,6 +365,17 @@ export function helpText(): string {
 /** `{ key: value }`, or `{}` when the value is absent or empty (an unset downward-API variable arrives as ''). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function metricsServer(
+  address: string | undefined,
+  port: string | undefined,
+): { address: string; port: number } | undefined {
+  if (port === undefined) {
+    if (address !== undefined) throw new UsageError('--metrics-address needs --metrics-port');
+    return undefined;
+  }
+  return { address: address ?? '0.0.0.0', port: integer('metrics-port', port, 0, 65535) };
 }
 
 function workerCount(text: string | undefined): number {

@@ -17,5 +17,40 @@ export function buildConfigDump({ result, balancers, problems }: ConfigDumpInput
   for (const update of result?.statuses ?? []) {
     statuses[statusKey(update)] = { metadata: { generation: update.generation }, status: update.status };
   }
-  return { statuses, routeTable: result?.table ?? null, balancers: balancers ?? null, problems };
+  return redactSecrets({
+    statuses,
+    routeTable: result?.table ?? null,
+    balancers: balancers ?? null,
+    problems,
+  });
+}
+
+/** Fields whose values come from Secret data, whatever object holds them. */
+const SECRET_FIELDS = new Set(['keyPem', 'certPem', 'caPem', 'privateKey', 'password']);
+
+/**
+ * Replaces every value that came from a Secret (TLS keys and certificates, any PEM block, a Secret's `data`
+ * and `stringData`) by `<redacted, N bytes>`: the dump shows that the material is there and how big it is,
+ * never the material.
+ */
+export function redactSecrets(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') {
+    return SECRET_FIELDS.has(key) || value.includes('-----BEGIN') ? redacted(value) : value;
+  }
+  if (Array.isArray(value)) return value.map((item) => redactSecrets(item, key));
+  if (typeof value !== 'object' || value === null) return value;
+  const isSecret = (value as { kind?: unknown }).kind === 'Secret';
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (isSecret && (k === 'data' || k === 'stringData') && typeof v === 'object' && v !== null) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, data]) => [name, redacted(String(data))]));
+    } else {
+      out[k] = redactSecrets(v, k);
+    }
+  }
+  return out;
+}
+
+function redacted(text: string): string {
+  return `<redacted, ${Buffer.byteLength(text)} bytes>`;
 }

@@ -32,12 +32,18 @@ export function translateFilters(
   for (const [i, filter] of filters.entries()) {
     const at = `${field}[${i}]`;
     switch (filter.type) {
-      case 'RequestHeaderModifier':
+      case 'RequestHeaderModifier': {
+        const problem = headerFilterProblem(filter.requestHeaderModifier, `${at}.requestHeaderModifier`);
+        if (problem !== undefined) return unsupported(problem);
         out.push({ kind: 'RequestHeaderModifier', ...headerOps(filter.requestHeaderModifier) });
         break;
-      case 'ResponseHeaderModifier':
+      }
+      case 'ResponseHeaderModifier': {
+        const problem = headerFilterProblem(filter.responseHeaderModifier, `${at}.responseHeaderModifier`);
+        if (problem !== undefined) return unsupported(problem);
         out.push({ kind: 'ResponseHeaderModifier', ...headerOps(filter.responseHeaderModifier) });
         break;
+      }
       case 'RequestRedirect': {
         const redirect = filter.requestRedirect ?? {};
         const statusCode = redirect.statusCode ?? 302;
@@ -114,6 +120,34 @@ export function translateFilters(
 
 function unsupported(message: string): FilterResult {
   return { ok: false, reason: 'UnsupportedValue', message };
+}
+
+/** RFC 9110 §5.1 field-name: a token. */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 9110 §5.5 field-value: visible characters, obs-text, spaces and tabs; never CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * A header name or value that HTTP cannot carry (CRLF would split the request, a bad name is refused by the
+ * upstream client) makes the rule invalid at translation, so nothing malformed reaches the wire.
+ */
+function headerFilterProblem(filter: HTTPHeaderFilter | undefined, at: string): string | undefined {
+  for (const list of ['set', 'add'] as const) {
+    for (const [i, h] of (filter?.[list] ?? []).entries()) {
+      if (!FIELD_NAME.test(h.name)) {
+        return `${at}.${list}[${i}].name ${JSON.stringify(h.name)} is not a valid HTTP header name (RFC 9110 token)`;
+      }
+      if (!FIELD_VALUE.test(h.value)) {
+        return `${at}.${list}[${i}].value of ${h.name} has characters HTTP forbids in a header value (CR, LF, NUL or other controls)`;
+      }
+    }
+  }
+  for (const [i, name] of (filter?.remove ?? []).entries()) {
+    if (!FIELD_NAME.test(name)) {
+      return `${at}.remove[${i}] ${JSON.stringify(name)} is not a valid HTTP header name (RFC 9110 token)`;
+    }
+  }
+  return undefined;
 }
 
 /** Header names are case-insensitive (RFC 9110); the IR carries them lower-cased. */

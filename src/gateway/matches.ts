@@ -1,4 +1,5 @@
 import type { PathMatch, RouteMatch, StringMatch } from '../ir/route-table.ts';
+import { compileLinearRegex } from '../net/linear-regex.ts';
 import type { HTTPHeaderMatch, HTTPRouteMatch } from '../snapshot/resources.ts';
 import type { Problem } from './conditions.ts';
 
@@ -17,8 +18,9 @@ export const DEFAULT_MATCHES: readonly HTTPRouteMatch[] = [{ path: { type: 'Path
  */
 export function normalizeMatch(match: HTTPRouteMatch, field: string): MatchResult {
   const path = normalizePath(match.path?.type ?? 'PathPrefix', match.path?.value ?? '/');
-  if (path.kind === 'RegularExpression' && !isValidRegex(path.value)) {
-    return unsupported(`${field}.path.value ${JSON.stringify(path.value)} is not a valid regular expression`);
+  const pathProblem = path.kind === 'RegularExpression' ? regexProblem(path.value) : undefined;
+  if (pathProblem !== undefined) {
+    return unsupported(`${field}.path.value ${JSON.stringify(path.value)} ${pathProblem}`);
   }
   const headers = uniqueMatches(match.headers ?? [], (name) => name.toLowerCase());
   const queryParams = uniqueMatches(match.queryParams ?? [], (name) => name);
@@ -26,11 +28,12 @@ export function normalizeMatch(match: HTTPRouteMatch, field: string): MatchResul
     ['headers', headers],
     ['queryParams', queryParams],
   ] as const) {
-    const bad = list.find((m) => m.kind === 'RegularExpression' && !isValidRegex(m.value));
-    if (bad)
-      return unsupported(
-        `${field}.${what} ${bad.name}: ${JSON.stringify(bad.value)} is not a valid regular expression`,
-      );
+    for (const m of list) {
+      const problem = m.kind === 'RegularExpression' ? regexProblem(m.value) : undefined;
+      if (problem !== undefined) {
+        return unsupported(`${field}.${what} ${m.name}: ${JSON.stringify(m.value)} ${problem}`);
+      }
+    }
   }
   return {
     ok: true,
@@ -63,13 +66,13 @@ function uniqueMatches(matches: readonly HTTPHeaderMatch[], key: (name: string) 
   return out;
 }
 
-function isValidRegex(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * Regular expressions are RE2 (linear time, as Envoy's); a pattern RE2 cannot compile (backreferences,
+ * lookaround) is refused with RE2's reason.
+ */
+function regexProblem(source: string): string | undefined {
+  const compiled = compileLinearRegex(source);
+  return compiled.ok ? undefined : `is not a valid RE2 regular expression (${compiled.message})`;
 }
 
 function unsupported(message: string): MatchResult {

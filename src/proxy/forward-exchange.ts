@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
+import type { BadInputReporter } from '../net/bad-input.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
@@ -24,6 +25,15 @@ class RetryStatusError extends Error {
   readonly code = 'CSG_RETRY_STATUS';
 }
 
+/** Errors raised before anything reached the endpoint, by the request we built rather than by the network. */
+function isLocalError(err: Error & { code?: unknown }): boolean {
+  return (
+    err.code === 'UND_ERR_INVALID_ARG' ||
+    err.code === 'ERR_INVALID_CHAR' ||
+    err.code === 'ERR_INVALID_ARG_TYPE'
+  );
+}
+
 function classify(err: Error & { code?: unknown }, connected: boolean): AttemptResult {
   const code = typeof err.code === 'string' ? err.code : '';
   if (
@@ -34,6 +44,8 @@ function classify(err: Error & { code?: unknown }, connected: boolean): AttemptR
     return 'timeout';
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect-failure';
+  // The gateway's own error (a request undici refuses to send) says nothing about the endpoint.
+  if (isLocalError(err)) return 'success';
   return connected ? 'reset' : 'connect-failure';
 }
 
@@ -137,6 +149,10 @@ class DiscardHandler implements Dispatcher.DispatchHandler {
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
   readonly logger: Logger;
+  /** Counts and logs (rate-limited) requests refused as bad input. */
+  readonly rejections?: BadInputReporter;
+  /** A response the client stops reading is cut after this long without progress. Default 60 s. */
+  readonly sendTimeoutMs?: number;
 }
 
 /**
@@ -149,6 +165,10 @@ function onAttemptTimer(exchange: Exchange): void {
 
 function onRequestTimer(exchange: Exchange): void {
   exchange.requestTimedOut();
+}
+
+function onSendTimer(exchange: Exchange): void {
+  exchange.sendTimedOut();
 }
 
 function onBackoffTimer(exchange: Exchange): void {
@@ -176,6 +196,7 @@ export class Exchange implements ClientBound {
   #finished = false;
   #attemptTimer: NodeJS.Timeout | undefined;
   #requestTimer: NodeJS.Timeout | undefined;
+  #sendTimer: NodeJS.Timeout | undefined;
 
   constructor(
     services: ExchangeServices,
@@ -225,7 +246,18 @@ export class Exchange implements ClientBound {
       this.#finish(this.#tried === undefined ? 503 : 502);
       return;
     }
-    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer.begin(endpoint));
+    const pools = this.#services.pools;
+    if (!pools.reserve(endpoint)) {
+      // The endpoint's connections and queue are full: shed load, without blaming the endpoint.
+      this.#services.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
+      this.#finish(503, 'upstream connection limit reached');
+      return;
+    }
+    const end = backend.balancer.begin(endpoint);
+    const attempt = new UpstreamAttempt(this, endpoint, (outcome) => {
+      pools.release(endpoint);
+      end(outcome);
+    });
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
@@ -301,7 +333,14 @@ export class Exchange implements ClientBound {
   onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean {
     if (this.#finished) return false;
     const ok = this.res.write(chunk);
-    if (!ok && attempt.resume !== undefined) this.res.once('drain', attempt.resume);
+    if (!ok && attempt.resume !== undefined) {
+      const resume = attempt.resume;
+      this.#armSendTimer();
+      this.res.once('drain', () => {
+        this.#disarmSendTimer();
+        resume();
+      });
+    }
     return ok;
   }
 
@@ -334,6 +373,12 @@ export class Exchange implements ClientBound {
     // retry on a fresh connection tells, and is what counts.
     attempt.finish(decision.retry && decision.reason === 'reset-before-response' ? 'success' : result);
     if (this.#finished) return;
+    if (isLocalError(err)) {
+      // Our own request could not be built (a header undici refuses): a 500, never the endpoint's fault.
+      this.#services.logger.error({ err: err.message }, 'upstream request could not be built');
+      this.#finish(500, 'invalid upstream request');
+      return;
+    }
     if (decision.retry) {
       this.#services.pools.countRetry(decision.reason);
       this.#tried ??= new Set();
@@ -369,6 +414,25 @@ export class Exchange implements ClientBound {
     if (this.res.headersSent) this.res.destroy();
     else if (!this.res.destroyed) sendLocalReply(this.res, status, text);
     this.target.series.record(status, (performance.now() - this.#startMs) / 1000);
+  }
+
+  /** A client that stops reading holds an upstream connection: cut it when no drain comes in time. */
+  #armSendTimer(): void {
+    if (this.#sendTimer !== undefined) return;
+    this.#sendTimer = setTimeout(onSendTimer, this.#services.sendTimeoutMs ?? 60_000, this);
+    this.#sendTimer.unref();
+  }
+
+  #disarmSendTimer(): void {
+    clearTimeout(this.#sendTimer);
+    this.#sendTimer = undefined;
+  }
+
+  sendTimedOut(): void {
+    this.#sendTimer = undefined;
+    if (this.res.destroyed) return;
+    this.#services.rejections?.report('send timeout');
+    this.res.destroy();
   }
 
   retryAfterBackoff(): void {
@@ -451,6 +515,9 @@ export class Exchange implements ClientBound {
         this.req.pipe(body);
         bodies.push(body);
       }
+      if (!this.#services.pools.reserve(endpoint)) continue;
+      const end = backend.balancer.begin(endpoint);
+      const pools = this.#services.pools;
       this.#services.pools.get(backend.protocol, endpoint, backend.cluster.tls).dispatch(
         {
           path: this.#head.path,
@@ -459,7 +526,10 @@ export class Exchange implements ClientBound {
           body,
           ...(backend.cluster.tls ? { servername: backend.cluster.tls.serverName } : {}),
         },
-        new DiscardHandler(backend.balancer.begin(endpoint), body),
+        new DiscardHandler((outcome) => {
+          pools.release(endpoint);
+          end(outcome);
+        }, body),
       );
     }
   }

@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import type { BadInputReporter } from '../net/bad-input.ts';
 import { listen } from '../net/listen.ts';
 import type { CompiledPort } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
@@ -10,6 +11,14 @@ import type { ExchangeServices } from './forward-exchange.ts';
 import { sniffCleartext } from './http2-preface.ts';
 import { Http2Sessions } from './http2-sessions.ts';
 import { sendLocalReply } from './local-reply.ts';
+import {
+  DEFAULT_LISTENER_LIMITS,
+  type ListenerLimits,
+  rawRefusal,
+  refusalForParseError,
+  refuseRequest,
+  responseInProgress,
+} from './request-guard.ts';
 import { serveRequest } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
@@ -31,11 +40,19 @@ export class ListenerServer {
   #compiled: CompiledPort;
   #boundPort = 0;
   #loggedClientRejection = false;
+  /** Set when the listener is closing: responses then say `Connection: close` so clients move elsewhere. */
+  #draining = false;
 
-  constructor(services: ExchangeServices, compiled: CompiledPort, accessLog?: AccessLog) {
+  constructor(
+    services: ExchangeServices,
+    compiled: CompiledPort,
+    accessLog?: AccessLog,
+    limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
+  ) {
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
     this.#compiled = compiled;
+    const rejections: BadInputReporter | undefined = services.rejections;
     const onRequest: Parameters<typeof createHttpServer>[1] = (req, res) => {
       try {
         if (accessLog === undefined) serveRequest(services, this.#compiled, req, res);
@@ -63,10 +80,30 @@ export class ListenerServer {
       }
     };
     this.#http2 = new Http2Sessions(onRequest);
+    // HTTP/1 requests pass the checks the parser does not make before the shared handler.
+    const onHttp1Request: Parameters<typeof createHttpServer>[1] = (req, res) => {
+      if (this.#draining) res.shouldKeepAlive = false;
+      const refusal = refuseRequest(req, limits.maxHeaders);
+      if (refusal === undefined) {
+        onRequest(req, res);
+        return;
+      }
+      rejections?.report(refusal.reason, { port: this.gatewayPort });
+      res.shouldKeepAlive = false;
+      sendLocalReply(res, refusal.status, refusal.reason);
+    };
+    const serverOptions = {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headerTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks header and request timeouts on this interval (default 30 s, too coarse for a 10 s limit).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headerTimeoutMs / 4)),
+    };
     if (compiled.protocol === 'HTTPS') {
       const fallback = compiled.tls?.fallback;
       this.#server = createHttpsServer(
         {
+          ...serverOptions,
           ...(fallback === undefined ? {} : fallback),
           // Frontend validation: the certificate is checked per listener once the handshake is done.
           requestCert: compiled.tls?.requestCert === true,
@@ -81,17 +118,28 @@ export class ListenerServer {
             else cb(null, context);
           },
         },
-        onRequest,
+        onHttp1Request,
       );
     } else {
-      this.#server = createHttpServer(onRequest);
+      this.#server = createHttpServer(serverOptions, onHttp1Request);
     }
+    // One more than the limit is kept, so a request over it is seen and refused instead of silently cut.
+    this.#server.maxHeadersCount = limits.maxHeaders + 1;
+    this.#server.timeout = limits.idleTimeoutMs;
     this.#routeConnections(services.logger);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
+      // A tunnel lives as long as both ends want it; the HTTP idle timeout no longer applies.
+      (socket as Socket).setTimeout?.(0);
+      const refusal = refuseRequest(req, limits.maxHeaders);
+      if (refusal !== undefined) {
+        rejections?.report(refusal.reason, { port: this.gatewayPort });
+        socket.end(rawRefusal(refusal));
+        return;
+      }
       try {
-        serveUpgrade(this.#compiled, req, socket, head);
+        serveUpgrade(this.#compiled, req, socket, head, services);
       } catch (err) {
         services.logger.error(
           { err: (err as Error).message, port: this.gatewayPort },
@@ -101,14 +149,16 @@ export class ListenerServer {
       }
     });
     // A broken client connection is that client's problem; it must never reach the process.
+    // A protocol error is the client's: 400, 408, 431 or 505, written only between responses.
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (socket.writable && err.code !== 'ECONNRESET' && err.code !== 'EPIPE') {
-        socket.end(
-          'HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: 12\r\n\r\nbad request\n',
-        );
-      } else {
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
         socket.destroy();
+        return;
       }
+      const refusal = refusalForParseError(err.code);
+      rejections?.report(refusal.reason, { port: this.gatewayPort, code: err.code });
+      if (responseInProgress(socket)) socket.destroy();
+      else socket.end(rawRefusal(refusal));
     });
     this.#server.on('tlsClientError', (_err, socket) => socket.destroy());
   }
@@ -188,6 +238,7 @@ export class ListenerServer {
    * what is left.
    */
   close(drainMs: number): Promise<void> {
+    this.#draining = true;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#server.closeAllConnections();

@@ -1,4 +1,5 @@
 import type { RouteMatch, StringMatch } from '../ir/route-table.ts';
+import { compileLinearRegex, type LinearRegex } from '../net/linear-regex.ts';
 import type { RequestView } from './request-view.ts';
 
 export type ValueTest = (value: string) => boolean;
@@ -10,9 +11,14 @@ export interface MatchPredicate {
   test(view: RequestView): boolean;
 }
 
-/** Regular expressions in matches are anchored at both ends, as Envoy and the conformance tests expect. */
-export function compileAnchoredRegex(source: string): RegExp {
-  return new RegExp(`^(?:${source})$`);
+/**
+ * Regular expressions in matches are RE2 (as Envoy's) and anchored at both ends, as Envoy and the conformance
+ * tests expect. Throws on a pattern RE2 cannot compile (translation has already refused those).
+ */
+export function compileAnchoredRegex(source: string): LinearRegex {
+  const compiled = compileLinearRegex(source);
+  if (!compiled.ok) throw new Error(`invalid RE2 regular expression: ${compiled.message}`);
+  return compiled.regex;
 }
 
 function compileValueTest(match: StringMatch): ValueTest {

@@ -2,11 +2,13 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
+import { type BadInputReporter, requestRejections } from '../net/bad-input.ts';
 import { type CompiledTable, compileRouteTable } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './request-guard.ts';
 import type { TlsPortOptions } from './tls-port-server.ts';
 import { TlsPorts } from './tls-ports.ts';
 import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
@@ -24,8 +26,13 @@ export interface ProxyServerOptions {
   readonly registry?: Registry;
   readonly logger: Logger;
   readonly upstream?: UpstreamPoolOptions;
-  /** How long a closed listener lets requests in flight finish. Default 10 s. */
+  /**
+   * How long a closing listener (a removed port, or shutdown on SIGTERM) lets requests in flight finish.
+   * Default 15 s (`--drain-timeout-ms`), below the Pod's terminationGracePeriodSeconds.
+   */
   readonly drainTimeoutMs?: number;
+  /** Client-side limits and timeouts of every listener port; defaults in DEFAULT_LISTENER_LIMITS. */
+  readonly limits?: Partial<ListenerLimits>;
   /** Serve `RouteTable.eastWest` on this port of `host`, bound exactly (no offset; 0: any free port). */
   readonly eastWestPort?: number;
   /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
@@ -33,6 +40,8 @@ export interface ProxyServerOptions {
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
 }
+
+export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 
 /**
  * The data plane: one server per Gateway listener port, each serving the most recently applied routing table.
@@ -47,6 +56,8 @@ export class ProxyServer {
   readonly #logger: Logger;
   readonly #pools: UpstreamPools;
   readonly #drainMs: number;
+  readonly #limits: ListenerLimits;
+  readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
   #table: CompiledTable | undefined;
@@ -65,7 +76,9 @@ export class ProxyServer {
     this.#metrics = options.metrics ?? new ProxyMetrics(options.registry ?? new Registry());
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#pools = new UpstreamPools(options.upstream);
-    this.#drainMs = options.drainTimeoutMs ?? 10_000;
+    this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
+    this.#rejections = requestRejections(options.registry ?? new Registry(), this.#logger);
     this.#accessLog = options.accessLog;
     this.#tlsPorts = new TlsPorts({
       host: this.#host,
@@ -138,9 +151,15 @@ export class ProxyServer {
       const { port } = compiledPort;
       const address = compiledPort.address ?? this.#host;
       const server = new ListenerServer(
-        { pools: this.#pools, logger: this.#logger },
+        {
+          pools: this.#pools,
+          logger: this.#logger,
+          rejections: this.#rejections,
+          sendTimeoutMs: this.#limits.sendTimeoutMs,
+        },
         compiledPort,
         this.#accessLog,
+        this.#limits,
       );
       try {
         const bound = await server.listen(address, this.#bindPort(port));
@@ -192,9 +211,12 @@ export class ProxyServer {
     this.#closed = true;
     const servers = [...this.#servers.values()];
     this.#servers.clear();
-    await Promise.all(servers.map((s) => s.close(Math.min(this.#drainMs, 1000))));
-    await this.#tlsPorts.close(Math.min(this.#drainMs, 1000));
-    await this.#eastWest?.close(Math.min(this.#drainMs, 1000));
+    this.#logger.info({ drainMs: this.#drainMs, ports: servers.length }, 'draining');
+    await Promise.all([
+      ...servers.map((s) => s.close(this.#drainMs)),
+      this.#tlsPorts.close(this.#drainMs),
+      this.#eastWest?.close(this.#drainMs),
+    ]);
     await this.#pools.close();
     this.#logger.info('proxy closed');
   }

@@ -1,4 +1,5 @@
 import type { PathMatch } from '../ir/route-table.ts';
+import type { LinearRegex } from '../net/linear-regex.ts';
 import { compileAnchoredRegex, type MatchPredicate } from './match-predicates.ts';
 import type { RequestView } from './request-view.ts';
 
@@ -20,7 +21,7 @@ export class RouteIndex<A> {
   readonly #exact = new Map<string, IndexedEntry<A>[]>();
   /** Keys: prefix without trailing slash; '' is the root prefix `/`. */
   readonly #prefix = new Map<string, IndexedEntry<A>[]>();
-  readonly #regex: { readonly regex: RegExp; readonly entry: IndexedEntry<A> }[] = [];
+  readonly #regex: { readonly regex: LinearRegex; readonly entry: IndexedEntry<A> }[] = [];
   #size = 0;
 
   get size(): number {

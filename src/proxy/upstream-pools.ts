@@ -4,13 +4,21 @@ import type { RetryReason } from './connection-retry.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
 
 export interface UpstreamPoolOptions {
-  /** Connections per endpoint; undefined means no limit. */
+  /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
   readonly connectionsPerEndpoint?: number;
+  /** Requests waiting for a connection per endpoint beyond those; more are answered 503. Default 1024. */
+  readonly queuePerEndpoint?: number;
   readonly keepAliveTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
+  /** Time to the response headers, and between body chunks, when no route timeout is shorter. Default 60 s. */
+  readonly responseTimeoutMs?: number;
   /** Counts requests sent again after a connection fault (connection-retry.ts), by reason. */
   readonly onConnectionRetry?: (reason: RetryReason) => void;
 }
+
+export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
+export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
+export const DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS = 60_000;
 
 export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): string {
   // BackendTLSPolicy: one pool per endpoint and TLS identity (HTTP/1.1 over TLS whatever the protocol).
@@ -24,10 +32,33 @@ export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, t
  */
 export class UpstreamPools {
   readonly #pools = new Map<string, Dispatcher>();
+  /** Requests in flight (on a connection or queued for one) by endpoint key. */
+  readonly #inFlight = new Map<string, number>();
   readonly #options: UpstreamPoolOptions;
+  readonly #maxInFlight: number;
 
   constructor(options: UpstreamPoolOptions = {}) {
     this.#options = options;
+    this.#maxInFlight =
+      (options.connectionsPerEndpoint ?? DEFAULT_CONNECTIONS_PER_ENDPOINT) +
+      (options.queuePerEndpoint ?? DEFAULT_QUEUE_PER_ENDPOINT);
+  }
+
+  /**
+   * Takes a slot for one request to `endpoint`; false when its connections and queue are full (the caller
+   * answers 503 and the endpoint is not blamed). Every true must be paired with one `release`.
+   */
+  reserve(endpoint: UpstreamEndpoint): boolean {
+    const n = this.#inFlight.get(endpoint.key) ?? 0;
+    if (n >= this.#maxInFlight) return false;
+    this.#inFlight.set(endpoint.key, n + 1);
+    return true;
+  }
+
+  release(endpoint: UpstreamEndpoint): void {
+    const n = this.#inFlight.get(endpoint.key) ?? 0;
+    if (n <= 1) this.#inFlight.delete(endpoint.key);
+    else this.#inFlight.set(endpoint.key, n - 1);
   }
 
   get size(): number {
@@ -42,13 +73,14 @@ export class UpstreamPools {
       const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
       const origin = `${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`;
       const options = {
-        connections: this.#options.connectionsPerEndpoint ?? null,
+        connections: this.#options.connectionsPerEndpoint ?? DEFAULT_CONNECTIONS_PER_ENDPOINT,
         pipelining: 1,
         keepAliveTimeout: this.#options.keepAliveTimeoutMs ?? 30_000,
         connectTimeout: this.#options.connectTimeoutMs ?? 5_000,
-        // Timeouts per attempt are the route's business (HTTPRouteTimeouts); undici's own are a backstop.
-        headersTimeout: 300_000,
-        bodyTimeout: 300_000,
+        // Timeouts per attempt are the route's business (HTTPRouteTimeouts); this default bounds a backend that
+        // never answers (documented in README "Security").
+        headersTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
+        bodyTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
       };
       pool =
         tls !== undefined

@@ -66,14 +66,17 @@ describe.each(workloads)('%s', (_name, workload) => {
     expect(args).toContain('--kubernetes');
     const options = parseCli(args, POD_ENV);
     expect(options.source.kind).toBe('kubernetes');
-    // Listeners and admin bind every interface inside the pod, or probes and Services could not reach them.
+    // Listeners and metrics bind every interface inside the pod, or probes and Services could not reach them;
+    // the admin server (/config_dump) stays on the pod's loopback.
     expect(options.address).toBe('0.0.0.0');
-    expect(options.adminAddress).toBe('0.0.0.0');
+    expect(options.metrics?.address).toBe('0.0.0.0');
+    expect(options.adminAddress).toBe('127.0.0.1');
   });
 
-  it('serves the admin server, the east-west listener and the listeners on the ports it declares', () => {
+  it('serves metrics, the east-west listener and the listeners on the ports it declares', () => {
     const options = parseCli(expandedArgs(c, POD_ENV), POD_ENV);
-    expect(options.adminPort).toBe(containerPort(c, 'admin'));
+    expect(options.metrics?.port).toBe(containerPort(c, 'metrics'));
+    expect(containerPort(c, 'admin')).toBeUndefined();
     expect(options.eastWestPort).toBe(containerPort(c, 'east-west'));
     const http = containerPort(c, 'http');
     if (http !== undefined) {
@@ -97,14 +100,15 @@ describe.each(workloads)('%s', (_name, workload) => {
     expect(identity).toMatchObject({ node: 'node-1', zone: 'zone-a', region: 'region-1' });
   });
 
-  it('probes /healthz (liveness) and /readyz (readiness) on the admin port', () => {
+  it('probes /healthz (liveness) and /readyz (readiness) on the metrics port', () => {
     expect(at(c, 'livenessProbe', 'httpGet', 'path')).toBe('/healthz');
     expect(at(c, 'readinessProbe', 'httpGet', 'path')).toBe('/readyz');
     for (const probe of ['livenessProbe', 'readinessProbe']) {
       const port = at(c, probe, 'httpGet', 'port');
-      expect(port === 'admin' || port === containerPort(c, 'admin'), `${probe} port ${String(port)}`).toBe(
-        true,
-      );
+      expect(
+        port === 'metrics' || port === containerPort(c, 'metrics'),
+        `${probe} port ${String(port)}`,
+      ).toBe(true);
     }
   });
 
@@ -197,10 +201,24 @@ describe('Services', () => {
     targetsResolve(base, lb);
   });
 
-  it('the admin Service exposes the admin port', () => {
-    const admin = one(base, 'Service', 'clusterset-gateway-admin');
-    expect(at(admin, 'spec', 'type')).toBe('ClusterIP');
-    targetsResolve(base, admin);
+  it('the metrics Service exposes only the metrics port; no Service reaches the admin server', () => {
+    const metrics = one(base, 'Service', 'clusterset-gateway-metrics');
+    expect(at(metrics, 'spec', 'type')).toBe('ClusterIP');
+    expect(list(at(metrics, 'spec', 'ports')).map((p) => at(p, 'targetPort'))).toEqual(['metrics']);
+    targetsResolve(base, metrics);
+    for (const { object } of base.filter((o) => o.object['kind'] === 'Service')) {
+      for (const p of list(at(object, 'spec', 'ports'))) expect(at(p, 'port')).not.toBe(9901);
+    }
+  });
+
+  it('drains on shutdown within the grace period: preStop sleep + --drain-timeout-ms < terminationGracePeriodSeconds', () => {
+    const deployment = one(base, 'Deployment', 'clusterset-gateway');
+    const c = container(deployment);
+    const drainMs = parseCli(expandedArgs(c, POD_ENV), POD_ENV).limits.drainTimeoutMs;
+    expect(drainMs).toBeGreaterThanOrEqual(15_000);
+    const preStop = Number(at(c, 'lifecycle', 'preStop', 'sleep', 'seconds') ?? 0);
+    const grace = Number(at(deployment, 'spec', 'template', 'spec', 'terminationGracePeriodSeconds'));
+    expect(preStop * 1000 + drainMs).toBeLessThan(grace * 1000);
   });
 
   it('the east-west Service reaches the Deployment on port 80', () => {

@@ -19,7 +19,7 @@ import type {
 } from '../../src/ir/route-table.ts';
 import type { BalancerFactory } from '../../src/lb/balancer.ts';
 import { createRoundRobinFactory } from '../../src/lb/index.ts';
-import { ProxyServer } from '../../src/proxy/index.ts';
+import { ProxyServer, type ProxyServerOptions } from '../../src/proxy/index.ts';
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -137,6 +137,7 @@ export interface TestProxy {
 export async function startProxy(
   table: RouteTable,
   balancers: BalancerFactory = createRoundRobinFactory(),
+  options: Partial<ProxyServerOptions> = {},
 ): Promise<TestProxy> {
   const registry = new Registry();
   const proxy = new ProxyServer({
@@ -146,6 +147,7 @@ export async function startProxy(
     registry,
     logger: silentLogger,
     drainTimeoutMs: 500,
+    ...options,
   });
   await proxy.apply(table);
   return {

@@ -46,7 +46,12 @@ describe('parseManifest', () => {
 
   it('ignores kinds the gateway does not read, such as Deployments', () => {
     const text = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n';
-    expect(parseManifest('d.yaml', text)).toEqual({ objects: [], syntaxErrors: [], invalidObjects: [] });
+    expect(parseManifest('d.yaml', text)).toEqual({
+      objects: [],
+      lines: [],
+      syntaxErrors: [],
+      invalidObjects: [],
+    });
   });
 
   it('expands a List and folds Secret stringData into base64 data', () => {

@@ -1,7 +1,9 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { BadInputReporter } from '../../net/bad-input.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import { type Source, SourceError } from '../source.ts';
@@ -13,7 +15,16 @@ export interface FileSourceOptions {
   readonly logger: Logger;
   /** Quiet time after the last file event before the folder is read again. */
   readonly debounceMs?: number;
+  /** A file larger than this is refused unread (`--max-manifest-bytes`). Default 1 MiB. */
+  readonly maxFileBytes?: number;
+  /** Objects across the folder; files past the cap are refused (`--max-manifest-objects`). Default 10,000. */
+  readonly maxObjects?: number;
+  /** Where clusterset_gateway_manifest_problems_total counts new problems. */
+  readonly registry?: Registry;
 }
+
+export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
+export const DEFAULT_MAX_MANIFEST_OBJECTS = 10_000;
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
@@ -27,6 +38,9 @@ export class FileSource implements Source {
   readonly #dir: string;
   readonly #logger: Logger;
   readonly #debounceMs: number;
+  readonly #maxFileBytes: number;
+  readonly #maxObjects: number;
+  readonly #problemCounter: BadInputReporter;
   readonly #store = new ObjectStore();
   readonly #lastGood = new Map<string, readonly AnyResource[]>();
   #problems: readonly ManifestProblem[] = [];
@@ -38,6 +52,14 @@ export class FileSource implements Source {
     this.#dir = options.dir;
     this.#logger = options.logger.child({ component: 'file-source', dir: options.dir });
     this.#debounceMs = options.debounceMs ?? 50;
+    this.#maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
+    this.#maxObjects = options.maxObjects ?? DEFAULT_MAX_MANIFEST_OBJECTS;
+    this.#problemCounter = new BadInputReporter(
+      options.registry ?? new Registry(),
+      this.#logger,
+      'clusterset_gateway_manifest_problems_total',
+      'Problems found in manifest files (syntax, invalid or duplicate objects, limits), counted when first seen.',
+    );
   }
 
   /** Problems found in the last reload (syntax errors, invalid objects), each naming file and line. */
@@ -76,23 +98,38 @@ export class FileSource implements Source {
     const files = await listManifestFiles(this.#dir);
     const problems: ManifestProblem[] = [];
     const current = new Map<string, readonly AnyResource[]>();
+    const owners = new Map<string, string>();
+    let total = 0;
     for (const path of files) {
       const file = relative(this.#dir, path);
-      let text: string;
-      try {
-        text = await readFile(path, 'utf8');
-      } catch (error) {
-        // Removed between listing and reading: the next event reloads again.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw error;
+      const read = await readBounded(path, this.#maxFileBytes);
+      // Removed between listing and reading: the next event reloads again.
+      if (read === undefined) continue;
+      if (typeof read === 'number') {
+        problems.push({
+          file,
+          line: 1,
+          message: `file is ${read} bytes, over the ${this.#maxFileBytes}-byte limit (--max-manifest-bytes); refused unread`,
+        });
+        current.set(file, this.#lastGood.get(file) ?? []);
+        continue;
       }
-      const parsed = parseManifest(file, text);
+      const parsed = parseManifest(file, read);
       problems.push(...parsed.syntaxErrors, ...parsed.invalidObjects);
       if (parsed.syntaxErrors.length > 0) {
         current.set(file, this.#lastGood.get(file) ?? []);
-      } else {
-        current.set(file, parsed.objects);
+        continue;
       }
+      if (total + parsed.objects.length > this.#maxObjects) {
+        problems.push({
+          file,
+          line: 1,
+          message: `${parsed.objects.length} objects would pass the ${this.#maxObjects}-object limit (--max-manifest-objects); file refused`,
+        });
+        continue;
+      }
+      total += parsed.objects.length;
+      current.set(file, withoutDuplicates(file, parsed.objects, parsed.lines, owners, problems));
     }
     this.#lastGood.clear();
     for (const [file, objects] of current) this.#lastGood.set(file, objects);
@@ -106,6 +143,7 @@ export class FileSource implements Source {
     const before = new Set(this.#problems.map(formatProblem));
     for (const problem of problems) {
       if (!before.has(formatProblem(problem))) {
+        this.#problemCounter.count('manifest');
         this.#logger.error(
           { file: problem.file, line: problem.line },
           `manifest problem: ${formatProblem(problem)}`,
@@ -121,10 +159,82 @@ export function formatProblem(problem: ManifestProblem): string {
   return `${problem.file}:${problem.line}: ${problem.message}`;
 }
 
+/**
+ * The first object of a kind/namespace/name (by file name, then position) is kept; later ones are listed as
+ * problems naming where the kept one is, instead of one silently replacing the other.
+ */
+function withoutDuplicates(
+  file: string,
+  objects: readonly AnyResource[],
+  lines: readonly number[],
+  owners: Map<string, string>,
+  problems: ManifestProblem[],
+): AnyResource[] {
+  const kept: AnyResource[] = [];
+  for (const [i, object] of objects.entries()) {
+    const meta = object.metadata;
+    const key = `${object.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}`;
+    const line = lines[i] ?? 1;
+    const owner = owners.get(key);
+    if (owner !== undefined) {
+      problems.push({
+        file,
+        line,
+        message: `duplicate ${key}: ${owner} has it already; this one is ignored`,
+      });
+      continue;
+    }
+    owners.set(key, `${file}:${line}`);
+    kept.push(object);
+  }
+  return kept;
+}
+
+/**
+ * Reads a file as UTF-8 without ever holding more than `maxBytes` + 1 of it: its size when it is over the
+ * limit, undefined when it is gone.
+ */
+async function readBounded(path: string, maxBytes: number): Promise<string | number | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size > maxBytes) return size;
+    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    // It grew between stat and read.
+    if (length > maxBytes) return length;
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Top-level manifest files, symlinks followed: a ConfigMap mounted as a volume is `name -> ..data/name`
+ * with `..data` a symlink to a timestamped folder. Dot names (`..data`, editors' temp files) are skipped.
+ */
 async function listManifestFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile() && MANIFEST_FILE.test(entry.name) && !entry.name.startsWith('.'))
-    .map((entry) => join(dir, entry.name))
-    .sort();
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (!MANIFEST_FILE.test(entry.name) || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isFile()) files.push(path);
+    else if (entry.isSymbolicLink()) {
+      const target = await stat(path).catch(() => undefined);
+      if (target?.isFile()) files.push(path);
+    }
+  }
+  return files.sort();
 }

@@ -1,0 +1,97 @@
+/**
+ * The limits and timeouts a user may need to change, each with the default a user of nginx or Envoy would
+ * expect (README "Security" lists them). One table: flag, help with the default, and the parsed value.
+ */
+const LIMITS = {
+  'drain-timeout-ms': {
+    key: 'drainTimeoutMs',
+    default: 15_000,
+    max: 3_600_000,
+    help: 'On SIGTERM, let requests in flight finish this long (new connections refused). Default 15000.',
+  },
+  'header-timeout-ms': {
+    key: 'headerTimeoutMs',
+    default: 10_000,
+    max: 3_600_000,
+    help: 'A request head must arrive within this, else 408. Default 10000.',
+  },
+  'keep-alive-timeout-ms': {
+    key: 'keepAliveTimeoutMs',
+    default: 5_000,
+    max: 3_600_000,
+    help: 'Idle time between requests on a client keep-alive connection. Default 5000.',
+  },
+  'idle-timeout-ms': {
+    key: 'idleTimeoutMs',
+    default: 120_000,
+    max: 86_400_000,
+    help: 'A client connection with no bytes moving either way is closed after this. Default 120000.',
+  },
+  'send-timeout-ms': {
+    key: 'sendTimeoutMs',
+    default: 60_000,
+    max: 86_400_000,
+    help: 'A client that stops reading its response is cut after this. Default 60000.',
+  },
+  'max-header-bytes': {
+    key: 'maxHeaderBytes',
+    default: 16_384,
+    max: 1_048_576,
+    help: 'Request line and headers, in bytes; more is 431. Default 16384.',
+  },
+  'max-headers': {
+    key: 'maxHeaders',
+    default: 100,
+    max: 10_000,
+    help: 'Request header fields; more is 400. Default 100.',
+  },
+  'upstream-response-timeout-ms': {
+    key: 'upstreamResponseTimeoutMs',
+    default: 60_000,
+    max: 86_400_000,
+    help: 'A backend must send response headers (and each body chunk) within this, else 504. Default 60000.',
+  },
+  'max-connections-per-endpoint': {
+    key: 'maxConnectionsPerEndpoint',
+    default: 1024,
+    max: 1_000_000,
+    help: 'Upstream connections per endpoint. Default 1024.',
+  },
+  'max-queue-per-endpoint': {
+    key: 'maxQueuePerEndpoint',
+    default: 1024,
+    max: 1_000_000,
+    help: 'Requests waiting for a connection per endpoint; more are answered 503. Default 1024.',
+  },
+  'max-manifest-bytes': {
+    key: 'maxManifestBytes',
+    default: 1_048_576,
+    max: 1_073_741_824,
+    help: 'A manifest file larger than this is refused (a listed problem). Default 1048576.',
+  },
+  'max-manifest-objects': {
+    key: 'maxManifestObjects',
+    default: 10_000,
+    max: 10_000_000,
+    help: 'Objects read from the manifests folder; files past the cap are refused. Default 10000.',
+  },
+} as const;
+
+type LimitName = keyof typeof LIMITS;
+export type Limits = { readonly [N in LimitName as (typeof LIMITS)[N]['key']]: number };
+
+export const LIMIT_FLAGS = Object.fromEntries(
+  Object.entries(LIMITS).map(([name, limit]) => [name, { type: 'string', arg: 'n', help: limit.help }]),
+) as { readonly [N in LimitName]: { type: 'string'; arg: 'n'; help: string } };
+
+export function parseLimits(
+  str: (name: LimitName) => string | undefined,
+  integer: (flag: string, text: string, min: number, max: number) => number,
+): Limits {
+  const out: Record<string, number> = {};
+  for (const [name, limit] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
+    const text = str(name);
+    out[limit.key] = text === undefined ? limit.default : integer(name, text, 1, limit.max);
+  }
+  return out as Limits;
+}

@@ -1,0 +1,79 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawExchange } from '../hostile/raw-client.ts';
+import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
+
+/**
+ * A backend that refuses upgrades on /refuse (200), accepts them on /ws (101, then echoes in upper case), and
+ * records every request line it is sent, so a request that slipped through a tunnel would show.
+ */
+function startUpgradeBackend(): Promise<{ server: Server; port: number; seen: string[] }> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('not upgraded\n');
+  });
+  server.on('upgrade', (req, socket: Socket) => {
+    seen.push(`UPGRADE ${req.url}`);
+    if (req.url === '/ws') {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.on('data', (d: Buffer) => socket.write(d.toString().toUpperCase()));
+      return;
+    }
+    // Refuses with a keep-alive 200 and keeps reading: what a smuggled request would reach.
+    socket.write('HTTP/1.1 200 OK\r\ncontent-length: 13\r\n\r\nnot upgraded\n');
+    let buffered = '';
+    socket.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      for (const line of buffered.split('\r\n').filter((l) => /^[A-Z]+ \S+ HTTP/.test(l))) seen.push(line);
+      buffered = '';
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, port: (server.address() as AddressInfo).port, seen }),
+    ),
+  );
+}
+
+const upgrade = (path: string, extra = '') =>
+  `GET ${path} HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade\r\nUpgrade: echo\r\n${extra}\r\n`;
+
+describe('upgrade requests', () => {
+  let up: Awaited<ReturnType<typeof startUpgradeBackend>>;
+  let proxy: TestProxy;
+
+  beforeAll(async () => {
+    up = await startUpgradeBackend();
+    const b = backend('ws', [up.port]);
+    proxy = await startProxy(simpleTable([entry([to(b)])], [b]));
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await new Promise((r) => up.server.close(r));
+  });
+
+  it('tunnels after a 101: bytes flow both ways', async () => {
+    const answer = await rawExchange(proxy.port(), [upgrade('/ws'), 'hello'], { pauseMs: 100, idleMs: 500 });
+    expect(answer.status).toBe(101);
+    expect(answer.head.toLowerCase()).toContain('upgrade: echo');
+    expect(answer.body).toBe('HELLO');
+  });
+
+  it('never tunnels when the backend refuses: the answer is relayed and the connection closes', async () => {
+    up.seen.length = 0;
+    const smuggled = 'GET /admin-only HTTP/1.1\r\nHost: internal\r\n\r\n';
+    const answer = await rawExchange(proxy.port(), [upgrade('/refuse'), smuggled], {
+      pauseMs: 200,
+      idleMs: 1_000,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.head.toLowerCase()).toContain('connection: close');
+    expect(answer.body).toBe('not upgraded\n');
+    expect(answer.closed).toBe(true);
+    // The request written after the refusal never reached the backend unrouted.
+    expect(up.seen).toEqual(['UPGRADE /refuse']);
+  });
+});
