@@ -88,17 +88,19 @@ export function evaluateRule(
   try {
     result = rule.program(context);
   } catch (error) {
-    return {
-      reason: 'InternalError',
-      message: `Internal error: ${firstLine(error)} evaluating rule: ${rule.rule.rule}`,
-      field: where,
-    };
+    // kube-apiserver: "no such key: x evaluating rule: <message, or the rule when it has none>".
+    const text = firstLine(error).replace(/^No such key/, 'no such key');
+    return fieldError.invalid(where, schemaType, `${text} evaluating rule: ${ruleText(rule)}`);
   }
   if (result === true) return undefined;
   if (result !== false) {
     return fieldError.invalid(where, schemaType, `rule did not evaluate to a bool: ${rule.rule.rule}`);
   }
   return failure(rule, where, schemaType, messageOf(rule, context));
+}
+
+function ruleText(rule: CelRule): string {
+  return (rule.rule.message ?? rule.rule.rule).trim();
 }
 
 function messageOf(rule: CelRule, context: Record<string, unknown>): string {

@@ -127,8 +127,10 @@ export class CrdValidator {
         field: '<nil>',
       });
     } else {
+      // The old object is compared as stored: pruned and defaulted like the new one.
       const { metadata: _m, ...oldBody } = old ?? {};
-      checkRules(schema.root, copy, undefined, old ? oldBody : NO_OLD_VALUE, undefined, '', errors);
+      const oldCopy = old ? pruneAndDefault(schema.root, oldBody, '', []) : NO_OLD_VALUE;
+      checkRules(schema.root, copy, undefined, oldCopy, undefined, '', errors);
     }
     const result = metadata === undefined ? copy : { ...copy, metadata };
     return { object: reorder(result), errors, warnings: pruned.map((p) => `unknown field "${p}"`) };

@@ -10,10 +10,11 @@ export function compileRe2(pattern: string): RegExp {
   if (re) return re;
   let source = pattern;
   let flags = 'u';
-  const leading = /^\(\?([imsU]+)\)/.exec(source);
+  // `(?i)` at the start, or just after `^` as Gateway API writes it; JavaScript has no inline flags.
+  const leading = /^(\^?)\(\?([imsU]+)\)/.exec(source);
   if (leading) {
-    source = source.slice(leading[0].length);
-    for (const flag of leading[1] as string) {
+    source = leading[1] + source.slice(leading[0].length);
+    for (const flag of leading[2] as string) {
       if (flag === 'i' || flag === 's' || flag === 'm') flags += flag;
       else throw new Error(`unsupported RE2 flag ${flag} in ${pattern}`);
     }
