@@ -43,7 +43,9 @@ export async function openSource(
   logger: Logger,
   registry: Registry,
 ): Promise<SourceSetup> {
-  if (cli.source.kind === 'file') return fileSetup(new FileSource({ dir: cli.source.dir, logger }), cli);
+  if (cli.source.kind === 'file') {
+    return fileSetup(new FileSource({ dir: cli.source.dir, logger, registry }), cli);
+  }
   if (cli.source.kind === 'kubernetes') return kubernetesSetup(cli, cli.source.kubeconfig, logger, registry);
   const demo = await startDemo({
     logger,
@@ -54,7 +56,7 @@ export async function openSource(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
   });
   return {
-    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger }), cli),
+    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, registry }), cli),
     identity: { ...demo.identity, ...cli.identity },
     adminRoutes: demo.adminRoutes,
     banner: demo.banner,

@@ -2,9 +2,12 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
+import type { Gauge, Registry } from 'prom-client';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
+import type { CrdValidator } from '../../validation/index.ts';
 import { type Source, SourceError } from '../source.ts';
+import { defaultFileValidator, invalidObjectsGauge } from './file-validation.ts';
 import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
 import { ObjectStore } from './object-store.ts';
 
@@ -13,6 +16,10 @@ export interface FileSourceOptions {
   readonly logger: Logger;
   /** Quiet time after the last file event before the folder is read again. */
   readonly debounceMs?: number;
+  /** CRD validation of every object (issue 12); deploy/crds by default, `false` for none. */
+  readonly validator?: CrdValidator | false;
+  /** Where clusterset_gateway_invalid_objects is registered. */
+  readonly registry?: Registry;
 }
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
@@ -27,7 +34,8 @@ export class FileSource implements Source {
   readonly #dir: string;
   readonly #logger: Logger;
   readonly #debounceMs: number;
-  readonly #store = new ObjectStore();
+  readonly #store: ObjectStore;
+  readonly #invalidGauge: Gauge | undefined;
   readonly #lastGood = new Map<string, readonly AnyResource[]>();
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -38,6 +46,10 @@ export class FileSource implements Source {
     this.#dir = options.dir;
     this.#logger = options.logger.child({ component: 'file-source', dir: options.dir });
     this.#debounceMs = options.debounceMs ?? 50;
+    const validator =
+      options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));
+    this.#store = new ObjectStore(undefined, validator);
+    this.#invalidGauge = options.registry ? invalidObjectsGauge(options.registry) : undefined;
   }
 
   /** Problems found in the last reload (syntax errors, invalid objects), each naming file and line. */
@@ -96,10 +108,10 @@ export class FileSource implements Source {
     }
     this.#lastGood.clear();
     for (const [file, objects] of current) this.#lastGood.set(file, objects);
-    this.#reportProblems(problems);
-
-    const objects = [...current.values()].flat();
-    onSnapshot(new Snapshot(this.#store.admit(objects)));
+    const admission = this.#store.admitFiles(current);
+    this.#invalidGauge?.set(admission.invalidObjects);
+    this.#reportProblems([...problems, ...admission.invalid]);
+    onSnapshot(new Snapshot(admission.objects));
   }
 
   #reportProblems(problems: readonly ManifestProblem[]): void {
@@ -118,7 +130,9 @@ export class FileSource implements Source {
 }
 
 export function formatProblem(problem: ManifestProblem): string {
-  return `${problem.file}:${problem.line}: ${problem.message}`;
+  return problem.line > 0
+    ? `${problem.file}:${problem.line}: ${problem.message}`
+    : `${problem.file}: ${problem.message}`;
 }
 
 async function listManifestFiles(dir: string): Promise<string[]> {
