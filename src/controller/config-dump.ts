@@ -17,5 +17,6 @@ export function buildConfigDump({ result, balancers, problems }: ConfigDumpInput
   for (const update of result?.statuses ?? []) {
     statuses[statusKey(update)] = { metadata: { generation: update.generation }, status: update.status };
   }
-  return { statuses, routeTable: result?.table ?? null, balancers: balancers ?? null, problems };
+  const all = [...problems, ...(result?.problems ?? [])];
+  return { statuses, routeTable: result?.table ?? null, balancers: balancers ?? null, problems: all };
 }
