@@ -64,7 +64,7 @@ export async function openSource(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
   });
   return {
-    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger }), cli),
+    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, registry }), cli),
     identity: { ...demo.identity, ...cli.identity },
     adminRoutes: demo.adminRoutes,
     banner: demo.banner,

@@ -21,7 +21,7 @@ export function buildConfigDump({ result, balancers, problems }: ConfigDumpInput
     statuses,
     routeTable: result?.table ?? null,
     balancers: balancers ?? null,
-    problems,
+    problems: [...problems, ...(result?.problems ?? [])],
   });
 }
 

@@ -5,7 +5,8 @@ import { condition, generationOf, type Problem } from './conditions.ts';
 import { namespaceOf } from './defaults.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
 
-export type GatewayProblem = Problem<'InvalidParameters' | 'Pending'>;
+/** Invalid: the Gateway's translation failed unexpectedly (src/gateway/guarded.ts). */
+export type GatewayProblem = Problem<'InvalidParameters' | 'Pending' | 'Invalid'>;
 
 /**
  * Why a Gateway of our class is not accepted as a whole: we take no infrastructure parameters

@@ -9,6 +9,7 @@ import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
+import { describeObject, guarded } from './guarded.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
 import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
@@ -26,6 +27,8 @@ export interface TranslationResult {
   readonly statuses: readonly StatusUpdate[];
   /** Bad input translation degraded around (from endpoint resolution); for logs and metrics. */
   readonly warnings?: readonly McsWarning[];
+  /** Objects whose translation failed unexpectedly and was skipped (each also has a condition). */
+  readonly problems?: readonly string[];
 }
 
 interface OwnedGateway {
@@ -36,16 +39,29 @@ interface OwnedGateway {
 
 /** Pure: no I/O, no clock, deterministic order (DESIGN.md §1). */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
-  const classes = reconcileGatewayClasses(snapshot, options);
+  const problems: string[] = [];
+  const classesOutcome = guarded(() => reconcileGatewayClasses(snapshot, options));
+  if (!classesOutcome.ok) problems.push(`GatewayClasses: ${classesOutcome.message}`);
+  const classes = classesOutcome.ok ? classesOutcome.value : { ours: new Map(), statuses: [] };
   const gateways = new Map<string, OwnedGateway>();
   for (const gateway of snapshot.gateways) {
-    const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
-    if (!verdict) continue;
-    gateways.set(keyOf(gateway), {
-      gateway,
-      listeners: validateListeners(snapshot, gateway),
-      problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
+    const owned = guarded(() => {
+      const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
+      if (!verdict) return undefined;
+      return {
+        gateway,
+        listeners: validateListeners(snapshot, gateway),
+        problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
+      };
     });
+    if (owned.ok && !owned.value) continue;
+    if (!owned.ok) problems.push(`${describeObject(gateway)}: ${owned.message}`);
+    gateways.set(
+      keyOf(gateway),
+      owned.ok && owned.value
+        ? owned.value
+        : { gateway, listeners: [], problem: { reason: 'Invalid', message: owned.ok ? '' : owned.message } },
+    );
   }
   const addresses = assignGatewayAddresses(
     [...gateways].map(([key, owned]) => ({
@@ -64,7 +80,14 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const routesByListener = new Map<string, Map<string, AttachedRoute>>();
   const routeStatuses: StatusUpdate[] = [];
   for (const route of snapshot.httpRoutes) {
-    const outcome = translateRoute(snapshot, options, route, gateways);
+    const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, gateways));
+    if (!guardedOutcome.ok) {
+      problems.push(`${describeObject(route)}: ${guardedOutcome.message}`);
+      const status = guarded(() => failedRouteStatus(route, gateways, options, guardedOutcome.message));
+      if (status.ok && status.value) routeStatuses.push(status.value);
+      continue;
+    }
+    const outcome = guardedOutcome.value;
     if (!outcome) continue;
     // Only routes that serve somewhere contribute backends (and their warnings) to the table.
     if (outcome.attached.size > 0) {
@@ -96,9 +119,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
       if (!owned.problem) servedTls.push({ state, address: address?.bind });
     }
-    gatewayStatuses.push(
+    const status = guarded(() =>
       gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
     );
+    if (status.ok) gatewayStatuses.push(status.value);
+    else problems.push(`${describeObject(owned.gateway)}: ${status.message}`);
   }
   const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
   const result: TranslationResult = {
@@ -108,9 +133,42 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     },
     statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
     warnings,
+    problems,
   };
-  const withEastWest = options.eastWest ? addEastWest(result, snapshot, options) : result;
-  return applyBackendTls(withEastWest, snapshot, options);
+  let withEastWest = result;
+  if (options.eastWest) {
+    const eastWest = guarded(() => addEastWest(result, snapshot, options));
+    withEastWest = eastWest.ok
+      ? eastWest.value
+      : { ...result, problems: [...problems, `east-west: ${eastWest.message}`] };
+  }
+  const withTls = guarded(() => applyBackendTls(withEastWest, snapshot, options));
+  if (withTls.ok) return withTls.value;
+  return {
+    ...withEastWest,
+    problems: [...(withEastWest.problems ?? []), `BackendTLSPolicy: ${withTls.message}`],
+  };
+}
+
+/** The status of a route whose translation failed: Accepted=False on each of our Gateways it names. */
+function failedRouteStatus(
+  route: HTTPRoute,
+  gateways: ReadonlyMap<string, OwnedGateway>,
+  options: TranslateOptions,
+  message: string,
+): StatusUpdate | undefined {
+  const refs = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
+  const parents = refs
+    .map((ref) => ({ ref, normalized: normalizeParentRef(ref, namespaceOf(route)) }))
+    .filter(
+      ({ normalized }) =>
+        normalized.kind === 'Gateway' && gateways.has(`${normalized.namespace}/${normalized.name}`),
+    )
+    .map(({ ref }) => ({ ref, problem: { reason: 'UnsupportedValue' as const, message } }));
+  if (parents.length === 0) return undefined;
+  // Only metadata and parentRefs are read again: the rest of the spec is what failed.
+  const minimal = { ...route, spec: { parentRefs: refs } } as HTTPRoute;
+  return routeStatus(minimal, parents, [], [], options.controllerName);
 }
 
 interface RouteOutcome {

@@ -207,7 +207,12 @@ describe('Kubernetes API test server (driven by @kubernetes/client-node)', () =>
       contentType: 'application/merge-patch+json',
     });
     const stored = server.get('httproutes', 'default', 'r');
-    expect(stored?.status).toEqual({ parents });
+    // The CRD's schema defaults fill parentRef.group and kind, as kube-apiserver does.
+    const defaulted = parents.map((p) => ({
+      ...p,
+      parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', ...p.parentRef },
+    }));
+    expect(stored?.status).toEqual({ parents: defaulted });
     expect(stored?.spec).not.toHaveProperty('hostnames');
     expect(stored?.metadata).toMatchObject({ generation: 1 });
     const rv = (stored?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;

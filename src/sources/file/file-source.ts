@@ -2,11 +2,13 @@ import { type FSWatcher, watch } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
+import { type Gauge, Registry } from 'prom-client';
 import { BadInputReporter } from '../../net/bad-input.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
+import type { CrdValidator } from '../../validation/index.ts';
 import { type Source, SourceError } from '../source.ts';
+import { defaultFileValidator, invalidObjectsGauge } from './file-validation.ts';
 import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
 import { ObjectStore } from './object-store.ts';
 
@@ -19,7 +21,9 @@ export interface FileSourceOptions {
   readonly maxFileBytes?: number;
   /** Objects across the folder; files past the cap are refused (`--max-manifest-objects`). Default 10,000. */
   readonly maxObjects?: number;
-  /** Where clusterset_gateway_manifest_problems_total counts new problems. */
+  /** CRD validation of every object (issue 12); deploy/crds by default, `false` for none. */
+  readonly validator?: CrdValidator | false;
+  /** Where clusterset_gateway_manifest_problems_total and clusterset_gateway_invalid_objects are registered. */
   readonly registry?: Registry;
 }
 
@@ -41,7 +45,8 @@ export class FileSource implements Source {
   readonly #maxFileBytes: number;
   readonly #maxObjects: number;
   readonly #problemCounter: BadInputReporter;
-  readonly #store = new ObjectStore();
+  readonly #store: ObjectStore;
+  readonly #invalidGauge: Gauge | undefined;
   readonly #lastGood = new Map<string, readonly AnyResource[]>();
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -60,6 +65,10 @@ export class FileSource implements Source {
       'clusterset_gateway_manifest_problems_total',
       'Problems found in manifest files (syntax, invalid or duplicate objects, limits), counted when first seen.',
     );
+    const validator =
+      options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));
+    this.#store = new ObjectStore(undefined, validator);
+    this.#invalidGauge = options.registry ? invalidObjectsGauge(options.registry) : undefined;
   }
 
   /** Problems found in the last reload (syntax errors, invalid objects), each naming file and line. */
@@ -133,10 +142,10 @@ export class FileSource implements Source {
     }
     this.#lastGood.clear();
     for (const [file, objects] of current) this.#lastGood.set(file, objects);
-    this.#reportProblems(problems);
-
-    const objects = [...current.values()].flat();
-    onSnapshot(new Snapshot(this.#store.admit(objects)));
+    const admission = this.#store.admitFiles(current);
+    this.#invalidGauge?.set(admission.invalidObjects);
+    this.#reportProblems([...problems, ...admission.invalid]);
+    onSnapshot(new Snapshot(admission.objects));
   }
 
   #reportProblems(problems: readonly ManifestProblem[]): void {
@@ -156,7 +165,9 @@ export class FileSource implements Source {
 }
 
 export function formatProblem(problem: ManifestProblem): string {
-  return `${problem.file}:${problem.line}: ${problem.message}`;
+  return problem.line > 0
+    ? `${problem.file}:${problem.line}: ${problem.message}`
+    : `${problem.file}: ${problem.message}`;
 }
 
 /**

@@ -71,7 +71,9 @@ export function conflict(target: Target): ApiFailure {
 export function invalid(target: Target, causes: readonly StatusCause[]): ApiFailure {
   const summary = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
   const list = causes.length > 1 ? `[${summary}]` : summary;
-  return new ApiFailure(422, 'Invalid', `${target.kind} "${target.name ?? ''}" is invalid: ${list}`, {
+  // errors.NewInvalid names the group-qualified kind: `HTTPRoute.gateway.networking.k8s.io "x" is invalid`.
+  const kind = target.group ? `${target.kind}.${target.group}` : target.kind;
+  return new ApiFailure(422, 'Invalid', `${kind} "${target.name ?? ''}" is invalid: ${list}`, {
     name: target.name,
     group: target.group,
     kind: target.kind,

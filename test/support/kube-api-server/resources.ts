@@ -1,20 +1,14 @@
 import type { StatusCause } from './api-status.ts';
+import { admitCustomResource } from './crd-admission.ts';
 import type { JsonObject } from './json.ts';
 import type { NameRule } from './validation.ts';
 import {
-  validateClusterProfile,
-  validateClusterProperty,
   validateEndpointSlice,
   validateEvent,
-  validateGateway,
-  validateGatewayClass,
-  validateHTTPRoute,
   validateLease,
   validateNamespace,
-  validateReferenceGrant,
   validateSecret,
   validateService,
-  validateServiceImport,
 } from './validation.ts';
 
 /** One REST resource as kube-apiserver serves it; `crd` names the CustomResourceDefinition that provides it. */
@@ -34,29 +28,15 @@ export interface ResourceDef {
   readonly shortNames?: readonly string[];
   /** Field selectors supported besides metadata.name and metadata.namespace. */
   readonly fieldSelectors?: readonly string[];
+  /** Validation; for custom resources also the CRD's pruning and defaulting, applied to `obj` in place. */
   readonly validate: (obj: JsonObject, old?: JsonObject) => StatusCause[];
-  /** Defaults a real server applies on create (CRD schema `default:` and built-in defaulting). */
+  /** Built-in defaulting a real server applies on create. */
   readonly defaults?: (obj: JsonObject) => void;
 }
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const MCS_GROUP = 'multicluster.x-k8s.io';
 const ABOUT_GROUP = 'about.k8s.io';
-
-function pendingStatus(types: readonly string[]): (obj: JsonObject) => void {
-  return (obj) => {
-    if (obj.status !== undefined) return;
-    obj.status = {
-      conditions: types.map((type) => ({
-        lastTransitionTime: '1970-01-01T00:00:00Z',
-        message: 'Waiting for controller',
-        reason: 'Pending',
-        status: 'Unknown',
-        type,
-      })),
-    };
-  };
-}
 
 export const RESOURCES: readonly ResourceDef[] = [
   {
@@ -174,8 +154,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     crd: `gatewayclasses.${GATEWAY_GROUP}`,
     nameRule: 'subdomain',
     shortNames: ['gc'],
-    validate: validateGatewayClass,
-    defaults: pendingStatus(['Accepted']),
+    validate: admitCustomResource,
   },
   {
     group: GATEWAY_GROUP,
@@ -189,8 +168,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     crd: `gateways.${GATEWAY_GROUP}`,
     nameRule: 'subdomain',
     shortNames: ['gtw'],
-    validate: validateGateway,
-    defaults: pendingStatus(['Accepted', 'Programmed']),
+    validate: admitCustomResource,
   },
   {
     group: GATEWAY_GROUP,
@@ -203,7 +181,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     generation: true,
     crd: `httproutes.${GATEWAY_GROUP}`,
     nameRule: 'subdomain',
-    validate: validateHTTPRoute,
+    validate: admitCustomResource,
   },
   {
     group: GATEWAY_GROUP,
@@ -217,7 +195,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     crd: `referencegrants.${GATEWAY_GROUP}`,
     nameRule: 'subdomain',
     shortNames: ['refgrant'],
-    validate: validateReferenceGrant,
+    validate: admitCustomResource,
   },
   // TLS (issue 14): schema checks are left to the gateway's own tolerance of odd specs.
   {
@@ -259,7 +237,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     crd: `serviceimports.${MCS_GROUP}`,
     nameRule: 'subdomain',
     shortNames: ['svcim'],
-    validate: validateServiceImport,
+    validate: admitCustomResource,
   },
   {
     group: MCS_GROUP,
@@ -272,7 +250,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     generation: true,
     crd: `clusterprofiles.${MCS_GROUP}`,
     nameRule: 'subdomain',
-    validate: validateClusterProfile,
+    validate: admitCustomResource,
   },
   {
     group: ABOUT_GROUP,
@@ -285,7 +263,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     generation: true,
     crd: `clusterproperties.${ABOUT_GROUP}`,
     nameRule: 'subdomain',
-    validate: validateClusterProperty,
+    validate: admitCustomResource,
   },
 ];
 

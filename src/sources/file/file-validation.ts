@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import { loadCrds } from '../../validation/crd-loader.ts';
+import { CrdValidator } from '../../validation/index.ts';
+
+let shared: CrdValidator | undefined;
+
+/**
+ * The validator the file source checks objects with: the CRDs in deploy/crds, compiled once per process.
+ * undefined (with an error logged) when they cannot be read, so the problem is visible and nothing crashes.
+ */
+export function defaultFileValidator(logger: Logger): CrdValidator | undefined {
+  if (shared) return shared;
+  try {
+    shared = new CrdValidator(loadCrds());
+    for (const p of shared.ruleProblems) {
+      logger.error({ location: p.location, rule: p.rule }, `CEL rule cannot be evaluated: ${p.error}`);
+    }
+  } catch (error) {
+    logger.error({ err: error }, 'cannot load the CRDs: objects read from files are not validated');
+  }
+  return shared;
+}
+
+const gauges = new WeakMap<Registry, Gauge>();
+
+/** clusterset_gateway_invalid_objects: objects the source refused at its last reload. */
+export function invalidObjectsGauge(registry: Registry): Gauge {
+  let gauge = gauges.get(registry);
+  if (!gauge) {
+    gauge = new Gauge({
+      name: 'clusterset_gateway_invalid_objects',
+      help: 'Objects in the manifests folder refused by CRD validation at the last reload (their last valid version, if any, stays in effect).',
+      registers: [registry],
+    });
+    gauges.set(registry, gauge);
+  }
+  return gauge;
+}

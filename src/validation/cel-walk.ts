@@ -1,0 +1,116 @@
+import { evaluateRule } from './cel-rules.ts';
+import { type SchemaNode, toCelValue } from './compiled-schema.ts';
+import { childPath, type FieldError, indexPath, keyPath } from './field-errors.ts';
+import { isJsonObject } from './schema-types.ts';
+
+/** No old value at this location: `oldSelf` rules are skipped, as for a create. */
+const NONE = Symbol('no old value');
+type Old = unknown | typeof NONE;
+
+/**
+ * Evaluates the x-kubernetes-validations rules at their schema locations. The CEL value of a subtree is
+ * built once, at the top-most node that has rules, and then shared by the rules below it. On updates, old
+ * values correlate through object properties, map keys and list-type=map keys (as kube-apiserver does), and
+ * a value equal to its old value is not re-validated (CRD validation ratcheting).
+ */
+export function checkRules(
+  node: SchemaNode,
+  value: unknown,
+  cel: unknown,
+  old: Old,
+  oldCel: unknown,
+  path: string,
+  errors: FieldError[],
+): void {
+  if (!node.rulesBelow || value === undefined || value === null) return;
+  if (old !== NONE && sameJson(value, old)) return;
+  if (cel === undefined) cel = toCelValue(node, value);
+  if (old !== NONE && oldCel === undefined) oldCel = toCelValue(node, old);
+  for (const rule of node.rules) {
+    if (rule.transition && old === NONE) continue;
+    const error = evaluateRule(rule, path, node.type, cel, old === NONE ? undefined : oldCel);
+    if (error) errors.push(error);
+  }
+  if (Array.isArray(value)) {
+    const items = node.items;
+    if (!items?.rulesBelow) return;
+    const celItems = cel as readonly unknown[];
+    const oldItems = correlateList(node, value, old);
+    const oldCelItems = Array.isArray(oldCel) ? oldCel : [];
+    value.forEach((item, i) => {
+      const oldIndex = oldItems?.[i];
+      const o = oldIndex === undefined ? NONE : (old as unknown[])[oldIndex];
+      checkRules(
+        items,
+        item,
+        celItems[i],
+        o,
+        oldIndex === undefined ? undefined : oldCelItems[oldIndex],
+        indexPath(path, i),
+        errors,
+      );
+    });
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  const celObject = cel as Record<string, unknown>;
+  const oldObject = old !== NONE && isJsonObject(old) ? old : undefined;
+  const oldCelObject = isJsonObject(oldCel) ? oldCel : undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const prop = node.properties?.get(key);
+    const childNode = prop ?? node.mapValues;
+    if (!childNode?.rulesBelow) continue;
+    const celKey = prop ? node.celNames.get(key) : key;
+    if (celKey === undefined) continue;
+    const o = oldObject && key in oldObject ? oldObject[key] : NONE;
+    checkRules(
+      childNode,
+      child,
+      celObject[celKey],
+      o,
+      oldCelObject?.[celKey],
+      prop ? childPath(path, key) : keyPath(path, key),
+      errors,
+    );
+  }
+}
+
+export { NONE as NO_OLD_VALUE };
+
+/** For each new item, the index of the old item with the same list-map keys (map lists only). */
+function correlateList(
+  node: SchemaNode,
+  value: readonly unknown[],
+  old: Old,
+): (number | undefined)[] | undefined {
+  if (old === NONE || !Array.isArray(old) || node.schema['x-kubernetes-list-type'] !== 'map')
+    return undefined;
+  const keys = node.schema['x-kubernetes-list-map-keys'] ?? [];
+  const id = (item: unknown) =>
+    isJsonObject(item) ? JSON.stringify(keys.map((k) => item[k] ?? null)) : undefined;
+  const byId = new Map<string, number>();
+  old.forEach((item, i) => {
+    const k = id(item);
+    if (k !== undefined) byId.set(k, i);
+  });
+  return value.map((item) => {
+    const k = id(item);
+    return k === undefined ? undefined : byId.get(k);
+  });
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bl = b as unknown[];
+    return a.length === bl.length && a.every((x, i) => sameJson(x, bl[i]));
+  }
+  const ak = Object.keys(a);
+  const bo = b as Record<string, unknown>;
+  return (
+    ak.length === Object.keys(bo).length &&
+    ak.every((k) => sameJson((a as Record<string, unknown>)[k], bo[k]))
+  );
+}
