@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { startAdminServer } from './admin/admin-server.ts';
+import { topologyRoutes } from './admin/topology-routes.ts';
+import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
@@ -61,13 +63,29 @@ async function main(argv: readonly string[]): Promise<void> {
     },
   });
 
+  const currentTable = () => reconciler.last?.result.table;
+  const topology = new TopologyService(
+    {
+      table: currentTable,
+      balancers: () => (workerPool ? undefined : dataPlane.describeBalancers()),
+      identity: () =>
+        reconciler.last ? resolveIdentity(reconciler.last.snapshot, setup.identity) : setup.identity,
+      notes: () =>
+        workerPool
+          ? [`--workers ${cli.workers}: each worker balances on its own; health and shares not shown`]
+          : [],
+    },
+    registry,
+    logger,
+  );
+  topology.start();
   const admin = await startAdminServer({
     host: cli.adminAddress,
     port: cli.adminPort,
     registry,
     ...(workerPool ? { extraMetrics: () => workerPool.metrics() } : {}),
     logger,
-    extraRoutes: setup.adminRoutes,
+    extraRoutes: new Map([...topologyRoutes(topology, currentTable), ...setup.adminRoutes]),
     state: {
       readiness: () => {
         const reasons = [
@@ -99,6 +117,7 @@ async function main(argv: readonly string[]): Promise<void> {
     logger.info({ signal }, 'shutting down');
     await setup.source.stop();
     await dataPlane.close();
+    topology.stop();
     await admin.close();
     await setup.close();
     process.exit(0);
