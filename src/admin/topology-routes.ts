@@ -43,7 +43,12 @@ export function topologyRoutes(
     ['/ui/', file('index.html')],
     ['/ui/app.js', file('app.js')],
     ['/ui/app.css', file('app.css')],
-    ['/favicon.ico', (_req, res) => res.writeHead(204).end()],
+    [
+      '/favicon.ico',
+      (_req, res) => {
+        res.writeHead(204).end();
+      },
+    ],
     ['/api/topology', (_req, res) => sendJson(res, 200, service.json())],
     ['/api/topology/stream', (req, res) => service.openStream(req, res)],
     [
