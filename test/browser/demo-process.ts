@@ -17,27 +17,32 @@ export interface DemoProcess {
 
 /** `npm start` as a newcomer runs it (the built-in demo), on free ports, waiting for /readyz. */
 export async function startDemo(extraArgs: readonly string[] = []): Promise<DemoProcess> {
+  const eastWestPort = await freePort();
+  return startProgram(['--demo', '--east-west-port', String(eastWestPort), ...extraArgs]);
+}
+
+/** The program with these flags plus free admin and listener ports, waiting for /readyz. */
+export async function startProgram(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<DemoProcess> {
   const adminPort = await freePort();
   const listenerPort = await freePort();
-  const eastWestPort = await freePort();
   const child: ChildProcess = spawn(
     process.execPath,
     [
       '--import',
       'tsx',
       'src/main.ts',
-      '--demo',
       '--admin-port',
       String(adminPort),
       '--listener-port-offset',
       String(listenerPort - DEMO_GATEWAY_PORT),
-      '--east-west-port',
-      String(eastWestPort),
       '--log-level',
       'warn',
-      ...extraArgs,
+      ...args,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env },
   );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -50,7 +55,7 @@ export async function startDemo(extraArgs: readonly string[] = []): Promise<Demo
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`demo exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
     const ready = await fetch(`${adminUrl}/readyz`).then(
       (r) => r.status === 200,
       () => false,
@@ -58,7 +63,7 @@ export async function startDemo(extraArgs: readonly string[] = []): Promise<Demo
     if (ready) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`demo not ready within 30s:\n${output}`);
+      throw new Error(`gateway not ready within 30s:\n${output}`);
     }
     await new Promise((res) => setTimeout(res, 100));
   }
