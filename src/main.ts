@@ -77,6 +77,7 @@ async function main(argv: readonly string[]): Promise<void> {
     },
     registry,
     logger,
+    { maxStreams: cli.adminMaxStreams, endpointListLimit: cli.topologyEndpointLimit },
   );
   topology.start();
   const admin = await startAdminServer({
