@@ -21,7 +21,7 @@ export async function startDemo(extraArgs: readonly string[] = []): Promise<Demo
   return startProgram(['--demo', '--east-west-port', String(eastWestPort), ...extraArgs]);
 }
 
-/** The program with these flags plus free admin and listener ports, waiting for /readyz. */
+/** The program with these flags and a free admin port; a Gateway listener on 8080 is served at `webUrl`. */
 export async function startProgram(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
