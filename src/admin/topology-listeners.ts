@@ -1,5 +1,6 @@
 import type { PathMatch, RouteEntry, RouteTable } from '../ir/route-table.ts';
 import { HostSelector } from '../proxy/host-selector.ts';
+import { compileAnchoredRegex } from '../proxy/match-predicates.ts';
 import type { ListenerView, RouteEntryView } from './topology-model.ts';
 
 /** Listeners, their virtual hosts and route entries in precedence order: the route view of the page. */
@@ -131,8 +132,9 @@ function pathMatches(match: PathMatch, rawPath: string): boolean {
       return path === prefix || path.startsWith(`${prefix}/`);
     }
     case 'RegularExpression':
+      // The proxy's own regex compiler, so a lookup matches what a request would.
       try {
-        return new RegExp(`^(?:${match.value})$`).test(path);
+        return compileAnchoredRegex(match.value).test(path);
       } catch {
         return false;
       }

@@ -93,8 +93,13 @@ export class TopologyService {
 
   /** The document as JSON, built at most once per tick however many ask. */
   json(): string {
+    return this.#document(this.#intervalMs);
+  }
+
+  /** The cached document while younger than `maxAgeMs`, else a new one. */
+  #document(maxAgeMs: number): string {
     const now = Date.now();
-    if (this.#cached && now - this.#cached.atMs < this.#intervalMs) return this.#cached.json;
+    if (this.#cached && now - this.#cached.atMs < maxAgeMs) return this.#cached.json;
     const { counts, seconds } = this.#window.delta();
     const source = this.#source;
     const json = JSON.stringify(
@@ -139,7 +144,8 @@ export class TopologyService {
     try {
       await this.#window.sample(Date.now());
       if (this.#streams.size === 0) return;
-      const frame = `data: ${this.json()}\n\n`;
+      // Fresh each tick (the 10% absorbs timer jitter), unless an API call just built one: at most one per tick.
+      const frame = `data: ${this.#document(this.#intervalMs * 0.9)}\n\n`;
       const now = Date.now();
       for (const stream of this.#streams) {
         if (now - stream.openedAtMs > this.#limits.maxStreamLifetimeMs) {
