@@ -24,14 +24,14 @@ afterEach(async () => {
   await admin?.close();
 });
 
-async function start(limits: Partial<TopologyLimits> = {}): Promise<string> {
+async function start(limits: Partial<TopologyLimits> = {}, intervalMs = 50): Promise<string> {
   const registry = new Registry();
   service = new TopologyService(
     { table: () => TABLE, balancers: () => ({}), identity: () => IDENTITY, notes: () => [] },
     registry,
     logger,
     limits,
-    50,
+    intervalMs,
   );
   service.start();
   admin = await startAdminServer({
@@ -96,6 +96,17 @@ describe('topology API on the admin server', () => {
     expect(doc.gateway.zone).toBe('us-east-1a');
     expect(doc.backends.map((b) => b.id)).toEqual([api.id, web.id]);
     expect(doc.listeners.map((l) => l.id)).toEqual(['shop/edge/http']);
+  });
+
+  it('builds the document at most once per tick however many ask', async () => {
+    const url = await start({}, 60_000);
+    const times = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const doc = (await (await fetch(`${url}/api/topology`)).json()) as TopologyDocument;
+        return doc.generatedAt;
+      }),
+    );
+    expect(new Set(times).size).toBe(1);
   });
 
   it('tells which listener and route a hostname and path go to', async () => {
