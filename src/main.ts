@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { type AdminState, startAdminServer, startMetricsServer } from './admin/admin-server.ts';
+import { topologyRoutes } from './admin/topology-routes.ts';
+import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
@@ -81,13 +83,30 @@ async function main(argv: readonly string[]): Promise<void> {
       }),
   };
   const extraMetrics = workerPool ? { extraMetrics: () => workerPool.metrics() } : {};
+  const currentTable = () => reconciler.last?.result.table;
+  const topology = new TopologyService(
+    {
+      table: currentTable,
+      balancers: () => (workerPool ? undefined : dataPlane.describeBalancers()),
+      identity: () =>
+        reconciler.last ? resolveIdentity(reconciler.last.snapshot, setup.identity) : setup.identity,
+      notes: () =>
+        workerPool
+          ? [`--workers ${cli.workers}: each worker balances on its own; health and shares not shown`]
+          : [],
+    },
+    registry,
+    logger,
+    { maxStreams: cli.adminMaxStreams, endpointListLimit: cli.topologyEndpointLimit },
+  );
+  topology.start();
   const admin = await startAdminServer({
     host: cli.adminAddress,
     port: cli.adminPort,
     registry,
     ...extraMetrics,
     logger,
-    extraRoutes: setup.adminRoutes,
+    extraRoutes: new Map([...topologyRoutes(topology, currentTable), ...setup.adminRoutes]),
     state,
   });
   const metrics = cli.metrics
@@ -112,6 +131,7 @@ async function main(argv: readonly string[]): Promise<void> {
     logger.info({ signal }, 'shutting down');
     await setup.source.stop();
     await dataPlane.close();
+    topology.stop();
     await admin.close();
     await metrics?.close();
     await setup.close();

@@ -170,6 +170,16 @@ const FLAGS = {
     arg: 'n|auto',
     help: 'Data plane worker processes (node:cluster); auto = one per core. Default 1 (no workers).',
   },
+  'admin-max-streams': {
+    type: 'string',
+    arg: 'n',
+    help: 'Live topology streams (/api/topology/stream) open at once; more get 503. Default 16.',
+  },
+  'topology-endpoint-limit': {
+    type: 'string',
+    arg: 'n',
+    help: 'Endpoints the topology page lists per zone; past it, counts and the unhealthy ones. Default 50.',
+  },
   'log-level': {
     type: 'string',
     arg: 'level',
@@ -223,6 +233,8 @@ export interface CliOptions {
   readonly tlsClientHelloTimeoutMs: number;
   readonly tlsClientHelloMaxBytes: number;
   readonly workers: number;
+  readonly adminMaxStreams: number;
+  readonly topologyEndpointLimit: number;
   readonly logLevel: string;
   readonly help: boolean;
 }
@@ -340,6 +352,13 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       1_048_576,
     ),
     workers: workerCount(str('workers')),
+    adminMaxStreams: integer('admin-max-streams', str('admin-max-streams') ?? '16', 0, 10_000),
+    topologyEndpointLimit: integer(
+      'topology-endpoint-limit',
+      str('topology-endpoint-limit') ?? '50',
+      0,
+      100_000,
+    ),
     // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
     logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),
     help: values.help === true,

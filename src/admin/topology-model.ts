@@ -1,0 +1,155 @@
+import type { BackendProtocol, HttpFilter, RouteMatch, TrafficDistribution } from '../ir/route-table.ts';
+
+/**
+ * The document behind `GET /api/topology` and the topology page (docs: src/admin/README.md). Version 1;
+ * fields are only ever added. Built by topology-builder.ts from the routing table, the balancers' state and the
+ * proxy's upstream counters, at most once a second and never on the request path.
+ */
+export interface TopologyDocument {
+  readonly version: 1;
+  /** ISO 8601 time the document was built. */
+  readonly generatedAt: string;
+  /** Seconds covered by every `served` figure (up to 10; less right after start). */
+  readonly windowSeconds: number;
+  /** Where the gateway itself runs; `cluster` is `local` when nothing names it. */
+  readonly gateway: GatewayPlace;
+  readonly listeners: readonly ListenerView[];
+  readonly backends: readonly BackendView[];
+  /** Endpoints listed one by one per zone, at most; beyond it the zone shows counts per node and its unhealthy ones. */
+  readonly endpointListLimit: number;
+  /** Things the page should say plainly (e.g. no balancer state with --workers). */
+  readonly notes: readonly string[];
+}
+
+export interface GatewayPlace {
+  readonly cluster: string;
+  readonly clusterset?: string;
+  readonly region?: string;
+  readonly zone?: string;
+  readonly node?: string;
+}
+
+export interface ListenerView {
+  /** `namespace/gateway/listener-name`. */
+  readonly id: string;
+  readonly gateway: string;
+  readonly port: number;
+  readonly protocol: 'HTTP' | 'HTTPS' | 'east-west';
+  readonly hostname?: string;
+  readonly virtualHosts: readonly VirtualHostView[];
+}
+
+export interface VirtualHostView {
+  readonly hostname: string;
+  /** In precedence order: the first entry whose conditions hold serves the request. */
+  readonly routes: readonly RouteEntryView[];
+}
+
+export interface RouteEntryView {
+  /** `namespace/name` of the HTTPRoute ('' for the east-west default entry). */
+  readonly route: string;
+  readonly ruleIndex: number;
+  readonly ruleName?: string;
+  readonly match: RouteMatch;
+  /** Filter kinds in order (RequestRedirect means the rule never forwards). */
+  readonly filters: readonly HttpFilter['kind'][];
+  readonly backends: readonly BackendRefView[];
+}
+
+export interface BackendRefView {
+  /** `BackendCluster.id`, or absent for an invalid reference (answers 500 for its share). */
+  readonly backend?: string;
+  readonly invalid?: string;
+  readonly weight: number;
+  /** weight / sum of the rule's weights (0..1). */
+  readonly share: number;
+}
+
+export interface BackendView {
+  /** `Service/namespace/name:port` or `ServiceImport/namespace/name:port`. */
+  readonly id: string;
+  readonly kind: 'Service' | 'ServiceImport';
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: BackendProtocol;
+  readonly trafficDistribution: TrafficDistribution;
+  /** Rules that send here, with their backendRef weight. */
+  readonly usedBy: readonly {
+    readonly route: string;
+    readonly ruleIndex: number;
+    readonly weight: number;
+    readonly share: number;
+  }[];
+  readonly tiers: readonly TierView[];
+  readonly clusters: readonly ClusterBox[];
+  readonly endpointCount: number;
+  readonly healthyCount: number;
+}
+
+export interface TierView {
+  readonly index: number;
+  /** node, zone, cluster, region, clusterset or all. */
+  readonly name: string;
+  /** Share of new requests the balancer gives this tier now (0..1). */
+  readonly configuredShare: number;
+  readonly panic: boolean;
+  readonly endpoints: number;
+  readonly healthy: number;
+  /** Attempts over the window that got an answer from this tier, and its share of all answered attempts. */
+  readonly served: {
+    readonly answered: number;
+    readonly failed: number;
+    /** Null while nothing was answered over the window. */
+    readonly share: number | null;
+    /**
+     * Other tiers counted together with this one: the proxy counts by (cluster, zone), and a node tier shares
+     * its cluster and zone with the zone tier.
+     */
+    readonly sharedWith?: readonly number[];
+  };
+}
+
+export interface ClusterBox {
+  /** '' when an endpoint has no cluster; the page says "no cluster". */
+  readonly name: string;
+  readonly local: boolean;
+  readonly zones: readonly ZoneBox[];
+  readonly endpointCount: number;
+  readonly healthyCount: number;
+}
+
+export interface ZoneBox {
+  /** Null when endpoints have no zone; the page says "no zone". */
+  readonly name: string | null;
+  readonly local: boolean;
+  readonly nodes: readonly NodeBox[];
+  readonly endpointCount: number;
+  readonly healthyCount: number;
+}
+
+export interface NodeBox {
+  readonly name: string | null;
+  readonly local: boolean;
+  readonly endpointCount: number;
+  readonly healthyCount: number;
+  /** Every endpoint while its zone has at most `endpointListLimit`; else only unhealthy ones, up to the limit per zone. */
+  readonly endpoints: readonly EndpointView[];
+  readonly aggregated: boolean;
+}
+
+export interface EndpointView {
+  readonly key: string;
+  readonly pod?: string;
+  readonly tier: number;
+  readonly ready: boolean;
+  readonly weight: number;
+  readonly healthy: boolean;
+  /** The health model's word for it (healthy, unhealthy, ejected, ...), when the balancer says. */
+  readonly health: string;
+  /** What set that health (outlier, probe, condition, avoided), when known. */
+  readonly signal?: string;
+  /** Since when (ISO 8601), when known. */
+  readonly since?: string;
+  readonly outstanding: number;
+}
