@@ -2,6 +2,7 @@ import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand } from './affinity.ts';
+import type { Programs } from './compiled.ts';
 import type { Endpoint } from './endpoints.ts';
 import {
   churnedRouteYaml,
@@ -54,6 +55,7 @@ export type StartOutcome =
 export interface ConfigContext {
   readonly proxyCpus: string;
   readonly projectDir: string;
+  readonly programs: Programs;
   /** Where the backend listens: the primary endpoint and, for multi-endpoint scenarios, all of them. */
   readonly upstream: readonly Endpoint[];
   /** A request that must answer 2xx through the config before it is measured. */
@@ -105,13 +107,12 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
         };
       }
       const port = await freePort();
-      const script =
-        spec.kind === 'undici' ? 'bench/peers/undici-proxy.ts' : 'bench/peers/http-proxy-server.ts';
+      const peer = spec.kind === 'undici' ? 'undici-proxy' : 'http-proxy-server';
       const target = `http://${primary.address}:${primary.port}`;
       const proc = spawnPinned(
         spec.kind,
         process.execPath,
-        ['--import', 'tsx', script, '--port', String(port), '--target', target],
+        [...ctx.programs.peer(peer), '--port', String(port), '--target', target],
         { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
       );
       return ready(proc, port, ctx, 20_000);
@@ -148,9 +149,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     process.execPath,
     [
       ...nodeFlags,
-      '--import',
-      'tsx',
-      'src/main.ts',
+      ...ctx.programs.gateway,
       '--manifests',
       dir,
       '--listener-port-offset',

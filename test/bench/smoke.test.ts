@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CpuPlan } from '../../bench/harness/affinity.ts';
+import { sourcePrograms } from '../../bench/harness/compiled.ts';
 import type { SuiteResult } from '../../bench/harness/results.ts';
 import { findScenarios } from '../../bench/harness/scenarios.ts';
 import { runSuite } from '../../bench/harness/suite.ts';
@@ -36,6 +37,7 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       warmupSec: 0,
       cpu: unpinned,
       projectDir,
+      programs: sourcePrograms(projectDir),
       forceNodeBackend: true,
       log: (line) => lines.push(line),
     });
@@ -82,6 +84,7 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       warmupSec: 0,
       cpu: unpinned,
       projectDir,
+      programs: sourcePrograms(projectDir),
       forceNodeBackend: true,
       log: () => {},
     });
