@@ -8,6 +8,8 @@ export interface Programs {
   /** `--manifests ...` and the rest follow. */
   readonly gateway: readonly string[];
   peer(name: PeerName): readonly string[];
+  /** Node flags that load bench/peers/runtime-probe.ts and trace GC (read by RuntimeMeter). */
+  readonly runtimeProbe: readonly string[];
 }
 
 /**
@@ -23,6 +25,7 @@ export function compilePrograms(projectDir: string, log: (line: string) => void)
   return {
     gateway: [join(projectDir, 'dist', 'main.js')],
     peer: (name) => [join(projectDir, 'dist-bench', 'peers', `${name}.js`)],
+    runtimeProbe: ['--trace-gc', '--import', join(projectDir, 'dist-bench', 'peers', 'runtime-probe.js')],
   };
 }
 
@@ -31,5 +34,13 @@ export function sourcePrograms(projectDir: string): Programs {
   return {
     gateway: ['--import', 'tsx', join(projectDir, 'src', 'main.ts')],
     peer: (name) => ['--import', 'tsx', join(projectDir, 'bench', 'peers', `${name}.ts`)],
+    // tsx first: the probe is TypeScript too.
+    runtimeProbe: [
+      '--trace-gc',
+      '--import',
+      'tsx',
+      '--import',
+      join(projectDir, 'bench', 'peers', 'runtime-probe.ts'),
+    ],
   };
 }

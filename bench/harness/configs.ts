@@ -15,6 +15,7 @@ import type { LoadTarget } from './load.ts';
 import { nginxProxyConfig } from './nginx-config.ts';
 import { freePort } from './ports.ts';
 import { type BenchProcess, spawnPinned, waitForHttp } from './processes.ts';
+import { RuntimeMeter } from './runtime-meter.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
 export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici';
@@ -43,6 +44,8 @@ export interface StartedConfig {
   readonly origin: string;
   /** The proxy process (its tree is measured for RSS and CPU); absent for `direct`. */
   readonly proxy?: BenchProcess;
+  /** Event-loop delay, GC and allocation of a Node proxy (absent for nginx, haproxy and direct). */
+  readonly runtime?: RuntimeMeter;
   /** Rewrites the route file (atomic rename) with a new generation; gateway only. */
   readonly churn?: (generation: number) => Promise<void>;
   stop(): Promise<void>;
@@ -112,10 +115,17 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       const proc = spawnPinned(
         spec.kind,
         process.execPath,
-        [...ctx.programs.peer(peer), '--port', String(port), '--target', target],
+        [
+          ...ctx.programs.runtimeProbe,
+          ...ctx.programs.peer(peer),
+          '--port',
+          String(port),
+          '--target',
+          target,
+        ],
         { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
       );
-      return ready(proc, port, ctx, 20_000);
+      return ready(proc, port, ctx, 20_000, new RuntimeMeter(proc));
     }
   }
 }
@@ -125,6 +135,7 @@ async function ready(
   port: number,
   ctx: ConfigContext,
   timeoutMs: number,
+  runtime?: RuntimeMeter,
 ): Promise<StartOutcome> {
   const origin = `http://127.0.0.1:${port}`;
   const up = await waitForHttp(`${origin}${ctx.probe.path}`, proc, timeoutMs, { host: ctx.probe.host });
@@ -132,7 +143,10 @@ async function ready(
     await proc.stop();
     return { ok: false, reason: up.reason };
   }
-  return { ok: true, started: { origin, proxy: proc, stop: () => proc.stop() } };
+  return {
+    ok: true,
+    started: { origin, proxy: proc, ...(runtime ? { runtime } : {}), stop: () => proc.stop() },
+  };
 }
 
 async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<StartOutcome> {
@@ -149,6 +163,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     process.execPath,
     [
       ...nodeFlags,
+      ...ctx.programs.runtimeProbe,
       ...ctx.programs.gateway,
       '--manifests',
       dir,
@@ -161,6 +176,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     ],
     { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
   );
+  const runtime = new RuntimeMeter(proc);
   const readyz = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, proc, ctx.gatewayReadyTimeoutMs);
   if (!readyz.ok) {
     await proc.stop();
@@ -180,6 +196,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     started: {
       origin,
       proxy: proc,
+      runtime,
       churn: async (generation) => {
         const tmp = join(dir, `.route.yaml.${generation}.tmp`);
         await writeFile(tmp, churnedRouteYaml(manifests, generation));

@@ -252,6 +252,7 @@ async function measureRun(
       await loop;
     };
   }
+  await started.runtime?.sample(); // resets the probe: the next sample covers this run only
   let result: LoadResult;
   try {
     result = await LOADERS[tool](spec);
@@ -259,6 +260,7 @@ async function measureRun(
     await stopChurn?.();
   }
   const wallSec = Number(process.hrtime.bigint() - t0) / 1e9;
+  const runtime = await started.runtime?.sample();
   const cpuAfter = pid === undefined ? undefined : treeCpuSeconds(pid);
   const coreAfter = busySecondsOn(proxyCpus, cpuBusySeconds());
   const rss = pid === undefined ? undefined : treeRssBytes(pid);
@@ -274,5 +276,6 @@ async function measureRun(
       : {}),
     ...(rss !== undefined ? { proxyRssBytes: rss } : {}),
     ...(churns !== undefined ? { churns } : {}),
+    ...(runtime !== undefined ? { runtime } : {}),
   };
 }

@@ -57,6 +57,10 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
     expect(undici?.ratios?.direct).toBeGreaterThan(0);
     expect(undici?.ratios?.undici).toBe(1);
     expect(undici?.rssMiB).toBeGreaterThan(0);
+    // The runtime probe answered: event-loop delay, GC and allocation of the Node proxy during the run.
+    expect(undici?.loopP99Ms).toBeGreaterThan(0);
+    expect(undici?.allocBytesPerRequest).toBeGreaterThan(0);
+    expect(rows.find((r) => r.config === 'direct')?.loopP99Ms).toBeUndefined();
     expect(lines.some((l) => l.includes('minimal undici proxy autocannon run 1/1'))).toBe(true);
 
     const dir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
