@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
+import { compilePrograms } from './harness/compiled.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
 import { runSuite } from './harness/suite.ts';
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
     warmupSec: args.warmupSec,
     cpu,
     projectDir,
+    programs: compilePrograms(projectDir, log),
     forceNodeBackend: args.nodeBackend,
     log,
     notes,
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
   log(`wrote ${files.json}, ${files.svg}, ${files.markdown}`);
 
   if (cpuProfDir) {
-    // One profile per thread; the tsx loader thread writes a small one. Summarize the busy ones.
+    // One profile per thread (workers, if any). Summarize the busy ones.
     const fresh = (await readdir(cpuProfDir)).filter(
       (f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f),
     );

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand } from './affinity.ts';
 import { FILE_SIZES, SMALL_BODY } from './backend-content.ts';
+import type { Programs } from './compiled.ts';
 import type { Endpoint } from './endpoints.ts';
 import { nginxBackendConfig } from './nginx-config.ts';
 import { type BenchProcess, spawnPinned, waitForHttp } from './processes.ts';
@@ -23,6 +24,7 @@ export interface BackendOptions {
   /** Use the Node backend even when nginx is installed (the smoke test does). */
   readonly forceNode?: boolean;
   readonly projectDir: string;
+  readonly programs: Programs;
 }
 
 /** nginx `return 200` when installed (fast enough not to be the bottleneck), else a Node server. */
@@ -60,7 +62,7 @@ export async function startBackend(options: BackendOptions): Promise<RunningBack
       stop: () => proc.stop(),
     };
   }
-  const args = ['--import', 'tsx', 'bench/peers/node-backend.ts'];
+  const args = [...options.programs.peer('node-backend')];
   for (const e of options.endpoints) args.push('--listen', `${e.address}:${e.port}`);
   const proc = spawnPinned('node-backend', process.execPath, args, {
     cpus: options.cpus,

@@ -2,6 +2,7 @@ import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand } from './affinity.ts';
+import type { Programs } from './compiled.ts';
 import type { Endpoint } from './endpoints.ts';
 import {
   churnedRouteYaml,
@@ -14,6 +15,7 @@ import type { LoadTarget } from './load.ts';
 import { nginxProxyConfig } from './nginx-config.ts';
 import { freePort } from './ports.ts';
 import { type BenchProcess, spawnPinned, waitForHttp } from './processes.ts';
+import { RuntimeMeter } from './runtime-meter.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
 export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici';
@@ -42,6 +44,8 @@ export interface StartedConfig {
   readonly origin: string;
   /** The proxy process (its tree is measured for RSS and CPU); absent for `direct`. */
   readonly proxy?: BenchProcess;
+  /** Event-loop delay, GC and allocation of a Node proxy (absent for nginx, haproxy and direct). */
+  readonly runtime?: RuntimeMeter;
   /** Rewrites the route file (atomic rename) with a new generation; gateway only. */
   readonly churn?: (generation: number) => Promise<void>;
   stop(): Promise<void>;
@@ -54,6 +58,7 @@ export type StartOutcome =
 export interface ConfigContext {
   readonly proxyCpus: string;
   readonly projectDir: string;
+  readonly programs: Programs;
   /** Where the backend listens: the primary endpoint and, for multi-endpoint scenarios, all of them. */
   readonly upstream: readonly Endpoint[];
   /** A request that must answer 2xx through the config before it is measured. */
@@ -105,16 +110,22 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
         };
       }
       const port = await freePort();
-      const script =
-        spec.kind === 'undici' ? 'bench/peers/undici-proxy.ts' : 'bench/peers/http-proxy-server.ts';
+      const peer = spec.kind === 'undici' ? 'undici-proxy' : 'http-proxy-server';
       const target = `http://${primary.address}:${primary.port}`;
       const proc = spawnPinned(
         spec.kind,
         process.execPath,
-        ['--import', 'tsx', script, '--port', String(port), '--target', target],
+        [
+          ...ctx.programs.runtimeProbe,
+          ...ctx.programs.peer(peer),
+          '--port',
+          String(port),
+          '--target',
+          target,
+        ],
         { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
       );
-      return ready(proc, port, ctx, 20_000);
+      return ready(proc, port, ctx, 20_000, new RuntimeMeter(proc));
     }
   }
 }
@@ -124,6 +135,7 @@ async function ready(
   port: number,
   ctx: ConfigContext,
   timeoutMs: number,
+  runtime?: RuntimeMeter,
 ): Promise<StartOutcome> {
   const origin = `http://127.0.0.1:${port}`;
   const up = await waitForHttp(`${origin}${ctx.probe.path}`, proc, timeoutMs, { host: ctx.probe.host });
@@ -131,7 +143,10 @@ async function ready(
     await proc.stop();
     return { ok: false, reason: up.reason };
   }
-  return { ok: true, started: { origin, proxy: proc, stop: () => proc.stop() } };
+  return {
+    ok: true,
+    started: { origin, proxy: proc, ...(runtime ? { runtime } : {}), stop: () => proc.stop() },
+  };
 }
 
 async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<StartOutcome> {
@@ -148,9 +163,8 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     process.execPath,
     [
       ...nodeFlags,
-      '--import',
-      'tsx',
-      'src/main.ts',
+      ...ctx.programs.runtimeProbe,
+      ...ctx.programs.gateway,
       '--manifests',
       dir,
       '--listener-port-offset',
@@ -162,6 +176,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     ],
     { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
   );
+  const runtime = new RuntimeMeter(proc);
   const readyz = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, proc, ctx.gatewayReadyTimeoutMs);
   if (!readyz.ok) {
     await proc.stop();
@@ -181,6 +196,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     started: {
       origin,
       proxy: proc,
+      runtime,
       churn: async (generation) => {
         const tmp = join(dir, `.route.yaml.${generation}.tmp`);
         await writeFile(tmp, churnedRouteYaml(manifests, generation));

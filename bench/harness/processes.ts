@@ -8,6 +8,7 @@ import { pinnedArgv } from './affinity.ts';
 export class BenchProcess {
   readonly #child: ChildProcess;
   readonly #tail: string[] = [];
+  readonly #lineListeners: ((line: string) => void)[] = [];
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   readonly #exited: Promise<void>;
 
@@ -16,15 +17,22 @@ export class BenchProcess {
     child: ChildProcess,
   ) {
     this.#child = child;
-    const keep = (chunk: Buffer): void => {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() === '') continue;
-        this.#tail.push(line);
-        if (this.#tail.length > 30) this.#tail.shift();
-      }
+    const keep = (line: string): void => {
+      if (line.trim() === '') return;
+      for (const listener of this.#lineListeners) listener(line);
+      this.#tail.push(line);
+      if (this.#tail.length > 30) this.#tail.shift();
     };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    for (const stream of [child.stdout, child.stderr]) {
+      // Lines are cut wherever a pipe read ends: carry the unfinished one over to the next chunk.
+      let partial = '';
+      stream?.on('data', (chunk: Buffer) => {
+        const lines = (partial + chunk.toString('utf8')).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) keep(line);
+      });
+      stream?.on('end', () => keep(partial));
+    }
     this.#exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.#exit = { code, signal };
@@ -40,6 +48,21 @@ export class BenchProcess {
 
   get pid(): number {
     return this.#child.pid ?? -1;
+  }
+
+  /** Every line the process writes from now on (stdout and stderr). */
+  onLine(listener: (line: string) => void): void {
+    this.#lineListeners.push(listener);
+  }
+
+  /** A signal to the process itself (not its group); ignored once it has exited. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.exited) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch {
+      // gone in between
+    }
   }
 
   get exited(): boolean {

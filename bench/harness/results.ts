@@ -1,4 +1,5 @@
 import type { LoadResult, LoadTool } from './load.ts';
+import type { RuntimeSample } from './runtime-meter.ts';
 
 /** One measured run: the load generator's view plus what the proxy process used meanwhile. */
 export interface RunSample extends LoadResult {
@@ -12,6 +13,8 @@ export interface RunSample extends LoadResult {
    * machine), in cores; above ~0.05 the proxy did not have its core to itself.
    */
   readonly foreignCpuOnProxyCore?: number;
+  /** A Node proxy's event-loop delay, GC pauses and freed bytes during the run. */
+  readonly runtime?: RuntimeSample;
 }
 
 export interface Ratios {
@@ -42,6 +45,14 @@ export interface ResultRow {
   readonly rssMiB?: number;
   /** Median over runs of RunSample.foreignCpuOnProxyCore. */
   readonly foreignCpuOnProxyCore?: number;
+  /** Medians over runs of a Node proxy's runtime figures (RunSample.runtime). */
+  readonly loopP99Ms?: number;
+  readonly loopMaxMs?: number;
+  /** GC pause per second of run, in ms (so 10 means 1% of the time stopped). */
+  readonly gcMsPerSec?: number;
+  readonly gcMaxPauseMs?: number;
+  /** Bytes the collector freed per request served: the steady-state allocation per request. */
+  readonly allocBytesPerRequest?: number;
   readonly ratios?: Ratios;
 }
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CpuPlan } from './affinity.ts';
 import { runAutocannon } from './autocannon-load.ts';
 import { type RunningBackend, startBackend } from './backend.ts';
+import type { Programs } from './compiled.ts';
 import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
 import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
 import { describeMachine } from './machine.ts';
@@ -22,6 +23,8 @@ export interface SuiteOptions {
   readonly warmupSec: number;
   readonly cpu: CpuPlan;
   readonly projectDir: string;
+  /** How each Node program is started: compiled (`npm run bench`) or from source (the smoke test). */
+  readonly programs: Programs;
   readonly forceNodeBackend?: boolean;
   readonly gatewayReadyTimeoutMs?: number;
   readonly cpuProfDir?: string;
@@ -47,6 +50,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       cpus: options.cpu.loadCpus,
       endpoints,
       projectDir: options.projectDir,
+      programs: options.programs,
       ...(options.forceNodeBackend ? { forceNode: true } : {}),
     });
     backendNote = backend.note;
@@ -133,6 +137,7 @@ async function measureScenario(
       const outcome = await startConfig(config, {
         proxyCpus: options.cpu.proxyCpus,
         projectDir: options.projectDir,
+        programs: options.programs,
         upstream: backend.endpoints,
         probe,
         gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
@@ -247,6 +252,7 @@ async function measureRun(
       await loop;
     };
   }
+  await started.runtime?.sample(); // resets the probe: the next sample covers this run only
   let result: LoadResult;
   try {
     result = await LOADERS[tool](spec);
@@ -254,6 +260,7 @@ async function measureRun(
     await stopChurn?.();
   }
   const wallSec = Number(process.hrtime.bigint() - t0) / 1e9;
+  const runtime = await started.runtime?.sample();
   const cpuAfter = pid === undefined ? undefined : treeCpuSeconds(pid);
   const coreAfter = busySecondsOn(proxyCpus, cpuBusySeconds());
   const rss = pid === undefined ? undefined : treeRssBytes(pid);
@@ -269,5 +276,6 @@ async function measureRun(
       : {}),
     ...(rss !== undefined ? { proxyRssBytes: rss } : {}),
     ...(churns !== undefined ? { churns } : {}),
+    ...(runtime !== undefined ? { runtime } : {}),
   };
 }

@@ -26,6 +26,17 @@ export function aggregate(row: ResultRow): ResultRow {
     ),
     ...defined('rssMiB', rss === undefined ? undefined : rss / (1024 * 1024)),
     ...defined('foreignCpuOnProxyCore', median(runs.map((r) => r.foreignCpuOnProxyCore))),
+    ...defined('loopP99Ms', median(runs.map((r) => r.runtime?.loopP99Ms))),
+    ...defined('loopMaxMs', maxOf(runs.map((r) => r.runtime?.loopMaxMs))),
+    ...defined(
+      'gcMsPerSec',
+      median(runs.map((r) => (r.runtime ? r.runtime.gcPauseMs / r.durationSec : undefined))),
+    ),
+    ...defined('gcMaxPauseMs', maxOf(runs.map((r) => r.runtime?.gcMaxPauseMs))),
+    ...defined(
+      'allocBytesPerRequest',
+      median(runs.map((r) => (r.runtime && r.requests > 0 ? r.runtime.freedBytes / r.requests : undefined))),
+    ),
   };
   return out;
 }

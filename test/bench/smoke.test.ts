@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CpuPlan } from '../../bench/harness/affinity.ts';
+import { sourcePrograms } from '../../bench/harness/compiled.ts';
 import type { SuiteResult } from '../../bench/harness/results.ts';
 import { findScenarios } from '../../bench/harness/scenarios.ts';
 import { runSuite } from '../../bench/harness/suite.ts';
@@ -36,6 +37,7 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       warmupSec: 0,
       cpu: unpinned,
       projectDir,
+      programs: sourcePrograms(projectDir),
       forceNodeBackend: true,
       log: (line) => lines.push(line),
     });
@@ -55,6 +57,10 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
     expect(undici?.ratios?.direct).toBeGreaterThan(0);
     expect(undici?.ratios?.undici).toBe(1);
     expect(undici?.rssMiB).toBeGreaterThan(0);
+    // The runtime probe answered: event-loop delay, GC and allocation of the Node proxy during the run.
+    expect(undici?.loopP99Ms).toBeGreaterThan(0);
+    expect(undici?.allocBytesPerRequest).toBeGreaterThan(0);
+    expect(rows.find((r) => r.config === 'direct')?.loopP99Ms).toBeUndefined();
     expect(lines.some((l) => l.includes('minimal undici proxy autocannon run 1/1'))).toBe(true);
 
     const dir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
@@ -82,6 +88,7 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       warmupSec: 0,
       cpu: unpinned,
       projectDir,
+      programs: sourcePrograms(projectDir),
       forceNodeBackend: true,
       log: () => {},
     });

@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export type PeerName = 'undici-proxy' | 'http-proxy-server' | 'node-backend';
+
+/** How to start each Node program of a bench run: `node <argv...>`. */
+export interface Programs {
+  /** `--manifests ...` and the rest follow. */
+  readonly gateway: readonly string[];
+  peer(name: PeerName): readonly string[];
+  /** Node flags that load bench/peers/runtime-probe.ts and trace GC (read by RuntimeMeter). */
+  readonly runtimeProbe: readonly string[];
+}
+
+/**
+ * Compiles the gateway (`npm run build`, as the image does) and the Node peers, so that every Node process
+ * in the comparison runs plain JavaScript: a tsx loader costs ~35 MiB of RSS and CPU of its own, which
+ * would blur both the memory and the throughput columns.
+ */
+export function compilePrograms(projectDir: string, log: (line: string) => void): Programs {
+  const tsc = join(projectDir, 'node_modules', 'typescript', 'bin', 'tsc');
+  log('compiling the gateway (tsconfig.build.json -> dist/) and the Node peers (-> dist-bench/)');
+  for (const project of ['tsconfig.build.json', 'bench/tsconfig.peers.json'])
+    execFileSync(process.execPath, [tsc, '-p', project], { cwd: projectDir, stdio: 'inherit' });
+  return {
+    gateway: [join(projectDir, 'dist', 'main.js')],
+    peer: (name) => [join(projectDir, 'dist-bench', 'peers', `${name}.js`)],
+    runtimeProbe: ['--trace-gc', '--import', join(projectDir, 'dist-bench', 'peers', 'runtime-probe.js')],
+  };
+}
+
+/** The TypeScript sources through tsx: for the harness's own smoke test, where speed is not measured. */
+export function sourcePrograms(projectDir: string): Programs {
+  return {
+    gateway: ['--import', 'tsx', join(projectDir, 'src', 'main.ts')],
+    peer: (name) => ['--import', 'tsx', join(projectDir, 'bench', 'peers', `${name}.ts`)],
+    // tsx first: the probe is TypeScript too.
+    runtimeProbe: [
+      '--trace-gc',
+      '--import',
+      'tsx',
+      '--import',
+      join(projectDir, 'bench', 'peers', 'runtime-probe.ts'),
+    ],
+  };
+}

@@ -1,0 +1,66 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { CliOptions } from '../cli/args.ts';
+import { startLeaderElection } from '../leader/index.ts';
+import { createKubeSource, loadKubeConfig } from '../sources/kube/index.ts';
+import { createStatusWriter, type StatusWriter } from '../status/index.ts';
+import type { SourceSetup } from './source-setup-contract.ts';
+
+/** The coordination.k8s.io/v1 Lease every replica campaigns for; only its holder writes status. */
+const LEADER_LEASE_NAME = 'clusterset-gateway-leader';
+
+/**
+ * The Kubernetes half: informers, a status writer that only writes while this replica holds the Lease, and
+ * the election itself. Every replica serves traffic (issue 4).
+ */
+export function kubernetesSetup(
+  cli: CliOptions,
+  kubeconfig: string | undefined,
+  logger: Logger,
+  registry: Registry,
+): SourceSetup {
+  const { kubeConfig, namespace, origin } = loadKubeConfig(kubeconfig);
+  logger.info({ origin, namespace }, 'using Kubernetes API server');
+  const instance = process.env.POD_NAME || `${hostname()}-${process.pid}`;
+  const source = createKubeSource({
+    kubeConfig,
+    logger,
+    registry,
+    ...(cli.serviceImportKinds ? { serviceImportKinds: cli.serviceImportKinds } : {}),
+  });
+  // Declared before the elector so that its callback can reach it; it fires only after the first renewal.
+  let statusWriter: StatusWriter | undefined;
+  const elector = startLeaderElection({
+    kubeConfig,
+    namespace: process.env.POD_NAMESPACE || namespace,
+    name: LEADER_LEASE_NAME,
+    identity: instance,
+    logger,
+    registry,
+    onStartedLeading: () => void statusWriter?.rewrite(),
+  });
+  const writer = createStatusWriter({
+    kubeConfig,
+    controllerName: cli.controllerName,
+    logger,
+    registry,
+    isLeader: () => elector.isLeader,
+    instance,
+  });
+  statusWriter = writer;
+  return {
+    source,
+    identity: cli.identity,
+    serviceImportKinds: () => source.servedServiceImportKinds,
+    notReady: () =>
+      source.ready ? [] : ['the Kubernetes source has not synced every watched kind', ...source.problems],
+    problems: () => source.problems,
+    onApplied: (result) => writer.write(result.statuses),
+    adminRoutes: new Map(),
+    async close() {
+      writer.stop();
+      await elector.stop();
+    },
+  };
+}
