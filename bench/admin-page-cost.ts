@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { pinSelf, planCpus } from './harness/affinity.ts';
 import { runAutocannon } from './harness/autocannon-load.ts';
 import { startBackend } from './harness/backend.ts';
+import { compilePrograms } from './harness/compiled.ts';
 import type { Endpoint } from './harness/endpoints.ts';
 import { gatewayManifests, LISTENER_PORT } from './harness/gateway-manifests.ts';
 import { freePort, freePorts } from './harness/ports.ts';
@@ -44,10 +45,12 @@ const clusters = ports.map((port, c) => {
   }
   return { name: `cluster-${c + 1}`, endpoints };
 });
+const programs = compilePrograms(ROOT, (line) => process.stderr.write(`${line}\n`));
 const backend = await startBackend({
   cpus: plan.loadCpus,
   endpoints: clusters.flatMap((c) => c.endpoints),
   projectDir: ROOT,
+  programs,
 });
 
 const dir = await mkdtemp(join(tmpdir(), 'bench-admin-page-'));
@@ -62,9 +65,7 @@ const gateway = spawnPinned(
   'gateway',
   process.execPath,
   [
-    '--import',
-    'tsx',
-    'src/main.ts',
+    ...programs.gateway,
     '--manifests',
     dir,
     '--admin-port',
