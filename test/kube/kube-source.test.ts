@@ -200,7 +200,10 @@ describe('Kubernetes source against the API test server', () => {
     await recorder.waitFor((s) => s.httpRoutes.length === 5, 'routes');
     const before = await counter(registry, 'Service', 'BOOKMARK');
     // Two bookmarks: the first one has surely been taken in before history is compacted.
-    await eventually(async () => (await counter(registry, 'Service', 'BOOKMARK')) > before + 1, 'two bookmarks');
+    await eventually(
+      async () => (await counter(registry, 'Service', 'BOOKMARK')) > before + 1,
+      'two bookmarks',
+    );
     server.expireHistory();
     server.dropWatches();
     server.create(service('after-compaction'));

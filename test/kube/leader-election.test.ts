@@ -62,7 +62,10 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
     const follower = leader === a ? b : a;
     // Three more renewals, each one a chance for the follower to (wrongly) take over.
     const renewals = leaseRequests(server, 'update');
-    await eventually(() => leaseRequests(server as KubeApiServer, 'update') >= renewals + 3, 'three renewals');
+    await eventually(
+      () => leaseRequests(server as KubeApiServer, 'update') >= renewals + 3,
+      'three renewals',
+    );
     expect(leader.elector.isLeader).toBe(true);
     expect(follower.elector.isLeader).toBe(false);
     expect(lease(server)?.holderIdentity).toBe(leader === a ? 'replica-a' : 'replica-b');
