@@ -5,12 +5,11 @@ import type { AdminRoute } from '../admin/admin-server.ts';
 import type { CliOptions } from '../cli/args.ts';
 import { DEFAULT_SERVICE_IMPORT_KINDS, type LocalIdentity } from '../gateway/options.ts';
 import type { TranslationResult } from '../gateway/translate.ts';
-import { startLeaderElection } from '../leader/index.ts';
+import { createStatusWriter, type StatusWriter, startLeaderElection } from '../kube/index.ts';
 import { startDemo } from '../sources/demo/demo.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
 import { createKubeSource, loadKubeConfig } from '../sources/kube/index.ts';
 import type { Source } from '../sources/source.ts';
-import { createStatusWriter, type StatusWriter } from '../status/index.ts';
 
 /** The demo Gateway's listener port; served at 8080 + --listener-port-offset. */
 export const DEMO_GATEWAY_PORT = 8080;

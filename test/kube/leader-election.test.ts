@@ -1,8 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StatusUpdate } from '../../src/ir/status.ts';
-import { type LeaderElector, startLeaderElection } from '../../src/leader/index.ts';
-import { createStatusWriter } from '../../src/status/index.ts';
+import { createStatusWriter, type LeaderElector, startLeaderElection } from '../../src/kube/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { CONTROLLER, captureLogs, eventually, gatewayClass, kubeConfigFor, withServer } from './helpers.ts';
 

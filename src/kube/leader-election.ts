@@ -1,9 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { KubeApiClient, KubeApiError, resourcePath } from '../sources/kube/api-client.ts';
-import { sleep } from '../sources/kube/backoff.ts';
-import { controllerMetrics } from '../sources/kube/metrics.ts';
+import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
+import { sleep } from './backoff.ts';
+import { controllerMetrics } from './controller-metrics.ts';
+import { isRecord } from './json-object.ts';
 
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -267,10 +268,6 @@ function parseLease(value: unknown): LeaseRecord | undefined {
     leaseTransitions: typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0,
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function errorMessage(err: unknown): string {
