@@ -29,6 +29,8 @@ export default defineConfig({
           include: unitFiles,
           exclude: ['**/*.e2e.test.ts', '**/node_modules/**'],
           setupFiles: ['./test/support/unit-guard.ts'],
+          pool: 'threads',
+          isolate: false,
           testTimeout: 5_000,
         },
       },
