@@ -281,16 +281,16 @@ function compileTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
   return { contexts, fallback };
 }
 
-/**
- * Compiles the routing table once per apply (DESIGN.md "compile once"): host maps, route indexes, predicates,
- * regexes, header operations, weight tables, balancers and metric series. Entries that cannot compile (an
- * invalid regular expression) are logged and left out; the rest keeps serving.
- */
 /** Ports of Gateways with their own address are distinct listening sockets. */
 export function listenKey(address: string | undefined, port: number): string {
   return address === undefined ? String(port) : `${address}:${port}`;
 }
 
+/**
+ * Compiles the routing table once per apply (DESIGN.md "compile once"): host maps, route indexes, predicates,
+ * regexes, header operations, weight tables, balancers and metric series. Entries that cannot compile (an
+ * invalid regular expression) are logged and left out; the rest keeps serving.
+ */
 export function compileRouteTable(table: RouteTable, deps: CompileDeps): CompiledTable {
   const backends = new Map<string, CompiledBackend>();
   const poolKeys = new Set<string>();
