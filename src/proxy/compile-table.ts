@@ -217,7 +217,7 @@ function compileTarget(
 /** One route entry as served on one port (north-south listeners and the east-west listener alike). */
 export function compileAction(
   entry: RouteEntry,
-  port: PortConfig,
+  port: Pick<PortConfig, 'port' | 'protocol'>,
   gateway: string,
   backends: ReadonlyMap<string, CompiledBackend>,
   deps: CompileDeps,
