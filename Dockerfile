@@ -9,6 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src
 RUN npm run build
 
@@ -23,6 +24,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The CRDs the file source validates objects against (src/validation/crd-loader.ts: ../../deploy/crds).
+COPY deploy/crds ./deploy/crds
 COPY package.json ./
 # The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
 USER 1000:1000

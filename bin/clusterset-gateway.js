@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Installed entry point: runs the compiled program (npm run build) when present, else the TypeScript source.
+// Installed entry point: runs the compiled program in dist/ (npm run build). The TypeScript source runs only in
+// development, through npm start.
 import { existsSync } from 'node:fs';
-import { register } from 'node:module';
 
 const compiled = new URL('../dist/main.js', import.meta.url);
-if (existsSync(compiled)) {
-  await import(compiled.href);
-} else {
-  register('tsx/esm', import.meta.url);
-  await import(new URL('../src/main.ts', import.meta.url).href);
+if (!existsSync(compiled)) {
+  process.stderr.write('clusterset-gateway: dist/main.js is missing; run `npm run build` first\n');
+  process.exit(1);
 }
+await import(compiled.href);

@@ -5,7 +5,7 @@
  *   node --import tsx bench/micro/run.ts [name-filter]
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCommand, pinnedArgv } from '../harness/affinity.ts';
@@ -17,9 +17,7 @@ const files = [
   ...readdirSync(microDir)
     .filter((f) => f.endsWith('.bench.ts'))
     .map((f) => join(microDir, f)),
-  ...['bench/lb-picker.bench.ts', 'bench/lb-memory.bench.ts']
-    .map((f) => join(projectDir, f))
-    .filter(existsSync),
+  join(projectDir, 'bench/lb-picker.bench.ts'),
 ].filter((f) => f.includes(filter));
 
 const cpus = hasCommand('taskset') ? '0' : '';

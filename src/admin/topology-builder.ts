@@ -1,4 +1,4 @@
-import type { LocalIdentity } from '../gateway/options.ts';
+import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import type { BackendCluster, RouteTable, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';

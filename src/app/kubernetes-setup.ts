@@ -2,9 +2,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
-import { startLeaderElection } from '../leader/index.ts';
+import { createStatusWriter, type StatusWriter, startLeaderElection } from '../kube/index.ts';
 import { createKubeSource, loadKubeConfig } from '../sources/kube/index.ts';
-import { createStatusWriter, type StatusWriter } from '../status/index.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
 
 /** The coordination.k8s.io/v1 Lease every replica campaigns for; only its holder writes status. */

@@ -1,4 +1,4 @@
-import type { BackendCluster, EastWestService, RouteEntry } from '../ir/route-table.ts';
+import type { BackendCluster, EastWestService, RouteEntry, RouteTable } from '../ir/route-table.ts';
 import type { RouteParentStatus, StatusUpdate } from '../ir/status.ts';
 import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
@@ -11,7 +11,6 @@ import type { TranslateOptions } from './options.ts';
 import type { RouteContext } from './route-context.ts';
 import { translateRules } from './route-rules.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
-import type { TranslationResult } from './translate.ts';
 import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
 
 /** The DNS suffix of clusterset-wide service names (KEP-1645). */
@@ -33,6 +32,13 @@ interface Frontend {
   serviceParent: boolean;
 }
 
+/** The parts of a TranslationResult (translate.ts) that east-west adds to; declared here to keep imports one-way. */
+interface TranslatedParts {
+  readonly table: RouteTable;
+  readonly statuses: readonly StatusUpdate[];
+  readonly warnings?: readonly McsWarning[];
+}
+
 /**
  * Adds the east-west table to a north-south translation result (TranslateOptions.eastWest):
  *
@@ -48,11 +54,11 @@ interface Frontend {
  * - a mesh route's `spec.hostnames` is ignored (GEP-1426 "hostnames field": SHOULD NOT infer functionality);
  * - the routes get a `status.parents` entry per mesh parentRef, merged with their Gateway parents' entries.
  */
-export function addEastWest(
-  result: TranslationResult,
+export function addEastWest<Result extends TranslatedParts>(
+  result: Result,
   snapshot: Snapshot,
   options: TranslateOptions,
-): TranslationResult {
+): Result {
   const backends = new Map<string, BackendCluster>();
   const warnings: McsWarning[] = [];
   const frontends = new Map<string, Frontend>();
@@ -134,6 +140,7 @@ export function addEastWest(
     mergedBackends[id] ??= backend;
   }
   return {
+    ...result,
     table: { ...result.table, backends: mergedBackends, eastWest: services },
     statuses: mergeRouteStatuses(result.statuses, meshStatuses),
     warnings: [...(result.warnings ?? []), ...warnings],

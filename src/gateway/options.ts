@@ -1,12 +1,6 @@
-/** Who the gateway is; passed to `translate()` and never read from the environment there. */
-export interface LocalIdentity {
-  /** Name of the cluster the gateway runs in; `--cluster`, else the ClusterProperty `cluster.clusterset.k8s.io`. */
-  readonly cluster?: string;
-  readonly clusterset?: string;
-  readonly region?: string;
-  readonly zone?: string;
-  readonly node?: string;
-}
+import type { LocalIdentity } from '../mcs/cluster-identity.ts';
+
+export type { LocalIdentity };
 
 export interface TranslateOptions {
   /** GatewayClasses whose `spec.controllerName` equals this belong to us. */

@@ -1,22 +1,13 @@
-import type { LocalIdentity } from '../gateway/options.ts';
 import type { BackendCluster } from '../ir/route-table.ts';
 import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { backendProtocol } from './app-protocol.ts';
-import { localClusterName, regionOfSlice } from './cluster-identity.ts';
+import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { serviceImportSpec } from './service-import-spec.ts';
-import { buildTiers, parseTrafficDistribution, type TierName } from './traffic-distribution.ts';
+import { buildTiers, parseTrafficDistribution } from './traffic-distribution.ts';
 import type { McsWarning } from './warnings.ts';
-
-/**
- * A BackendCluster plus the locality of each tier (`tierNames[i]` names `tiers[i]`), for the config dump and
- * per-tier metrics. Assignable to BackendCluster; the extra field survives serialisation.
- */
-export interface ResolvedBackendCluster extends BackendCluster {
-  readonly tierNames: readonly TierName[];
-}
 
 /**
  * Endpoint resolution for backendRefs, shared by north-south routes and east-west services.
@@ -26,7 +17,7 @@ export interface ResolvedBackendCluster extends BackendCluster {
 export type BackendResolution =
   | {
       readonly ok: true;
-      readonly backend: ResolvedBackendCluster;
+      readonly backend: BackendCluster;
       /** Bad input degraded around (log line + metric by `code`); never a reason to reject the ref. */
       readonly warnings?: readonly McsWarning[];
     }

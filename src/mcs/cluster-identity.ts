@@ -1,7 +1,16 @@
-import type { LocalIdentity } from '../gateway/options.ts';
 import type { ClusterProfile, EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { McsWarning } from './warnings.ts';
+
+/** Who the gateway is; passed to `translate()` and never read from the environment there. */
+export interface LocalIdentity {
+  /** Name of the cluster the gateway runs in; `--cluster`, else the ClusterProperty `cluster.clusterset.k8s.io`. */
+  readonly cluster?: string;
+  readonly clusterset?: string;
+  readonly region?: string;
+  readonly zone?: string;
+  readonly node?: string;
+}
 
 /** The cluster name used when neither `--cluster` nor the ClusterProperty `cluster.clusterset.k8s.io` says. */
 export const LOCAL_CLUSTER_FALLBACK = 'local';

@@ -1,5 +1,5 @@
-import type { LocalIdentity } from '../gateway/options.ts';
 import type { TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { LocalIdentity } from './cluster-identity.ts';
 import { localClusterName } from './cluster-identity.ts';
 import type { McsWarning } from './warnings.ts';
 

@@ -221,7 +221,7 @@ function compileTarget(
 /** One route entry as served on one port (north-south listeners and the east-west listener alike). */
 export function compileAction(
   entry: RouteEntry,
-  port: PortConfig,
+  port: Pick<PortConfig, 'port' | 'protocol'>,
   gateway: string,
   backends: ReadonlyMap<string, CompiledBackend>,
   deps: CompileDeps,
@@ -294,16 +294,16 @@ function compileTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
   return { contexts, fallback, clientValidation, requestCert };
 }
 
-/**
- * Compiles the routing table once per apply (DESIGN.md "compile once"): host maps, route indexes, predicates,
- * regexes, header operations, weight tables, balancers and metric series. Entries that cannot compile (an
- * invalid regular expression) are logged and left out; the rest keeps serving.
- */
 /** Ports of Gateways with their own address are distinct listening sockets. */
 export function listenKey(address: string | undefined, port: number): string {
   return address === undefined ? String(port) : `${address}:${port}`;
 }
 
+/**
+ * Compiles the routing table once per apply (DESIGN.md "compile once"): host maps, route indexes, predicates,
+ * regexes, header operations, weight tables, balancers and metric series. Entries that cannot compile (an
+ * invalid regular expression) are logged and left out; the rest keeps serving.
+ */
 export function compileRouteTable(table: RouteTable, deps: CompileDeps): CompiledTable {
   const backends = new Map<string, CompiledBackend>();
   const poolKeys = new Set<string>();

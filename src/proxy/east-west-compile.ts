@@ -1,4 +1,4 @@
-import type { PortConfig, RouteTable } from '../ir/route-table.ts';
+import type { RouteTable } from '../ir/route-table.ts';
 import {
   type CompileDeps,
   type CompiledAction,
@@ -37,15 +37,15 @@ export function compileEastWest(
   const listenersByPort = new Map<number, HostSelector<CompiledListener>>();
   for (const service of table.eastWest ?? []) {
     for (const { port, routes } of service.ports) {
-      // Only compileAction reads this: listenerPort for redirects, and the scheme.
-      const portConfig: PortConfig = { port, protocol: 'HTTP', gateways: [gateway], listeners: [] };
+      // The east-west listener is plain HTTP on each service port: redirects and the scheme follow from that.
+      const served = { port, protocol: 'HTTP' } as const;
       const index = new RouteIndex<CompiledAction>();
       for (const entry of routes) {
         try {
           index.add(
             entry.match.path,
             compileMatchPredicate(entry.match),
-            compileAction(entry, portConfig, gateway, backends, deps),
+            compileAction(entry, served, gateway, backends, deps),
           );
         } catch (err) {
           deps.logger.warn(

@@ -1,6 +1,17 @@
 import type { RouteMatch, StringMatch } from '../ir/route-table.ts';
 import { compileLinearRegex, type LinearRegex } from '../net/linear-regex.ts';
-import type { RequestView } from './request-view.ts';
+
+/**
+ * What matching reads from a request (RequestView implements it). Declared here, with the matchers, so that
+ * matching does not depend on the compiled table that RequestView carries.
+ */
+export interface MatchableRequest {
+  readonly req: { readonly method?: string | undefined };
+  /** Path without the query string. */
+  readonly path: string;
+  header(lowerName: string): string | undefined;
+  query(name: string): string | null;
+}
 
 export type ValueTest = (value: string) => boolean;
 
@@ -8,7 +19,7 @@ export type ValueTest = (value: string) => boolean;
 export interface MatchPredicate {
   /** True when the entry has no condition beyond its path. */
   readonly always: boolean;
-  test(view: RequestView): boolean;
+  test(view: MatchableRequest): boolean;
 }
 
 /**

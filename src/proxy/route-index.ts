@@ -1,7 +1,6 @@
 import type { PathMatch } from '../ir/route-table.ts';
 import type { LinearRegex } from '../net/linear-regex.ts';
-import { compileAnchoredRegex, type MatchPredicate } from './match-predicates.ts';
-import type { RequestView } from './request-view.ts';
+import { compileAnchoredRegex, type MatchableRequest, type MatchPredicate } from './match-predicates.ts';
 
 /** One compiled (rule, match) pair; `order` is its position in the IR's precedence order. */
 export interface IndexedEntry<A> {
@@ -41,7 +40,7 @@ export class RouteIndex<A> {
     this.#size++;
   }
 
-  lookup(view: RequestView): IndexedEntry<A> | undefined {
+  lookup(view: MatchableRequest): IndexedEntry<A> | undefined {
     const path = view.path;
     let best: IndexedEntry<A> | undefined;
     let bestOrder = Number.MAX_SAFE_INTEGER;
@@ -90,7 +89,7 @@ export class RouteIndex<A> {
     return best;
   }
 
-  #prefixBucket(key: string, view: RequestView, bestOrder: number): IndexedEntry<A> | undefined {
+  #prefixBucket(key: string, view: MatchableRequest, bestOrder: number): IndexedEntry<A> | undefined {
     const bucket = this.#prefix.get(key);
     return bucket === undefined ? undefined : firstPassing(bucket, view, bestOrder);
   }
@@ -111,7 +110,7 @@ export function normalisePrefix(prefix: string): string {
 
 function firstPassing<A>(
   bucket: readonly IndexedEntry<A>[],
-  view: RequestView,
+  view: MatchableRequest,
   bestOrder: number,
 ): IndexedEntry<A> | undefined {
   for (const entry of bucket) {

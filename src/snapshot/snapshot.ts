@@ -1,6 +1,5 @@
 import type {
   AnyResource,
-  ClusterProfile,
   ClusterProperty,
   EndpointSlice,
   Gateway,
@@ -9,7 +8,6 @@ import type {
   Namespace,
   ReferenceGrant,
   ResourceKind,
-  Secret,
   Service,
   ServiceImport,
 } from './resources.ts';
@@ -110,9 +108,6 @@ export class Snapshot {
   get services(): readonly Service[] {
     return this.list('Service');
   }
-  get secrets(): readonly Secret[] {
-    return this.list('Secret');
-  }
   get namespaces(): readonly Namespace[] {
     return this.list('Namespace');
   }
@@ -121,9 +116,6 @@ export class Snapshot {
   }
   get clusterProperties(): readonly ClusterProperty[] {
     return this.list('ClusterProperty');
-  }
-  get clusterProfiles(): readonly ClusterProfile[] {
-    return this.list('ClusterProfile');
   }
 }
 

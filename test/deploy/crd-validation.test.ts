@@ -85,6 +85,56 @@ function matches(selector: JsonObject, labels: unknown): boolean {
   return isObject(labels) && Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
+/** The Services deploy/ installs: what a ServiceMonitor must select. */
+const SERVICES = buildKustomization(DEPLOY_DIR)
+  .map((o) => o.object)
+  .filter((o) => o['kind'] === 'Service');
+
+/**
+ * Prometheus Operator kinds (deploy/monitoring): their CRDs belong to the operator, not to deploy/crds, so
+ * they get the checks the operator's schema makes and that matter here: a ServiceMonitor selects one of our
+ * Services by a port it has; every PrometheusRule rule has an expression and a name.
+ */
+function operatorProblems(o: JsonObject): string[] | undefined {
+  if (!String(o['apiVersion']).startsWith('monitoring.coreos.com/')) return undefined;
+  const kind = String(o['kind']);
+  if (kind === 'ServiceMonitor') {
+    const selector = at(o, 'spec', 'selector', 'matchLabels');
+    const endpoints = at(o, 'spec', 'endpoints');
+    if (!isObject(selector) || !Array.isArray(endpoints) || endpoints.length === 0)
+      return ['spec.selector.matchLabels and spec.endpoints: Required value'];
+    const selected = SERVICES.filter((svc) => matches(selector, at(svc, 'metadata', 'labels')));
+    if (selected.length === 0)
+      return [`spec.selector ${JSON.stringify(selector)} selects no Service of deploy/`];
+    const ports = selected.flatMap((svc) => {
+      const list = at(svc, 'spec', 'ports');
+      return Array.isArray(list) ? list.map((p) => (isObject(p) ? p['name'] : undefined)) : [];
+    });
+    return endpoints
+      .filter((e) => !isObject(e) || !ports.includes(e['port']))
+      .map(
+        (e) =>
+          `spec.endpoints: port ${JSON.stringify(isObject(e) ? e['port'] : e)} is not a port of the selected Service`,
+      );
+  }
+  if (kind === 'PrometheusRule') {
+    const groups = at(o, 'spec', 'groups');
+    if (!Array.isArray(groups) || groups.length === 0) return ['spec.groups: Required value'];
+    return groups.flatMap((g, i) => {
+      const rules = isObject(g) ? g['rules'] : undefined;
+      if (!Array.isArray(rules) || rules.length === 0) return [`spec.groups[${i}].rules: Required value`];
+      return rules.flatMap((r, j) =>
+        isObject(r) &&
+        typeof r['expr'] === 'string' &&
+        (typeof r['alert'] === 'string' || typeof r['record'] === 'string')
+          ? []
+          : [`spec.groups[${i}].rules[${j}]: expr and alert (or record) are required`],
+      );
+    });
+  }
+  return [`${kind}: not a Prometheus Operator kind this check knows`];
+}
+
 function problemsOf(objects: readonly BuiltObject[]): string[] {
   const all = objects.map((o) => o.object);
   const problems: string[] = [];
@@ -93,6 +143,11 @@ function problemsOf(objects: readonly BuiltObject[]): string[] {
     const kind = String(o.object['kind']);
     if (validator.isBuiltIn(apiVersion)) {
       for (const p of builtInProblems(o.object, all)) problems.push(`${name(o)}: ${p}`);
+      continue;
+    }
+    const operator = operatorProblems(o.object);
+    if (operator !== undefined) {
+      for (const p of operator) problems.push(`${name(o)}: ${p}`);
       continue;
     }
     for (const e of validator.validate(o.object).errors)
@@ -111,6 +166,7 @@ describe('deploy/ is what kube-apiserver accepts', () => {
       'coredns',
       'crds',
       'daemonset',
+      'monitoring',
     ]);
   });
 

@@ -350,9 +350,15 @@ describe('east-west listener', () => {
       }
     };
     const clients = [client(), client(), client()];
-    await new Promise((r) => setTimeout(r, 150));
+    // Traffic is flowing to the near pods before they die, and the clients keep going until 30 answers in a row
+    // come from the next tier.
+    await eventually(async () => expect(seen.length).toBeGreaterThanOrEqual(10));
     await Promise.all([down(byName('web-near-1')), down(byName('web-near-2'))]);
-    await new Promise((r) => setTimeout(r, 700));
+    const afterDown = seen.length;
+    await eventually(async () => {
+      expect(seen.length).toBeGreaterThanOrEqual(afterDown + 30);
+      expect(seen.slice(-30).every((p) => p === 'web-same-cluster')).toBe(true);
+    });
     running = false;
     await Promise.all(clients);
     expect(failures).toEqual([]);

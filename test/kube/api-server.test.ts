@@ -1,6 +1,6 @@
 import { KubernetesObjectApi, PatchStrategy, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeApiClient, KubeApiError } from '../../src/sources/kube/api-client.ts';
+import { KubeApiClient, KubeApiError } from '../../src/kube/api-client.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { eventually, gateway, httpRoute, kubeConfigFor, service, withServer } from './helpers.ts';
 

@@ -37,13 +37,13 @@ export async function withServer(options?: KubeApiServerOptions): Promise<KubeAp
 
 /** Polls until `check` returns a value (not undefined/false), or fails after `timeoutMs`. */
 export async function eventually<T>(
-  check: () => T | undefined | false,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
   timeoutMs = 5000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));

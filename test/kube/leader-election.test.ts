@@ -1,8 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StatusUpdate } from '../../src/ir/status.ts';
-import { type LeaderElector, startLeaderElection } from '../../src/leader/index.ts';
-import { createStatusWriter } from '../../src/status/index.ts';
+import { createStatusWriter, type LeaderElector, startLeaderElection } from '../../src/kube/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { CONTROLLER, captureLogs, eventually, gatewayClass, kubeConfigFor, withServer } from './helpers.ts';
 
@@ -15,7 +14,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-function elect(srv: KubeApiServer, identity: string, registry?: Registry) {
+function elect(srv: KubeApiServer, identity: string, registry?: Registry, now?: () => number) {
   const events: string[] = [];
   const elector = startLeaderElection({
     kubeConfig: kubeConfigFor(srv),
@@ -29,10 +28,14 @@ function elect(srv: KubeApiServer, identity: string, registry?: Registry) {
     onStartedLeading: () => events.push('started'),
     onStoppedLeading: () => events.push('stopped'),
     ...(registry ? { registry } : {}),
+    ...(now ? { now } : {}),
   });
   electors.push(elector);
   return { elector, events };
 }
+
+const leaseRequests = (srv: KubeApiServer, verb: string) =>
+  srv.requests.filter((r) => r.resource === 'leases' && r.verb === verb).length;
 
 function lease(srv: KubeApiServer): Record<string, unknown> | undefined {
   return srv.get('leases', 'kube-system', 'clusterset-gateway')?.spec as Record<string, unknown> | undefined;
@@ -56,7 +59,12 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
       'a leader',
     );
     const follower = leader === a ? b : a;
-    await new Promise((r) => setTimeout(r, 300));
+    // Three more renewals, each one a chance for the follower to (wrongly) take over.
+    const renewals = leaseRequests(server, 'update');
+    await eventually(
+      () => leaseRequests(server as KubeApiServer, 'update') >= renewals + 3,
+      'three renewals',
+    );
     expect(leader.elector.isLeader).toBe(true);
     expect(follower.elector.isLeader).toBe(false);
     expect(lease(server)?.holderIdentity).toBe(leader === a ? 'replica-a' : 'replica-b');
@@ -90,10 +98,15 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
         leaseTransitions: 3,
       },
     });
-    const a = elect(server, 'replica-a');
-    await new Promise((r) => setTimeout(r, 400));
+    let clock = 0;
+    const a = elect(server, 'replica-a', undefined, () => clock);
+    await eventually(() => leaseRequests(server as KubeApiServer, 'get') >= 3, 'three looks at the lease');
+    clock += 999;
+    const looks = leaseRequests(server, 'get');
+    await eventually(() => leaseRequests(server as KubeApiServer, 'get') >= looks + 2, 'two more looks');
     // Not before the lease has been seen unchanged for its whole duration on our own clock.
     expect(a.elector.isLeader).toBe(false);
+    clock += 2;
     await eventually(() => a.elector.isLeader, 'a takes over', 3000);
     expect(lease(server)).toMatchObject({ holderIdentity: 'replica-a', leaseTransitions: 4 });
   });

@@ -2,9 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLeaderElection } from '../../src/leader/index.ts';
-import { CONTROLLER_PERMISSIONS, createKubeSource, loadKubeConfig } from '../../src/sources/kube/index.ts';
-import { createStatusWriter } from '../../src/status/index.ts';
+import { CONTROLLER_PERMISSIONS, createStatusWriter, startLeaderElection } from '../../src/kube/index.ts';
+import { createKubeSource, loadKubeConfig } from '../../src/sources/kube/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import {
   CONTROLLER,

@@ -1,8 +1,8 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StatusUpdate } from '../../src/ir/status.ts';
+import { createStatusWriter } from '../../src/kube/index.ts';
 import type { Condition } from '../../src/snapshot/resources.ts';
-import { createStatusWriter } from '../../src/status/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import {
   CONTROLLER,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LocalIdentity } from '../../src/gateway/options.ts';
 import type { TrafficDistribution, UpstreamEndpoint } from '../../src/ir/route-table.ts';
+import type { LocalIdentity } from '../../src/mcs/cluster-identity.ts';
 import {
   buildTiers,
   localityOf,

@@ -18,8 +18,8 @@ import type {
   WeightedBackend,
 } from '../../src/ir/route-table.ts';
 import type { BalancerFactory } from '../../src/lb/balancer.ts';
-import { createRoundRobinFactory } from '../../src/lb/index.ts';
 import { ProxyServer, type ProxyServerOptions } from '../../src/proxy/index.ts';
+import { createRoundRobinFactory } from './round-robin-factory.ts';
 
 export const silentLogger = pino({ level: 'silent' });
 

@@ -1,5 +1,5 @@
+import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { isRecord } from '../decode.ts';
-import { groupVersionPath, type KubeApiClient, KubeApiError } from './api-client.ts';
 import type { WatchedKind } from './resource-kinds.ts';
 
 export interface ResolvedKind {

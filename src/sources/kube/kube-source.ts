@@ -1,14 +1,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { KubeApiClient } from '../../kube/api-client.ts';
+import { Backoff, sleep } from '../../kube/backoff.ts';
+import { controllerMetrics } from '../../kube/controller-metrics.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../source.ts';
-import { KubeApiClient } from './api-client.ts';
-import { Backoff, sleep } from './backoff.ts';
 import { Debouncer } from './debouncer.ts';
 import { discoverKinds } from './discovery.ts';
-import { controllerMetrics } from './metrics.ts';
 import { Reflector } from './reflector.ts';
 import { kindLabel, type WatchedKind, watchedKinds } from './resource-kinds.ts';
 

@@ -1,10 +1,10 @@
 import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
+import { Backoff, sleep } from '../../kube/backoff.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { objectKey } from '../../snapshot/snapshot.ts';
 import { isRecord } from '../decode.ts';
-import { groupVersionPath, type KubeApiClient, KubeApiError } from './api-client.ts';
-import { Backoff, sleep } from './backoff.ts';
 import type { ResolvedKind } from './discovery.ts';
 import { normalizeObject } from './normalize.ts';
 import { kindLabel } from './resource-kinds.ts';

@@ -4,7 +4,7 @@ import {
   type KubeConfig,
   ServerConfiguration,
 } from '@kubernetes/client-node';
-import { isRecord } from '../decode.ts';
+import { isRecord } from './json-object.ts';
 
 /**
  * Raw JSON requests over @kubernetes/client-node's own transport (auth, TLS, exec plugins from the kubeconfig).

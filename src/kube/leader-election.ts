@@ -1,9 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { KubeApiClient, KubeApiError, resourcePath } from '../sources/kube/api-client.ts';
-import { sleep } from '../sources/kube/backoff.ts';
-import { controllerMetrics } from '../sources/kube/metrics.ts';
+import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
+import { sleep } from './backoff.ts';
+import { controllerMetrics } from './controller-metrics.ts';
+import { isRecord } from './json-object.ts';
 
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -22,6 +23,8 @@ export interface LeaderElectionOptions {
   readonly onStartedLeading?: () => void;
   readonly onStoppedLeading?: () => void;
   readonly registry?: Registry;
+  /** Monotonic milliseconds for lease expiry and the renew deadline; performance.now unless a test drives it. */
+  readonly now?: () => number;
 }
 
 export interface LeaderElector {
@@ -66,6 +69,7 @@ class LeaseElector implements LeaderElector {
   readonly #deadlineMs: number;
   readonly #stop = new AbortController();
   readonly #setGauge: (value: number) => void;
+  readonly #now: () => number;
   #leading = false;
   #lastRenew = 0;
   #observed: { readonly key: string; readonly at: number } | undefined;
@@ -78,6 +82,7 @@ class LeaseElector implements LeaderElector {
       lease: `${options.namespace}/${options.name}`,
       identity: options.identity,
     });
+    this.#now = options.now ?? (() => performance.now());
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewMs = options.renewMs ?? 2_000;
     this.#deadlineMs = options.renewDeadlineMs ?? Math.round((this.#leaseMs * 2) / 3);
@@ -89,7 +94,7 @@ class LeaseElector implements LeaderElector {
   }
 
   get isLeader(): boolean {
-    return this.#leading && performance.now() - this.#lastRenew < this.#deadlineMs;
+    return this.#leading && this.#now() - this.#lastRenew < this.#deadlineMs;
   }
 
   start(): void {
@@ -109,7 +114,7 @@ class LeaseElector implements LeaderElector {
     const signal = this.#stop.signal;
     while (!signal.aborted) {
       // The deadline counts from before the request: the lease the server stores was renewed no later than this.
-      const attemptedAt = performance.now();
+      const attemptedAt = this.#now();
       const renewed = await this.#tryAcquireOrRenew();
       if (signal.aborted) return;
       if (renewed) {
@@ -120,7 +125,7 @@ class LeaseElector implements LeaderElector {
           this.#log.info('became leader');
           this.#o.onStartedLeading?.();
         }
-      } else if (this.#leading && performance.now() - this.#lastRenew >= this.#deadlineMs) {
+      } else if (this.#leading && this.#now() - this.#lastRenew >= this.#deadlineMs) {
         this.#stopLeading('failed to renew the lease before the deadline');
       }
       // Candidates retry with jitter so they do not all hit the API server at the same moment.
@@ -151,10 +156,10 @@ class LeaseElector implements LeaderElector {
     if (!record) return this.#create(now);
 
     const key = `${record.holderIdentity}|${record.renewTime ?? ''}|${record.resourceVersion}`;
-    if (this.#observed?.key !== key) this.#observed = { key, at: performance.now() };
+    if (this.#observed?.key !== key) this.#observed = { key, at: this.#now() };
     const heldByOther = record.holderIdentity !== '' && record.holderIdentity !== this.#o.identity;
     if (heldByOther) {
-      const expired = performance.now() - this.#observed.at > record.leaseDurationSeconds * 1000;
+      const expired = this.#now() - this.#observed.at > record.leaseDurationSeconds * 1000;
       if (this.#leading) {
         // Someone else holds it now: we lost it, whatever our own deadline says.
         this.#stopLeading(`lease taken by ${record.holderIdentity}`);
@@ -263,10 +268,6 @@ function parseLease(value: unknown): LeaseRecord | undefined {
     leaseTransitions: typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0,
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function errorMessage(err: unknown): string {

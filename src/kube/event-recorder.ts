@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { StatusKind } from '../ir/status.ts';
-import type { KubeApiClient } from '../sources/kube/api-client.ts';
-import { resourcePath } from '../sources/kube/api-client.ts';
+import type { KubeApiClient } from './api-client.ts';
+import { resourcePath } from './api-client.ts';
 
 export interface InvolvedObject {
   readonly kind: StatusKind;

@@ -1,1 +1,0 @@
-export { type LeaderElectionOptions, type LeaderElector, startLeaderElection } from './leader-election.ts';

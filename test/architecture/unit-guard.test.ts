@@ -1,0 +1,24 @@
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+
+// The unit project's setup file (test/support/unit-guard.ts) is what keeps socket and process tests out of it.
+describe('a unit test cannot reach the network or start processes', () => {
+  it.each([
+    ['listen on a TCP socket', () => createServer().listen(0, '127.0.0.1')],
+    ['listen with an HTTP server', () => createHttpServer().listen(0, '127.0.0.1')],
+    ['connect a TCP socket', () => connect(9, '127.0.0.1')],
+    ['spawn a process', () => spawn(process.execPath, ['-e', ''])],
+    ['fork a process', () => fork('-e')],
+    ['run a process synchronously', () => execFileSync(process.execPath, ['-e', ''])],
+  ])('%s', (_what, attempt) => {
+    expect(attempt).toThrow(/^unit tests do not /);
+  });
+
+  it('fetch fails before any connection is made', async () => {
+    await expect(fetch('http://127.0.0.1:1080/')).rejects.toSatisfy((error: Error) =>
+      /unit tests do not connect/.test(String((error.cause as Error | undefined)?.message)),
+    );
+  });
+});

@@ -1,0 +1,25 @@
+/**
+ * Setup file of the `unit` project: a unit test is pure, so listening on or connecting a socket, or starting
+ * a process, throws. A test that needs those belongs in the `e2e` project (see vitest.config.ts).
+ */
+import childProcess from 'node:child_process';
+import dgram from 'node:dgram';
+import { syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
+
+const refuse = (what: string) => () => {
+  throw new Error(
+    `unit tests do not ${what}: move this test to an e2e folder or name it *.e2e.test.ts (vitest.config.ts)`,
+  );
+};
+
+net.Server.prototype.listen = refuse('listen on sockets');
+net.Socket.prototype.connect = refuse('connect sockets');
+dgram.Socket.prototype.bind = refuse('bind sockets');
+dgram.Socket.prototype.send = refuse('send datagrams');
+// spawn, fork, exec and execFile all start through ChildProcess#spawn (an internal, untyped method).
+(childProcess.ChildProcess.prototype as unknown as { spawn: () => never }).spawn = refuse('spawn processes');
+for (const name of ['spawnSync', 'execSync', 'execFileSync'] as const) {
+  childProcess[name] = refuse('spawn processes');
+}
+syncBuiltinESMExports();
