@@ -1,6 +1,6 @@
-import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import type { BackendCluster, RouteTable, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
+import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';
 import { buildListenerViews } from './topology-listeners.ts';
 import type {

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
+import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';
 import { ServedWindow } from './served-window.ts';
 import { buildTopology } from './topology-builder.ts';
