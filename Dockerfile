@@ -24,6 +24,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The CRDs the file source (--manifests) validates objects against, as kube-apiserver would (issue 12).
+COPY deploy/crds ./deploy/crds
 # The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
 USER 1000:1000
 # Listener ports with --listener-port-offset 8000 (80 -> 8080, 443 -> 8443), east-west, admin.
