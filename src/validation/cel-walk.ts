@@ -26,10 +26,15 @@ export function checkRules(
   if (old !== NONE && sameJson(value, old)) return;
   if (cel === undefined) cel = toCelValue(node, value);
   if (old !== NONE && oldCel === undefined) oldCel = toCelValue(node, old);
-  for (const rule of node.rules) {
-    if (rule.transition && old === NONE) continue;
-    const error = evaluateRule(rule, path, node.type, cel, old === NONE ? undefined : oldCel);
-    if (error) errors.push(error);
+  if (node.rules.length > 0) {
+    if (old === NONE && node.rules.length >= MEMO_MIN_RULES) checkNewValue(node, value, cel, path, errors);
+    else {
+      for (const rule of node.rules) {
+        if (rule.transition && old === NONE) continue;
+        const error = evaluateRule(rule, path, node.type, cel, old === NONE ? undefined : oldCel);
+        if (error) errors.push(error);
+      }
+    }
   }
   if (Array.isArray(value)) {
     const items = node.items;
@@ -76,6 +81,48 @@ export function checkRules(
 }
 
 export { NONE as NO_OLD_VALUE };
+
+/**
+ * Rules are pure functions of `self`, and configurations repeat themselves (the same parentRefs, path
+ * matches and filters in thousands of routes): which rules hold for a value is remembered per schema
+ * location, keyed by the value's JSON. Bounded; failed rules are re-run for their message.
+ */
+const verdicts = new WeakMap<SchemaNode, Map<string, readonly boolean[]>>();
+const MAX_VERDICTS = 4096;
+const MAX_KEY_LENGTH = 2048;
+/** Below this many rules at a location, serializing the value costs more than evaluating the rules. */
+const MEMO_MIN_RULES = 4;
+
+function checkNewValue(
+  node: SchemaNode,
+  value: unknown,
+  cel: unknown,
+  path: string,
+  errors: FieldError[],
+): void {
+  const key = JSON.stringify(value);
+  const memo = key.length <= MAX_KEY_LENGTH ? verdicts.get(node) : undefined;
+  const known = memo?.get(key);
+  const holds: boolean[] = [];
+  node.rules.forEach((rule, i) => {
+    if (rule.transition) return;
+    if (known?.[i] === true) {
+      holds[i] = true;
+      return;
+    }
+    const error = evaluateRule(rule, path, node.type, cel, undefined);
+    holds[i] = error === undefined;
+    if (error) errors.push(error);
+  });
+  if (known || key.length > MAX_KEY_LENGTH) return;
+  let map = memo ?? verdicts.get(node);
+  if (!map) {
+    map = new Map();
+    verdicts.set(node, map);
+  }
+  if (map.size >= MAX_VERDICTS) map.clear();
+  map.set(key, holds);
+}
 
 /** For each new item, the index of the old item with the same list-map keys (map lists only). */
 function correlateList(

@@ -105,14 +105,7 @@ export class CrdValidator {
       const detail = known
         ? `no matches for kind "${kind}" in version "${apiVersion}" (the CRD does not serve this version)`
         : `no matches for kind "${kind}" in version "${apiVersion}" (no CustomResourceDefinition for it)`;
-      return {
-        object,
-        errors: [
-          fieldError.notSupported('apiVersion', apiVersion, []),
-          { ...fieldError.invalid('kind', kind, detail) },
-        ],
-        warnings: [],
-      };
+      return { object, errors: [fieldError.invalid('kind', kind, detail)], warnings: [] };
     }
     const { metadata, ...body } = object;
     const pruned: string[] = [];

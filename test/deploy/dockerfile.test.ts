@@ -42,6 +42,10 @@ describe('Dockerfile', () => {
     expect(finalStage).toMatch(/^ENTRYPOINT \["node", "dist\/main\.js"\]$/m);
   });
 
+  it('ships the CRDs the file source validates objects against', () => {
+    expect(finalStage).toMatch(/^COPY deploy\/crds \.\/deploy\/crds$/m);
+  });
+
   it('does not ignore what the build copies', () => {
     const patterns = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8')
       .split('\n')

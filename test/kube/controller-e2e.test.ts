@@ -288,8 +288,15 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
     expect(statusTraffic.length).toBeGreaterThan(0);
     const writers = new Set(statusTraffic.map((r) => r.token));
     expect(writers).toEqual(new Set([`${lease?.holderIdentity}-token`]));
-    // Both replicas watch and serve.
-    const watchers = new Set(server.requests.filter((r) => r.verb === 'watch').map((r) => r.token));
+    // Both replicas watch and serve (replica-b is not waited for at start: give it time on a busy machine).
+    const watchers = await until(
+      async () => {
+        const tokens = new Set(server.requests.filter((r) => r.verb === 'watch').map((r) => r.token));
+        return tokens.size === 2 ? tokens : undefined;
+      },
+      'both replicas to watch',
+      20_000,
+    ).catch(() => new Set(server.requests.filter((r) => r.verb === 'watch').map((r) => r.token)));
     expect(watchers).toEqual(new Set(['replica-a-token', 'replica-b-token']));
   });
 
