@@ -47,7 +47,8 @@ export interface HealthCheckRuntime {
   every(ms: number, tick: () => void): { stop(): void };
 }
 
-const TICK_MS = 25;
+// Coarse enough that probes due together start together (fewer event-loop wake-ups), fine enough to spread.
+const TICK_MS = 100;
 const SLOTS = 256;
 
 interface Target {

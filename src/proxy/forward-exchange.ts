@@ -371,7 +371,10 @@ export class Exchange implements ClientBound {
         });
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
     // retry on a fresh connection tells, and is what counts.
-    attempt.finish(decision.retry && decision.reason === 'reset-before-response' ? 'success' : result);
+    // So is a pool this process closed (a table swap) under the request: a local error, not the endpoint's.
+    const local = !attempt.connected && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED');
+    const notTheEndpoints = local || (decision.retry && decision.reason === 'reset-before-response');
+    attempt.finish(notTheEndpoints ? 'success' : result);
     if (this.#finished) return;
     if (isLocalError(err)) {
       // Our own request could not be built (a header undici refuses): a 500, never the endpoint's fault.
