@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpFilter } from '../../src/ir/route-table.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
 import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
@@ -48,7 +49,18 @@ describe('upgrade requests', () => {
   beforeAll(async () => {
     up = await startUpgradeBackend();
     const b = backend('ws', [up.port]);
-    proxy = await startProxy(simpleTable([entry([to(b)])], [b]));
+    const injecting: HttpFilter = {
+      kind: 'RequestHeaderModifier',
+      set: [{ name: 'x-bad', value: 'a\r\nx-injected: 1' }],
+      add: [],
+      remove: [],
+    };
+    proxy = await startProxy(
+      simpleTable(
+        [entry([to(b, 1, [injecting])], { path: { kind: 'PathPrefix', value: '/inject' } }), entry([to(b)])],
+        [b],
+      ),
+    );
   });
   afterAll(async () => {
     await proxy.close();
@@ -75,5 +87,13 @@ describe('upgrade requests', () => {
     expect(answer.closed).toBe(true);
     // The request written after the refusal never reached the backend unrouted.
     expect(up.seen).toEqual(['UPGRADE /refuse']);
+  });
+
+  it('validates the upstream request like the normal path: a header that would split it is a local 500', async () => {
+    up.seen.length = 0;
+    const answer = await rawExchange(proxy.port(), upgrade('/inject'));
+    expect(answer.status).toBe(500);
+    expect(answer.body).toBe('invalid upstream request\n');
+    expect(up.seen).toEqual([]);
   });
 });
