@@ -269,8 +269,8 @@ export class Exchange implements ClientBound {
     try {
       dispatcher = this.#services.pools.get(backend.protocol, endpoint);
     } catch (err) {
-      // An endpoint address undici cannot use counts as a connect failure of that endpoint.
-      attempt.onError(err as Error);
+      // An endpoint address undici cannot use counts as a connect failure of that endpoint (not a local error).
+      attempt.onError(Object.assign(new Error((err as Error).message), { code: 'CSG_BAD_ENDPOINT' }));
       return;
     }
     dispatcher.dispatch(
