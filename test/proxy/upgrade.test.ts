@@ -9,14 +9,22 @@ import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './f
  * A backend that refuses upgrades on /refuse (200), accepts them on /ws (101, then echoes in upper case), and
  * records every request line it is sent, so a request that slipped through a tunnel would show.
  */
-function startUpgradeBackend(): Promise<{ server: Server; port: number; seen: string[] }> {
+function startUpgradeBackend(): Promise<{
+  server: Server;
+  port: number;
+  seen: string[];
+  sockets: Set<Socket>;
+}> {
   const seen: string[] = [];
+  const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('not upgraded\n');
   });
   server.on('upgrade', (req, socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
     seen.push(`UPGRADE ${req.url}`);
     if (req.url === '/ws') {
       socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
@@ -34,7 +42,7 @@ function startUpgradeBackend(): Promise<{ server: Server; port: number; seen: st
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ server, port: (server.address() as AddressInfo).port, seen }),
+      resolve({ server, port: (server.address() as AddressInfo).port, seen, sockets }),
     ),
   );
 }
@@ -64,6 +72,8 @@ describe('upgrade requests', () => {
   });
   afterAll(async () => {
     await proxy.close();
+    // Upgraded sockets have left the server's bookkeeping; close() would wait for them.
+    for (const socket of up.sockets) socket.destroy();
     await new Promise((r) => up.server.close(r));
   });
 
