@@ -80,7 +80,10 @@ function handle(identity: EchoIdentity, req: IncomingMessage, res: ServerRespons
   res.on('error', () => {});
   req.on('end', () => {
     const rawPath = req.url ?? '/';
-    const url = new URL(rawPath, 'http://echo.invalid');
+    // A request target URL cannot parse (`//[::1`) is still echoed, never thrown out of the handler.
+    const url = URL.canParse(rawPath, 'http://echo.invalid')
+      ? new URL(rawPath, 'http://echo.invalid')
+      : new URL('http://echo.invalid/');
     const delayText = url.searchParams.get('delay');
     const delayMs = delayText === null ? 0 : (parseGoDurationMs(delayText) ?? 0);
     const statusMatch = /^\/status\/(\d{3})$/.exec(url.pathname);

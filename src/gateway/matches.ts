@@ -22,6 +22,15 @@ export function normalizeMatch(match: HTTPRouteMatch, field: string): MatchResul
   if (pathProblem !== undefined) {
     return unsupported(`${field}.path.value ${JSON.stringify(path.value)} ${pathProblem}`);
   }
+  for (const what of ['headers', 'queryParams'] as const) {
+    const list: unknown = match[what] ?? [];
+    if (
+      !Array.isArray(list) ||
+      list.some((m) => typeof m?.name !== 'string' || typeof m?.value !== 'string')
+    ) {
+      return unsupported(`${field}.${what} must be a list of entries with a string name and value`);
+    }
+  }
   const headers = uniqueMatches(match.headers ?? [], (name) => name.toLowerCase());
   const queryParams = uniqueMatches(match.queryParams ?? [], (name) => name);
   for (const [what, list] of [

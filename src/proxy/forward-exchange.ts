@@ -271,8 +271,8 @@ export class Exchange implements ClientBound {
           ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
           : this.#services.pools.get(backend.protocol, endpoint, tls);
     } catch (err) {
-      // An endpoint address undici cannot use counts as a connect failure of that endpoint.
-      attempt.onError(err as Error);
+      // An endpoint address undici cannot use counts as a connect failure of that endpoint (not a local error).
+      attempt.onError(Object.assign(new Error((err as Error).message), { code: 'CSG_BAD_ENDPOINT' }));
       return;
     }
     dispatcher.dispatch(

@@ -198,7 +198,9 @@ function attempt(
     client.write(responseHead(status, res, tunnel.target, false));
     res.on('error', () => client.destroy());
     res.pipe(client);
-    client.once('close', () => res.destroy());
+    // The connection served this one answer; it is never reused (agent: false), so it is closed here.
+    res.once('end', () => upstream.destroy());
+    client.once('close', () => upstream.destroy());
   });
   upstream.end();
 }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpFilter } from '../../src/ir/route-table.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
 import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
@@ -8,14 +9,22 @@ import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './f
  * A backend that refuses upgrades on /refuse (200), accepts them on /ws (101, then echoes in upper case), and
  * records every request line it is sent, so a request that slipped through a tunnel would show.
  */
-function startUpgradeBackend(): Promise<{ server: Server; port: number; seen: string[] }> {
+function startUpgradeBackend(): Promise<{
+  server: Server;
+  port: number;
+  seen: string[];
+  sockets: Set<Socket>;
+}> {
   const seen: string[] = [];
+  const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('not upgraded\n');
   });
   server.on('upgrade', (req, socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
     seen.push(`UPGRADE ${req.url}`);
     if (req.url === '/ws') {
       socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
@@ -33,7 +42,7 @@ function startUpgradeBackend(): Promise<{ server: Server; port: number; seen: st
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ server, port: (server.address() as AddressInfo).port, seen }),
+      resolve({ server, port: (server.address() as AddressInfo).port, seen, sockets }),
     ),
   );
 }
@@ -48,10 +57,23 @@ describe('upgrade requests', () => {
   beforeAll(async () => {
     up = await startUpgradeBackend();
     const b = backend('ws', [up.port]);
-    proxy = await startProxy(simpleTable([entry([to(b)])], [b]));
+    const injecting: HttpFilter = {
+      kind: 'RequestHeaderModifier',
+      set: [{ name: 'x-bad', value: 'a\r\nx-injected: 1' }],
+      add: [],
+      remove: [],
+    };
+    proxy = await startProxy(
+      simpleTable(
+        [entry([to(b, 1, [injecting])], { path: { kind: 'PathPrefix', value: '/inject' } }), entry([to(b)])],
+        [b],
+      ),
+    );
   });
   afterAll(async () => {
     await proxy.close();
+    // Upgraded sockets have left the server's bookkeeping; close() would wait for them.
+    for (const socket of up.sockets) socket.destroy();
     await new Promise((r) => up.server.close(r));
   });
 
@@ -75,5 +97,13 @@ describe('upgrade requests', () => {
     expect(answer.closed).toBe(true);
     // The request written after the refusal never reached the backend unrouted.
     expect(up.seen).toEqual(['UPGRADE /refuse']);
+  });
+
+  it('validates the upstream request like the normal path: a header that would split it is a local 500', async () => {
+    up.seen.length = 0;
+    const answer = await rawExchange(proxy.port(), upgrade('/inject'));
+    expect(answer.status).toBe(500);
+    expect(answer.body).toBe('invalid upstream request\n');
+    expect(up.seen).toEqual([]);
   });
 });
