@@ -23,6 +23,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The admin topology page: plain files tsc does not emit.
+COPY --from=build /app/src/admin/ui ./dist/admin/ui
 COPY package.json ./
 # The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
 USER 1000:1000
