@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { RouteTable } from '../ir/route-table.ts';
@@ -6,8 +6,12 @@ import type { AdminRoute } from './admin-server.ts';
 import { lookupRoute } from './topology-listeners.ts';
 import type { TopologyService } from './topology-service.ts';
 
-/** The page's files: plain HTML, CSS and JavaScript committed in src/admin/ui, no build step, no CDN. */
-const UI_DIR = join(import.meta.dirname, 'ui');
+/**
+ * The page's files: plain HTML, CSS and JavaScript committed in src/admin/ui, no build step, no CDN. tsc does
+ * not emit them, so compiled code (dist/admin) looks beside itself (the image copies them there), then in the
+ * checkout's src/admin/ui.
+ */
+const UI_DIRS = [join(import.meta.dirname, 'ui'), join(import.meta.dirname, '../../src/admin/ui')];
 const UI_FILES = [
   ['index.html', 'text/html; charset=utf-8'],
   ['app.js', 'text/javascript; charset=utf-8'],
@@ -28,13 +32,21 @@ export function topologyRoutes(
   service: TopologyService,
   table: () => RouteTable | undefined,
 ): Map<string, AdminRoute> {
+  const dir = UI_DIRS.find((candidate) => existsSync(join(candidate, 'index.html')));
   const files = new Map(
-    UI_FILES.map(([name, type]) => [name, { body: readFileSync(join(UI_DIR, name)), type }] as const),
+    dir ? UI_FILES.map(([name, type]) => [name, { body: readFileSync(join(dir, name)), type }] as const) : [],
   );
   const file =
     (name: (typeof UI_FILES)[number][0]): AdminRoute =>
     (_req, res) => {
-      const { body, type } = files.get(name)!;
+      const found = files.get(name);
+      if (!found) {
+        res
+          .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`the topology page's files are not installed (src/admin/ui); /api/topology still works\n`);
+        return;
+      }
+      const { body, type } = found;
       res.writeHead(200, { ...PAGE_HEADERS, 'content-type': type, 'content-length': body.length }).end(body);
     };
   return new Map<string, AdminRoute>([
