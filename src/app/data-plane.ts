@@ -37,11 +37,14 @@ export function startDataPlane(
     observer: {
       ...balancerMetrics.observer,
       // Transitions only, never per probe or request.
-      onHealthChange: ({ backend, endpoint, from, to, signal }) =>
+      onHealthChange: (change) => {
+        balancerMetrics.observer.onHealthChange?.(change);
+        const { backend, endpoint, from, to, signal } = change;
         logger.info(
           { backend, endpoint: endpoint.key, cluster: endpoint.cluster, from, to, signal },
           'endpoint health',
-        ),
+        );
+      },
     },
   });
   const healthChecks = new HealthChecker(cli.healthCheck, {

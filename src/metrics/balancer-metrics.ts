@@ -53,6 +53,12 @@ export class BalancerMetrics {
       labelNames: ['result', 'kind'],
       registers: [registry],
     });
+    const healthChanges = new Counter({
+      name: 'clusterset_gateway_endpoint_health_changes_total',
+      help: "Changes of an endpoint's health verdict, by backend, source cluster, zone, new health (healthy, unhealthy, ejected) and the signal that decided it (condition, outlier, probe, avoided).",
+      labelNames: ['backend', 'cluster', 'zone', 'to', 'signal'],
+      registers: [registry],
+    });
     const connectionRetries = new Counter({
       name: 'clusterset_gateway_upstream_connection_retries_total',
       help: 'Requests sent again after a connection fault, by reason (connect-failure, reset-before-response).',
@@ -64,6 +70,8 @@ export class BalancerMetrics {
     this.observer = {
       onEject: ({ backend, endpoint, reason }) =>
         ejections.inc({ backend, cluster: endpoint.cluster, zone: endpoint.zone ?? '', reason }),
+      onHealthChange: ({ backend, endpoint, to, signal }) =>
+        healthChanges.inc({ backend, cluster: endpoint.cluster, zone: endpoint.zone ?? '', to, signal }),
       onFailover: ({ backend, fromTier, toTier }) =>
         failovers.inc({ backend, from_tier: String(fromTier), to_tier: String(toTier) }),
       onTierShares: ({ backend, shares }) => {

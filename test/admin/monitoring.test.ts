@@ -67,7 +67,8 @@ describe('deploy/monitoring', () => {
     dir = mkdtempSync(join(tmpdir(), 'csgw-monitoring-'));
     const demo: DemoProcess = await startDemo();
     stops.push(() => demo.stop());
-    // Traffic, then the near zone down: requests, attempts, ejections and failovers all have samples.
+    // Traffic, then the near zone down: requests, attempts, health changes and failovers all have samples
+    // (the active health checks see the stopped endpoints first, so passive ejections may not).
     for (let i = 0; i < 20; i++) await fetch(`${demo.webUrl}/`).then((r) => r.arrayBuffer());
     await demo.adminPost('/demo/stop?zone=us-east-1a');
     for (let i = 0; i < 20; i++) await fetch(`${demo.webUrl}/`).then((r) => r.arrayBuffer());
@@ -114,7 +115,7 @@ describe('deploy/monitoring', () => {
     const monitor = parse(readFileSync(join(MONITORING, 'servicemonitor.yaml'), 'utf8'));
     expect([monitor.kind, monitor.spec.endpoints[0].port, monitor.spec.endpoints[0].path]).toEqual([
       'ServiceMonitor',
-      'admin',
+      'metrics',
       '/metrics',
     ]);
   });
@@ -171,7 +172,7 @@ describe('deploy/monitoring', () => {
       'clusterset_gateway_upstream_requests_total',
       'clusterset_gateway_upstream_tier_share_ratio',
       'clusterset_gateway_upstream_healthy_endpoints',
-      'clusterset_gateway_upstream_ejections_total',
+      'clusterset_gateway_endpoint_health_changes_total',
       'clusterset_gateway_locality_info',
       'clusterset_gateway_watch_events_total',
     ])

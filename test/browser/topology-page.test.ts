@@ -88,8 +88,10 @@ describe('topology page in headless Chromium, on the demo', () => {
       'weight 90 (90%)',
     );
     const nearEndpoints = web.locator('[data-zone="us-east-1a"] .ep');
-    expect(await nearEndpoints.count()).toBe(2);
+    // The demo runs three near pods (src/demo), all ready.
+    expect(await nearEndpoints.count()).toBe(3);
     expect(await nearEndpoints.evaluateAll((eps) => eps.map((e) => e.getAttribute('data-healthy')))).toEqual([
+      'true',
       'true',
       'true',
     ]);
@@ -113,7 +115,7 @@ describe('topology page in headless Chromium, on the demo', () => {
         const share = (t: number, name: string) =>
           Number(document.querySelector(`${sel} tr[data-tier="${t}"]`)?.getAttribute(name));
         return (
-          eps.length === 2 &&
+          eps.length === 3 &&
           eps.every((e) => e.getAttribute('data-healthy') === 'false') &&
           share(0, 'data-configured-share') < 1 &&
           share(1, 'data-served-share') > 0
@@ -134,7 +136,7 @@ describe('topology page in headless Chromium, on the demo', () => {
     const health = await nearEndpoints.evaluateAll((eps) => eps.map((e) => e.textContent));
     expect(health.every((text) => /ejected|unhealthy/.test(text ?? ''))).toBe(true);
     expect(await web.locator('[data-zone="us-east-1a"] .count.bad').first().textContent()).toContain(
-      '0/2 healthy',
+      '0/3 healthy',
     );
 
     const shot = join(ARTIFACTS, 'topology-after-stop.png');
