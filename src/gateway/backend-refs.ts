@@ -25,6 +25,8 @@ export interface BackendRefContext {
   readonly routeNamespace: string;
   /** False for mesh (GAMMA) routes: GEP-1426 lets them reach backends in any namespace without a ReferenceGrant. */
   readonly referenceGrantsRequired?: boolean;
+  /** The referring route's kind, for ReferenceGrant `from` (default HTTPRoute). */
+  readonly routeKind?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ export function resolveBackendRef(
     context.referenceGrantsRequired === false ||
     isReferenceAllowed(
       context.snapshot,
-      { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: context.routeNamespace },
+      { group: GATEWAY_GROUP, kind: context.routeKind ?? 'HTTPRoute', namespace: context.routeNamespace },
       { group, kind, namespace, name: ref.name },
     );
   if (!allowed) return fail('RefNotPermitted', `${what}: no ReferenceGrant in ${namespace} allows it`);

@@ -40,6 +40,7 @@ export function gatewayStatus(
   attachedRoutes: ReadonlyMap<string, number>,
   addresses: readonly string[],
   problem: GatewayProblem | undefined,
+  attachedListenerSets?: number,
 ): StatusUpdate {
   const generation = generationOf(gateway);
   const invalid = listeners.filter((s) => s.unsupported);
@@ -77,6 +78,7 @@ export function gatewayStatus(
     addresses: addresses.map((value) => ({ type: isIP(value) ? 'IPAddress' : 'Hostname', value })),
     conditions,
     listeners: listeners.map((s) => listenerStatus(s, attachedRoutes.get(s.id) ?? 0, generation, accepted)),
+    ...(attachedListenerSets !== undefined ? { attachedListenerSets } : {}),
   };
   return {
     kind: 'Gateway',
@@ -87,7 +89,11 @@ export function gatewayStatus(
   };
 }
 
-function listenerStatus(
+/**
+ * One listener's status. A ListenerSet listener that lost a conflict is not accepted at all (GEP-1713), so
+ * then Accepted and Programmed carry the conflict's reason; a Gateway's own conflicting listeners stay Accepted.
+ */
+export function listenerStatus(
   state: ListenerState,
   attachedRoutes: number,
   generation: number,
@@ -95,18 +101,21 @@ function listenerStatus(
 ): ListenerStatus {
   const name = state.listener.name;
   const programmed = gatewayAccepted && isProgrammed(state);
+  const rejectedBy = state.listenerSet !== undefined ? state.conflict : undefined;
   return {
     name,
     attachedRoutes,
     supportedKinds: state.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
     conditions: [
-      state.unsupported
-        ? condition('Accepted', false, state.unsupported.reason, state.unsupported.message, generation)
-        : condition('Accepted', true, 'Accepted', `listener ${name} is accepted`, generation),
+      rejectedBy
+        ? condition('Accepted', false, rejectedBy.reason, rejectedBy.message, generation)
+        : state.unsupported
+          ? condition('Accepted', false, state.unsupported.reason, state.unsupported.message, generation)
+          : condition('Accepted', true, 'Accepted', `listener ${name} is accepted`, generation),
       condition(
         'Programmed',
         programmed,
-        programmed ? 'Programmed' : 'Invalid',
+        programmed ? 'Programmed' : (rejectedBy?.reason ?? 'Invalid'),
         programmed
           ? `listener ${name} is programmed`
           : `listener ${name} is not served: ${notServedBecause(state)}`,

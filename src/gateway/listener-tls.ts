@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { TlsConfig } from '../ir/route-table.ts';
-import type { Gateway, Listener } from '../snapshot/resources.ts';
+import type { Gateway, Listener, ListenerSet } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP } from './defaults.ts';
@@ -19,10 +19,11 @@ export type CertificateResolution =
  */
 export function resolveListenerCertificates(
   snapshot: Snapshot,
-  gateway: Gateway,
+  gateway: Gateway | ListenerSet,
   listener: Listener,
   listenerIndex: number,
 ): CertificateResolution {
+  // A ListenerSet's certificate refs are its own: ReferenceGrants name it (kind ListenerSet) and its namespace.
   const gatewayNamespace = gateway.metadata.namespace ?? 'default';
   const refs = listener.tls?.certificateRefs ?? [];
   const field = `spec.listeners[${listenerIndex}].tls.certificateRefs`;
@@ -40,7 +41,7 @@ export function resolveListenerCertificates(
     }
     const allowed = isReferenceAllowed(
       snapshot,
-      { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gatewayNamespace },
+      { group: GATEWAY_GROUP, kind: gateway.kind, namespace: gatewayNamespace },
       { group: '', kind: 'Secret', namespace, name: ref.name },
     );
     if (!allowed) {

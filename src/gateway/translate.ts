@@ -1,19 +1,20 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
-import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
+import type { Gateway, GRPCRoute, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
-import { keyOf, namespaceOf } from './defaults.ts';
+import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
+import { translateGrpcRules } from './grpc-route-rules.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
 import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
 import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
-import { translateRules } from './route-rules.ts';
+import { type RouteRulesResult, translateRules } from './route-rules.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
 
@@ -60,8 +61,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const warnings: McsWarning[] = [];
   const routesByListener = new Map<string, Map<string, AttachedRoute>>();
   const routeStatuses: StatusUpdate[] = [];
-  for (const route of snapshot.httpRoutes) {
-    const outcome = translateRoute(snapshot, options, route, gateways);
+  const parents = new Map<string, RouteParent>();
+  for (const [key, owned] of gateways) parents.set(`Gateway/${key}`, owned);
+  const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
+  for (const route of routes) {
+    const outcome = translateRoute(snapshot, options, route, parents);
     if (!outcome) continue;
     // Only routes that serve somewhere contribute backends (and their warnings) to the table.
     if (outcome.attached.size > 0) {
@@ -71,7 +75,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     routeStatuses.push(outcome.status);
     for (const [listenerId, attached] of outcome.attached) {
       const routes = routesByListener.get(listenerId) ?? new Map<string, AttachedRoute>();
-      routes.set(attached.routeKey, attached);
+      routes.set(`${route.kind}/${attached.routeKey}`, attached);
       routesByListener.set(listenerId, routes);
     }
   }
@@ -105,21 +109,27 @@ interface RouteOutcome {
   readonly attached: ReadonlyMap<string, AttachedRoute>;
 }
 
-/** Attaches one HTTPRoute to our Gateways; undefined when none of its parentRefs is one of ours. */
+/** Something a route can attach to: one of our Gateways, or a ListenerSet on one (`Kind/namespace/name`). */
+interface RouteParent {
+  readonly listeners: readonly ListenerState[];
+}
+
+function parentKey(ref: { kind: string; namespace: string; name: string }): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+/** Attaches one HTTPRoute or GRPCRoute to our parents; undefined when none of its parentRefs is one of ours. */
 function translateRoute(
   snapshot: Snapshot,
   options: TranslateOptions,
-  route: HTTPRoute,
-  gateways: ReadonlyMap<string, OwnedGateway>,
+  route: HTTPRoute | GRPCRoute,
+  routeParents: ReadonlyMap<string, RouteParent>,
 ): RouteOutcome | undefined {
   const routeNamespace = namespaceOf(route);
   const ours = (route.spec?.parentRefs ?? [])
     .map((ref, index) => ({ ref, index, normalized: normalizeParentRef(ref, routeNamespace) }))
     .filter(
-      ({ normalized }) =>
-        normalized.kind === 'Gateway' &&
-        normalized.group === 'gateway.networking.k8s.io' &&
-        gateways.has(`${normalized.namespace}/${normalized.name}`),
+      ({ normalized }) => normalized.group === GATEWAY_GROUP && routeParents.has(parentKey(normalized)),
     );
   if (ours.length === 0) return undefined;
 
@@ -130,8 +140,10 @@ function translateRoute(
     backends: new Map(),
     refProblems: [],
     warnings: [],
+    routeKind: route.kind,
   };
-  const rules = translateRules(route, context);
+  const rules: RouteRulesResult =
+    route.kind === 'GRPCRoute' ? translateGrpcRules(route, context) : translateRules(route, context);
   const routeKey = keyOf(route);
   const hostnamesByListener = new Map<string, Set<string>>();
   const parents: ParentOutcome[] = [];
@@ -140,8 +152,8 @@ function translateRoute(
     const refKey = JSON.stringify(normalized);
     if (seenRefs.has(refKey)) continue;
     seenRefs.add(refKey);
-    const owned = gateways.get(`${normalized.namespace}/${normalized.name}`) as OwnedGateway;
-    const attachment = attachToGateway(snapshot, route, normalized, index, owned.listeners);
+    const parent = routeParents.get(parentKey(normalized)) as RouteParent;
+    const attachment = attachToGateway(snapshot, route, normalized, index, parent.listeners);
     parents.push({ ref, problem: attachment.problem });
     for (const { state, hostnames } of attachment.listeners) {
       const set = hostnamesByListener.get(state.id) ?? new Set<string>();

@@ -7,6 +7,8 @@ import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
+import { grpcTimeoutMs } from './grpc-local-reply.ts';
+import { forwardTrailers } from './grpc-trailers.ts';
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
@@ -96,8 +98,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return this.exchange.onUpstreamData(this, chunk);
   }
 
-  onComplete(): void {
-    if (!this.stale) this.exchange.onUpstreamComplete(this);
+  onComplete(trailers?: unknown): void {
+    if (!this.stale) this.exchange.onUpstreamComplete(this, trailers);
   }
 
   onError(err: Error): void {
@@ -212,8 +214,14 @@ export class Exchange implements ClientBound {
 
   start(): void {
     watchClient(this.#socket, this);
-    if (this.action.requestTimeoutMs !== undefined) {
-      this.#requestTimer = setTimeout(onRequestTimer, this.action.requestTimeoutMs, this);
+    // A gRPC client's deadline (grpc-timeout) bounds the request like HTTPRouteTimeouts.request.
+    const deadlineMs = grpcTimeoutMs(this.req);
+    const requestTimeoutMs =
+      deadlineMs === undefined
+        ? this.action.requestTimeoutMs
+        : Math.min(deadlineMs, this.action.requestTimeoutMs ?? deadlineMs);
+    if (requestTimeoutMs !== undefined) {
+      this.#requestTimer = setTimeout(onRequestTimer, requestTimeoutMs, this);
     }
     if (this.target.mirrors.length > 0) this.#mirror(this.target.mirrors);
     this.#attempt();
@@ -301,13 +309,15 @@ export class Exchange implements ClientBound {
     return ok;
   }
 
-  onUpstreamComplete(attempt: UpstreamAttempt): void {
+  onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void {
     this.#clearAttemptTimer();
     attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
     if (this.#finished) return;
     this.#finished = true;
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
+    // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
+    if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
     this.res.end();
     this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
   }

@@ -90,8 +90,15 @@ export interface Listener {
 export interface GatewaySpec {
   readonly gatewayClassName?: string;
   readonly listeners?: readonly Listener[];
-  readonly addresses?: readonly { readonly type?: string; readonly value: string }[];
+  readonly addresses?: readonly { readonly type?: string; readonly value?: string }[];
   readonly infrastructure?: unknown;
+  /** Which namespaces' ListenerSets may attach (default: none). */
+  readonly allowedListeners?: {
+    readonly namespaces?: {
+      readonly from?: 'All' | 'Same' | 'Selector' | 'None';
+      readonly selector?: LabelSelector;
+    };
+  };
 }
 export type Gateway = KubeObject<'Gateway', GatewaySpec>;
 
@@ -193,6 +200,41 @@ export interface HTTPRouteSpec {
 }
 export type HTTPRoute = KubeObject<'HTTPRoute', HTTPRouteSpec>;
 
+// GRPCRoute (gateway.networking.k8s.io/v1): filters and backendRefs share HTTPRoute's shapes.
+export interface GRPCMethodMatch {
+  readonly type?: 'Exact' | 'RegularExpression';
+  readonly service?: string;
+  readonly method?: string;
+}
+export interface GRPCRouteMatch {
+  readonly method?: GRPCMethodMatch;
+  readonly headers?: readonly HTTPHeaderMatch[];
+}
+export interface GRPCRouteRule {
+  readonly name?: string;
+  readonly matches?: readonly GRPCRouteMatch[];
+  readonly filters?: readonly HTTPRouteFilter[];
+  readonly backendRefs?: readonly HTTPBackendRef[];
+}
+export interface GRPCRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly GRPCRouteRule[];
+}
+export type GRPCRoute = KubeObject<'GRPCRoute', GRPCRouteSpec>;
+
+// ListenerSet (gateway.networking.k8s.io/v1): listeners added to a parent Gateway that allows them.
+export interface ListenerSetSpec {
+  readonly parentRef?: {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name: string;
+    readonly namespace?: string;
+  };
+  readonly listeners?: readonly Listener[];
+}
+export type ListenerSet = KubeObject<'ListenerSet', ListenerSetSpec>;
+
 export interface ReferenceGrantSpec {
   readonly from?: readonly { readonly group: string; readonly kind: string; readonly namespace: string }[];
   readonly to?: readonly { readonly group: string; readonly kind: string; readonly name?: string }[];
@@ -290,6 +332,8 @@ export type AnyResource =
   | GatewayClass
   | Gateway
   | HTTPRoute
+  | GRPCRoute
+  | ListenerSet
   | ReferenceGrant
   | Service
   | EndpointSlice
@@ -305,6 +349,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'GatewayClass',
   'Gateway',
   'HTTPRoute',
+  'GRPCRoute',
+  'ListenerSet',
   'ReferenceGrant',
   'Service',
   'EndpointSlice',

@@ -18,6 +18,8 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   GatewayClass: ['gateway.networking.k8s.io'],
   Gateway: ['gateway.networking.k8s.io'],
   HTTPRoute: ['gateway.networking.k8s.io'],
+  GRPCRoute: ['gateway.networking.k8s.io'],
+  ListenerSet: ['gateway.networking.k8s.io'],
   ReferenceGrant: ['gateway.networking.k8s.io'],
   Service: [''],
   Secret: [''],
