@@ -9,6 +9,8 @@ import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
 import { translateGrpcRules } from './grpc-route-rules.ts';
+import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
+import { attachListenerSets } from './listener-sets.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
 import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
@@ -45,15 +47,23 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
     });
   }
+  const listenerSets = attachListenerSets(
+    snapshot,
+    new Map([...gateways].map(([key, g]) => [key, { ...g, accepted: !g.problem }])),
+  );
+  // Every listener a Gateway serves: its own, then those of the ListenerSets it took, in merge order.
+  const listenersOf = new Map<string, ListenerState[]>();
+  for (const [key, owned] of gateways) listenersOf.set(key, [...owned.listeners]);
+  for (const set of listenerSets) listenersOf.get(set.gatewayKey)?.push(...set.listeners);
   const addresses = assignGatewayAddresses(
-    [...gateways].map(([key, owned]) => ({
+    [...gateways].map(([key]) => ({
       key,
-      ports: owned.listeners.map((state) => state.listener.port),
+      ports: (listenersOf.get(key) ?? []).map((state) => state.listener.port),
     })),
     options,
   );
   markCrossGatewayConflicts(
-    [...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners),
+    [...gateways].filter(([, g]) => !g.problem).flatMap(([key]) => listenersOf.get(key) ?? []),
     (key) => addresses.get(key)?.bind,
   );
 
@@ -63,6 +73,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const routeStatuses: StatusUpdate[] = [];
   const parents = new Map<string, RouteParent>();
   for (const [key, owned] of gateways) parents.set(`Gateway/${key}`, owned);
+  for (const set of listenerSets) parents.set(`ListenerSet/${set.key}`, set);
   const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
   for (const route of routes) {
     const outcome = translateRoute(snapshot, options, route, parents);
@@ -82,18 +93,27 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
+  const attachedCounts = new Map<string, number>();
   for (const [key, owned] of gateways) {
     const address = addresses.get(key);
-    const attachedCounts = new Map<string, number>();
-    for (const state of owned.listeners) {
+    for (const state of listenersOf.get(key) ?? []) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
       attachedCounts.set(state.id, routes.length);
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
     }
+    const setsTaken = listenerSets.filter((set) => set.gatewayKey === key && isListenerSetAccepted(set));
     gatewayStatuses.push(
-      gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
+      gatewayStatus(
+        owned.gateway,
+        owned.listeners,
+        attachedCounts,
+        address?.status ?? [],
+        owned.problem,
+        setsTaken.length,
+      ),
     );
   }
+  for (const set of listenerSets) gatewayStatuses.push(listenerSetStatus(set, attachedCounts));
   const result: TranslationResult = {
     table: buildRouteTable(served, backends),
     statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses],
