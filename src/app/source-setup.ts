@@ -43,7 +43,14 @@ export async function openSource(
   logger: Logger,
   registry: Registry,
 ): Promise<SourceSetup> {
-  if (cli.source.kind === 'file') return fileSetup(new FileSource({ dir: cli.source.dir, logger }), cli);
+  // --service-import-kinds decides which ServiceImport groups are read at all (not only which are routable).
+  const serviceImportGroups = cli.serviceImportKinds
+    ?.filter((k) => k.kind === 'ServiceImport')
+    .map((k) => k.group);
+  const fileOptions = serviceImportGroups !== undefined ? { serviceImportGroups } : {};
+  if (cli.source.kind === 'file') {
+    return fileSetup(new FileSource({ dir: cli.source.dir, logger, ...fileOptions }), cli);
+  }
   if (cli.source.kind === 'kubernetes') return kubernetesSetup(cli, cli.source.kubeconfig, logger, registry);
   const demo = await startDemo({
     logger,
@@ -54,7 +61,7 @@ export async function openSource(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
   });
   return {
-    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger }), cli),
+    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, ...fileOptions }), cli),
     identity: { ...demo.identity, ...cli.identity },
     adminRoutes: demo.adminRoutes,
     banner: demo.banner,

@@ -5,7 +5,7 @@ import { condition, generationOf, type Problem } from './conditions.ts';
 import { namespaceOf } from './defaults.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
 
-export type GatewayProblem = Problem<'InvalidParameters' | 'Pending'>;
+export type GatewayProblem = Problem<'InvalidParameters' | 'Pending' | 'UnsupportedAddress'>;
 
 /**
  * Why a Gateway of our class is not accepted as a whole: we take no infrastructure parameters
@@ -41,6 +41,8 @@ export function gatewayStatus(
   addresses: readonly string[],
   problem: GatewayProblem | undefined,
   attachedListenerSets?: number,
+  /** spec.addresses holds an address this host cannot bind (Programmed=False, AddressNotUsable). */
+  addressNotUsable?: string,
 ): StatusUpdate {
   const generation = generationOf(gateway);
   const invalid = listeners.filter((s) => s.unsupported);
@@ -60,17 +62,25 @@ export function gatewayStatus(
     accepted = true;
     conditions.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', generation));
   }
-  const programmed = accepted && listeners.some(isProgrammed);
+  const programmed = accepted && addressNotUsable === undefined && listeners.some(isProgrammed);
   conditions.push(
     condition(
       'Programmed',
       programmed,
-      programmed ? 'Programmed' : problem?.reason === 'Pending' ? 'Pending' : 'Invalid',
+      programmed
+        ? 'Programmed'
+        : problem?.reason === 'Pending'
+          ? 'Pending'
+          : accepted && addressNotUsable !== undefined
+            ? 'AddressNotUsable'
+            : 'Invalid',
       programmed
         ? 'Gateway is programmed'
-        : problem
-          ? `Gateway is not served: ${problem.message}`
-          : 'no listener of this Gateway can be served',
+        : accepted && addressNotUsable !== undefined
+          ? addressNotUsable
+          : problem
+            ? `Gateway is not served: ${problem.message}`
+            : 'no listener of this Gateway can be served',
       generation,
     ),
   );

@@ -7,6 +7,7 @@ import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
+import { type RequestedAddresses, requestedAddresses } from './gateway-static-addresses.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
 import { translateGrpcRules } from './grpc-route-rules.ts';
 import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
@@ -32,6 +33,7 @@ interface OwnedGateway {
   readonly gateway: Gateway;
   readonly listeners: readonly ListenerState[];
   readonly problem: GatewayProblem | undefined;
+  readonly addresses: RequestedAddresses;
 }
 
 /** Pure: no I/O, no clock, deterministic order (DESIGN.md §1). */
@@ -41,10 +43,16 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   for (const gateway of snapshot.gateways) {
     const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
     if (!verdict) continue;
+    const requested = requestedAddresses(gateway, options.isLocalAddress);
+    const unsupportedAddress =
+      requested.problem?.reason === 'UnsupportedAddress'
+        ? { ...requested.problem, reason: 'UnsupportedAddress' as const }
+        : undefined;
     gateways.set(keyOf(gateway), {
       gateway,
       listeners: validateListeners(snapshot, gateway),
-      problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
+      problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message) ?? unsupportedAddress,
+      addresses: requested,
     });
   }
   const listenerSets = attachListenerSets(
@@ -56,9 +64,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   for (const [key, owned] of gateways) listenersOf.set(key, [...owned.listeners]);
   for (const set of listenerSets) listenersOf.get(set.gatewayKey)?.push(...set.listeners);
   const addresses = assignGatewayAddresses(
-    [...gateways].map(([key]) => ({
+    [...gateways].map(([key, owned]) => ({
       key,
       ports: (listenersOf.get(key) ?? []).map((state) => state.listener.port),
+      requested: owned.addresses.usable,
     })),
     options,
   );
@@ -110,6 +119,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         address?.status ?? [],
         owned.problem,
         setsTaken.length,
+        owned.addresses.problem?.reason === 'AddressNotUsable' ? owned.addresses.problem.message : undefined,
       ),
     );
   }

@@ -10,13 +10,22 @@ const NAMESPACE = 'clusterset-gateway-system';
 const SERVICE_ACCOUNT = 'clusterset-gateway';
 
 const WATCHED: readonly (readonly [group: string, resources: readonly string[]])[] = [
-  ['gateway.networking.k8s.io', ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants']],
+  [
+    'gateway.networking.k8s.io',
+    ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'listenersets', 'referencegrants'],
+  ],
   ['', ['services', 'namespaces', 'secrets']],
   ['discovery.k8s.io', ['endpointslices']],
   ['multicluster.x-k8s.io', ['serviceimports', 'clusterprofiles']],
   ['about.k8s.io', ['clusterproperties']],
 ];
-const STATUS: readonly string[] = ['gatewayclasses/status', 'gateways/status', 'httproutes/status'];
+const STATUS: readonly string[] = [
+  'gatewayclasses/status',
+  'gateways/status',
+  'httproutes/status',
+  'grpcroutes/status',
+  'listenersets/status',
+];
 
 /** What issue 4 says the controller does, cluster-wide: informers (list+watch), status writes, events. */
 const CLUSTER_NEEDS: readonly Permission[] = [

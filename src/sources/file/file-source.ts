@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
+import type { DecodeOptions } from '../decode.ts';
 import { type Source, SourceError } from '../source.ts';
 import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
 import { ObjectStore } from './object-store.ts';
@@ -13,6 +14,8 @@ export interface FileSourceOptions {
   readonly logger: Logger;
   /** Quiet time after the last file event before the folder is read again. */
   readonly debounceMs?: number;
+  /** API groups whose ServiceImports are read (--service-import-kinds); default: decode.ts's list. */
+  readonly serviceImportGroups?: readonly string[];
 }
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
@@ -27,6 +30,7 @@ export class FileSource implements Source {
   readonly #dir: string;
   readonly #logger: Logger;
   readonly #debounceMs: number;
+  readonly #decode: DecodeOptions;
   readonly #store = new ObjectStore();
   readonly #lastGood = new Map<string, readonly AnyResource[]>();
   #problems: readonly ManifestProblem[] = [];
@@ -38,6 +42,8 @@ export class FileSource implements Source {
     this.#dir = options.dir;
     this.#logger = options.logger.child({ component: 'file-source', dir: options.dir });
     this.#debounceMs = options.debounceMs ?? 50;
+    this.#decode =
+      options.serviceImportGroups !== undefined ? { serviceImportGroups: options.serviceImportGroups } : {};
   }
 
   /** Problems found in the last reload (syntax errors, invalid objects), each naming file and line. */
@@ -86,7 +92,7 @@ export class FileSource implements Source {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw error;
       }
-      const parsed = parseManifest(file, text);
+      const parsed = parseManifest(file, text, this.#decode);
       problems.push(...parsed.syntaxErrors, ...parsed.invalidObjects);
       if (parsed.syntaxErrors.length > 0) {
         current.set(file, this.#lastGood.get(file) ?? []);

@@ -1,7 +1,7 @@
 import { LineCounter, parseAllDocuments } from 'yaml';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { CLUSTER_SCOPED_KINDS } from '../../snapshot/resources.ts';
-import { decodeResource } from '../decode.ts';
+import { type DecodeOptions, decodeResource } from '../decode.ts';
 
 export interface ManifestProblem {
   readonly file: string;
@@ -20,7 +20,7 @@ export interface ParsedManifest {
  * Parses one multi-document YAML file the way `kubectl apply -f` reads it: `---` separated objects,
  * `kind: List` expanded, namespaced objects without a namespace put in `default`.
  */
-export function parseManifest(file: string, text: string): ParsedManifest {
+export function parseManifest(file: string, text: string, options: DecodeOptions = {}): ParsedManifest {
   const lineCounter = new LineCounter();
   const documents = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const docs = Array.isArray(documents) ? documents : [documents];
@@ -38,7 +38,7 @@ export function parseManifest(file: string, text: string): ParsedManifest {
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;
     for (const item of expandList(value)) {
-      const decoded = decodeResource(item);
+      const decoded = decodeResource(item, options);
       if (decoded.ok) objects.push(withDefaultNamespace(decoded.object));
       else if (!decoded.ignored) invalidObjects.push({ file, line, message: decoded.reason });
     }

@@ -588,3 +588,16 @@ function validateConditions(value: unknown, field: string, required: boolean): S
   });
   return causes;
 }
+
+/** ListenerSet (gateway.networking.k8s.io/v1): a parentRef with a name, and 1 to 64 listeners. */
+export function validateListenerSet(obj: JsonObject): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const spec = requireSpec(obj, causes);
+  const parentRef = spec.parentRef;
+  if (!isObject(parentRef)) causes.push(cause.required('spec.parentRef'));
+  else requiredString(parentRef, 'name', 'spec.parentRef.name', causes);
+  const listeners = array(spec, 'listeners', 'spec.listeners', causes) ?? [];
+  if (listeners.length === 0) causes.push(cause.required('spec.listeners'));
+  if (listeners.length > 64) causes.push(cause.tooMany('spec.listeners', listeners.length, 64));
+  return causes;
+}
