@@ -8,7 +8,7 @@ import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
 import { grpcTimeoutMs } from './grpc-local-reply.ts';
-import { forwardTrailers } from './grpc-trailers.ts';
+import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
@@ -179,6 +179,8 @@ export class Exchange implements ClientBound {
   #failovers = 0;
   #retries = 0;
   #finished = false;
+  /** The response went out whole with its headers (gRPC Trailers-Only). */
+  #endedEarly = false;
   #attemptTimer: NodeJS.Timeout | undefined;
   #requestTimer: NodeJS.Timeout | undefined;
 
@@ -298,6 +300,12 @@ export class Exchange implements ClientBound {
     if (this.#corsOrigin !== undefined && this.target.cors !== undefined) {
       for (const h of this.target.cors.responseHeaders(this.#corsOrigin)) headers.push(h);
     }
+    // A gRPC Trailers-Only answer (grpc-status in the headers) must end the client's stream with that one HEADERS
+    // frame, or gRPC clients find no status at the end of the stream.
+    if (this.req.httpVersionMajor === 2 && respondTrailersOnly(this.res, statusCode, headers)) {
+      this.#endedEarly = true;
+      return true;
+    }
     this.res.writeHead(statusCode, headers);
     return true;
   }
@@ -318,7 +326,7 @@ export class Exchange implements ClientBound {
     this.#clearRequestTimer();
     // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
     if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
-    this.res.end();
+    if (!this.#endedEarly) this.res.end();
     this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
   }
 

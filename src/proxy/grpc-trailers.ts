@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
 
 /**
  * Hands an upstream response's trailers to the client response. undici reports them as a flat raw array
@@ -22,4 +23,29 @@ export function forwardTrailers(res: ServerResponse, trailers: unknown): void {
     }
   }
   if (any) res.addTrailers(out);
+}
+
+/**
+ * Sends an upstream gRPC Trailers-Only answer (its headers carry `grpc-status`) to an HTTP/2 client as one
+ * HEADERS frame that ends the stream; returns false (nothing sent) for any other answer.
+ */
+export function respondTrailersOnly(
+  res: ServerResponse,
+  status: number,
+  headers: readonly string[],
+): boolean {
+  let grpcStatus = false;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'grpc-status') grpcStatus = true;
+  }
+  const stream = (res as unknown as { stream?: ServerHttp2Stream }).stream;
+  if (!grpcStatus || stream === undefined || stream.destroyed || stream.headersSent) return false;
+  const out: OutgoingHttpHeaders = { ':status': status };
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!.toLowerCase();
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
+    out[name] = headers[i + 1]!;
+  }
+  stream.respond(out, { endStream: true });
+  return true;
 }
