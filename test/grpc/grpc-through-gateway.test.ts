@@ -16,13 +16,14 @@ const fromBuffer = (buffer: Buffer): string => buffer.toString('utf8');
 interface Pod {
   readonly pod: string;
   readonly cluster: string;
+  readonly zone: string;
   port: number;
   server?: grpc.Server | undefined;
 }
 
 const PODS: Pod[] = [
-  { pod: 'east-pod', cluster: 'east-1', port: 0 },
-  { pod: 'west-pod', cluster: 'west-1', port: 0 },
+  { pod: 'east-pod', cluster: 'east-1', zone: 'us-east-1a', port: 0 },
+  { pod: 'west-pod', cluster: 'west-1', zone: 'us-west-1a', port: 0 },
 ];
 
 function method(name: string, requestStream: boolean, responseStream: boolean) {
@@ -105,12 +106,12 @@ describe('gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js c
     for (const pod of PODS) await up(pod);
     const port = await freePort();
     gw = await startGateway({
-      args: ['--cluster', 'east-1'],
+      args: ['--cluster', 'east-1', '--zone', 'us-east-1a'],
       manifests: {
         'grpc.yaml': yamlDocs(
           gatewayClass(),
           gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port }]),
-          serviceImport('echo', NS),
+          serviceImport('echo', NS, 'PreferSameZone'),
           {
             apiVersion: 'gateway.networking.k8s.io/v1',
             kind: 'GRPCRoute',
@@ -128,7 +129,11 @@ describe('gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js c
             },
           },
           ...PODS.map((pod) =>
-            importedSlice(`echo-${pod.pod}`, 'echo', NS, pod.cluster, { port: pod.port, pod: pod.pod }),
+            importedSlice(`echo-${pod.pod}`, 'echo', NS, pod.cluster, {
+              port: pod.port,
+              pod: pod.pod,
+              zone: pod.zone,
+            }),
           ),
         ),
       },
