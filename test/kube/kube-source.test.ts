@@ -160,8 +160,9 @@ describe('Kubernetes source against the API test server', () => {
     server = await withServer();
     const { recorder } = startSource(server);
     await recorder.waitFor(() => true, 'initial snapshot');
-    await eventually(() => server?.watchCount === 11, 'all watches open');
-    expect(server.dropWatches()).toBe(11);
+    // 13 watched kinds: the 11 of before plus GRPCRoute and ListenerSet.
+    await eventually(() => server?.watchCount === 13, 'all watches open');
+    expect(server.dropWatches()).toBe(13);
     server.create(service('after-drop'));
     await recorder.waitFor(
       (s) => s.get('Service', 'default', 'after-drop') !== undefined,

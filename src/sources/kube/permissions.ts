@@ -14,12 +14,18 @@ export interface PermissionRule {
 export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
   {
     apiGroup: 'gateway.networking.k8s.io',
-    resources: ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'],
+    resources: ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'listenersets', 'referencegrants'],
     verbs: ['get', 'list', 'watch'],
   },
   {
     apiGroup: 'gateway.networking.k8s.io',
-    resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
+    resources: [
+      'gatewayclasses/status',
+      'gateways/status',
+      'httproutes/status',
+      'grpcroutes/status',
+      'listenersets/status',
+    ],
     verbs: ['patch'],
   },
   { apiGroup: '', resources: ['services', 'secrets', 'namespaces'], verbs: ['get', 'list', 'watch'] },
