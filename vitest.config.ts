@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
  *   listens on or connects a socket or spawns a process, so a misfiled test is caught, not tolerated.
  *   A pure test in an e2e folder can say so with the `*.unit.test.ts` suffix.
  */
-const E2E_DIRS = 'e2e|kube|proxy|east-west|admin|tls|browser|hostile';
+const E2E_DIRS = 'e2e|kube|proxy|east-west|admin|tls|grpc|browser|hostile';
 const e2eFiles = [`test/+(${E2E_DIRS})/**/*.test.ts`, '{test,src}/**/*.e2e.test.ts'];
 const unitFiles = [
   `test/!(${E2E_DIRS})/**/*.test.ts`,

@@ -11,6 +11,7 @@ import { buildConfigDump } from './controller/config-dump.ts';
 import { Reconciler } from './controller/reconciler.ts';
 import type { TranslateOptions } from './gateway/options.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
+import { isLocalAddress } from './net/local-addresses.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
 
 /**
@@ -49,6 +50,8 @@ async function main(argv: readonly string[]): Promise<void> {
     eastWest: eastWestPort !== undefined,
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
     loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),
+    // Gateway spec.addresses must be this host's to be bound (GatewayStaticAddresses); in Kubernetes a Service does.
+    ...(cli.source.kind !== 'kubernetes' ? { isLocalAddress } : {}),
   });
 
   let applied = false;

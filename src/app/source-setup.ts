@@ -17,6 +17,11 @@ export async function openSource(
   logger: Logger,
   registry: Registry,
 ): Promise<SourceSetup> {
+  // --service-import-kinds decides which ServiceImport groups are read at all (not only which are routable).
+  const serviceImportGroups = cli.serviceImportKinds
+    ?.filter((k) => k.kind === 'ServiceImport')
+    .map((k) => k.group);
+  const fileOptions = serviceImportGroups !== undefined ? { serviceImportGroups } : {};
   if (cli.source.kind === 'file')
     return fileSetup(
       new FileSource({
@@ -25,6 +30,7 @@ export async function openSource(
         registry,
         maxFileBytes: cli.limits.maxManifestBytes,
         maxObjects: cli.limits.maxManifestObjects,
+        ...fileOptions,
       }),
       cli,
     );
@@ -42,7 +48,7 @@ export async function openSource(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
   });
   return {
-    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, registry }), cli),
+    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, registry, ...fileOptions }), cli),
     identity: { ...demo.identity, ...cli.identity },
     adminRoutes: demo.adminRoutes,
     banner: demo.banner,

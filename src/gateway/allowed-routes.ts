@@ -18,7 +18,8 @@ export function listenerAllowsRoute(
     case 'All':
       return true;
     case 'Same':
-      return route.routeNamespace === namespaceOf(state.gateway);
+      // A ListenerSet listener's Same is the ListenerSet's namespace.
+      return route.routeNamespace === namespaceOf(state.listenerSet ?? state.gateway);
     case 'Selector':
       return (
         namespaces?.selector !== undefined &&

@@ -9,18 +9,30 @@ import type { TranslateOptions } from './options.ts';
  * translations; collisions move to the next free address in key order.
  */
 export function assignGatewayAddresses(
-  gateways: readonly { readonly key: string; readonly ports: readonly number[] }[],
+  gateways: readonly {
+    readonly key: string;
+    readonly ports: readonly number[];
+    /** Usable addresses from spec.addresses (gateway-static-addresses.ts); empty: we choose. */
+    readonly requested?: readonly string[];
+  }[],
   options: TranslateOptions,
 ): ReadonlyMap<string, { readonly status: readonly string[]; readonly bind: string | undefined }> {
   const result = new Map<string, { status: readonly string[]; bind: string | undefined }>();
   const shared = { status: options.gatewayAddresses, bind: undefined };
+  const chosen = gateways.filter((g) => (g.requested?.length ?? 0) === 0);
+  for (const { key, requested } of gateways) {
+    if (requested === undefined || requested.length === 0) continue;
+    // A static address is bound only when Gateways get addresses of their own; else the proxy's wildcard serves it.
+    const first = requested[0] as string;
+    result.set(key, { status: [first], bind: options.loopbackAddressPerGateway ? first : undefined });
+  }
   if (!options.loopbackAddressPerGateway) {
-    for (const { key } of gateways) result.set(key, shared);
+    for (const { key } of chosen) result.set(key, shared);
     return result;
   }
   const sharedPorts = new Set<number>();
   const taken = new Set<number>();
-  for (const { key, ports } of [...gateways].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+  for (const { key, ports } of [...chosen].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
     if (!ports.some((port) => sharedPorts.has(port))) {
       for (const port of ports) sharedPorts.add(port);
       result.set(key, shared);

@@ -6,7 +6,7 @@ import { namespaceOf } from './defaults.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
 
 /** Invalid: the Gateway's translation failed unexpectedly (src/gateway/guarded.ts). */
-export type GatewayProblem = Problem<'InvalidParameters' | 'Pending' | 'Invalid'>;
+export type GatewayProblem = Problem<'InvalidParameters' | 'Pending' | 'Invalid' | 'UnsupportedAddress'>;
 
 /**
  * Why a Gateway of our class is not accepted as a whole: we take no infrastructure parameters
@@ -41,6 +41,9 @@ export function gatewayStatus(
   attachedRoutes: ReadonlyMap<string, number>,
   addresses: readonly string[],
   problem: GatewayProblem | undefined,
+  attachedListenerSets?: number,
+  /** spec.addresses holds an address this host cannot bind (Programmed=False, AddressNotUsable). */
+  addressNotUsable?: string,
 ): StatusUpdate {
   const generation = generationOf(gateway);
   const invalid = listeners.filter((s) => s.unsupported);
@@ -60,17 +63,25 @@ export function gatewayStatus(
     accepted = true;
     conditions.push(condition('Accepted', true, 'Accepted', 'Gateway is accepted', generation));
   }
-  const programmed = accepted && listeners.some(isProgrammed);
+  const programmed = accepted && addressNotUsable === undefined && listeners.some(isProgrammed);
   conditions.push(
     condition(
       'Programmed',
       programmed,
-      programmed ? 'Programmed' : problem?.reason === 'Pending' ? 'Pending' : 'Invalid',
+      programmed
+        ? 'Programmed'
+        : problem?.reason === 'Pending'
+          ? 'Pending'
+          : accepted && addressNotUsable !== undefined
+            ? 'AddressNotUsable'
+            : 'Invalid',
       programmed
         ? 'Gateway is programmed'
-        : problem
-          ? `Gateway is not served: ${problem.message}`
-          : 'no listener of this Gateway can be served',
+        : accepted && addressNotUsable !== undefined
+          ? addressNotUsable
+          : problem
+            ? `Gateway is not served: ${problem.message}`
+            : 'no listener of this Gateway can be served',
       generation,
     ),
   );
@@ -78,6 +89,7 @@ export function gatewayStatus(
     addresses: addresses.map((value) => ({ type: isIP(value) ? 'IPAddress' : 'Hostname', value })),
     conditions,
     listeners: listeners.map((s) => listenerStatus(s, attachedRoutes.get(s.id) ?? 0, generation, accepted)),
+    ...(attachedListenerSets !== undefined ? { attachedListenerSets } : {}),
   };
   return {
     kind: 'Gateway',
@@ -88,7 +100,11 @@ export function gatewayStatus(
   };
 }
 
-function listenerStatus(
+/**
+ * One listener's status. A ListenerSet listener that lost a conflict is not accepted at all (GEP-1713), so
+ * then Accepted and Programmed carry the conflict's reason; a Gateway's own conflicting listeners stay Accepted.
+ */
+export function listenerStatus(
   state: ListenerState,
   attachedRoutes: number,
   generation: number,
@@ -96,18 +112,21 @@ function listenerStatus(
 ): ListenerStatus {
   const name = state.listener.name;
   const programmed = gatewayAccepted && isProgrammed(state);
+  const rejectedBy = state.listenerSet !== undefined ? state.conflict : undefined;
   return {
     name,
     attachedRoutes,
     supportedKinds: state.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
     conditions: [
-      state.unsupported
-        ? condition('Accepted', false, state.unsupported.reason, state.unsupported.message, generation)
-        : condition('Accepted', true, 'Accepted', `listener ${name} is accepted`, generation),
+      rejectedBy
+        ? condition('Accepted', false, rejectedBy.reason, rejectedBy.message, generation)
+        : state.unsupported
+          ? condition('Accepted', false, state.unsupported.reason, state.unsupported.message, generation)
+          : condition('Accepted', true, 'Accepted', `listener ${name} is accepted`, generation),
       condition(
         'Programmed',
         programmed,
-        programmed ? 'Programmed' : 'Invalid',
+        programmed ? 'Programmed' : (rejectedBy?.reason ?? 'Invalid'),
         programmed
           ? `listener ${name} is programmed`
           : `listener ${name} is not served: ${notServedBecause(state)}`,

@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { TlsConfig } from '../ir/route-table.ts';
-import type { FrontendTLSValidation, Gateway, Listener } from '../snapshot/resources.ts';
+import type { FrontendTLSValidation, Gateway, Listener, ListenerSet } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP } from './defaults.ts';
@@ -20,10 +20,11 @@ export type CertificateResolution =
  */
 export function resolveListenerCertificates(
   snapshot: Snapshot,
-  gateway: Gateway,
+  gateway: Gateway | ListenerSet,
   listener: Listener,
   listenerIndex: number,
 ): CertificateResolution {
+  // A ListenerSet's certificate refs are its own: ReferenceGrants name it (kind ListenerSet) and its namespace.
   const gatewayNamespace = gateway.metadata.namespace ?? 'default';
   const refs = listener.tls?.certificateRefs ?? [];
   const field = `spec.listeners[${listenerIndex}].tls.certificateRefs`;
@@ -41,7 +42,7 @@ export function resolveListenerCertificates(
     }
     const allowed = isReferenceAllowed(
       snapshot,
-      { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gatewayNamespace },
+      { group: GATEWAY_GROUP, kind: gateway.kind, namespace: gatewayNamespace },
       { group: '', kind: 'Secret', namespace, name: ref.name },
     );
     if (!allowed) {
@@ -58,11 +59,20 @@ export function resolveListenerCertificates(
     if (invalid) return fail('InvalidCertificateRef', `${where}: ${invalid}`);
     certificates.push({ secret: `${namespace}/${ref.name}`, certPem, keyPem });
   }
-  const validation = frontendValidation(snapshot, gateway, listener.port);
+  // Client-certificate validation is per port of the Gateway (spec.tls.frontend); a ListenerSet's listeners
+  // share their parent Gateway's ports, so they get its settings.
+  const owner = gateway.kind === 'Gateway' ? gateway : parentGatewayOf(snapshot, gateway);
+  const validation = owner ? frontendValidation(snapshot, owner, listener.port) : undefined;
   return {
     ok: true,
     tls: validation?.ok ? { certificates, clientValidation: validation.clientValidation } : { certificates },
   };
+}
+
+function parentGatewayOf(snapshot: Snapshot, set: ListenerSet): Gateway | undefined {
+  const ref = set.spec?.parentRef;
+  if (!ref) return undefined;
+  return snapshot.get('Gateway', ref.namespace ?? set.metadata.namespace ?? 'default', ref.name);
 }
 
 function fail(reason: CertificateReason, message: string): CertificateResolution {

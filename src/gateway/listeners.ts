@@ -1,5 +1,5 @@
 import type { TlsConfig } from '../ir/route-table.ts';
-import type { Gateway, Listener } from '../snapshot/resources.ts';
+import type { Gateway, Listener, ListenerSet } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf } from './defaults.ts';
@@ -17,6 +17,8 @@ export interface ListenerState {
   /** `namespace/gateway/listener-name`. */
   readonly id: string;
   readonly gateway: Gateway;
+  /** The ListenerSet the listener comes from; absent for the Gateway's own listeners. */
+  readonly listenerSet?: ListenerSet;
   /** `namespace/name` of the Gateway. */
   readonly gatewayKey: string;
   readonly listener: Listener;
@@ -42,6 +44,9 @@ export interface ListenerState {
 }
 
 const HTTP_ROUTE: RouteKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+const GRPC_ROUTE: RouteKind = { group: GATEWAY_GROUP, kind: 'GRPCRoute' };
+/** Route kinds HTTP and HTTPS listeners serve, in the order supportedKinds lists them. */
+const HTTP_KINDS: readonly RouteKind[] = [HTTP_ROUTE, GRPC_ROUTE];
 
 /** Whether the listener can take traffic: accepted, refs resolved (certificates), no conflict. */
 export function isProgrammed(state: ListenerState): boolean {
@@ -64,16 +69,25 @@ export function validateListeners(snapshot: Snapshot, gateway: Gateway): Listene
   return states;
 }
 
-function validateListener(
+/**
+ * Validates one listener of a Gateway, or of a ListenerSet attached to it (`listenerSet`): then its id is
+ * `gateway-namespace/gateway/set-namespace/set/listener`, and its certificate refs are the ListenerSet's.
+ */
+export function validateListener(
   snapshot: Snapshot,
   gateway: Gateway,
   gatewayKey: string,
   listener: Listener,
   index: number,
+  listenerSet?: ListenerSet,
 ): ListenerState {
   const base = {
-    id: `${gatewayKey}/${listener.name}`,
+    id:
+      listenerSet === undefined
+        ? `${gatewayKey}/${listener.name}`
+        : `${gatewayKey}/${keyOf(listenerSet)}/${listener.name}`,
     gateway,
+    ...(listenerSet !== undefined ? { listenerSet } : {}),
     gatewayKey,
     listener,
     index,
@@ -111,7 +125,7 @@ function validateListener(
   let invalidRefs: ListenerState['invalidRefs'] = kinds.invalid;
   let tls: TlsConfig | undefined;
   if (served === 'HTTPS') {
-    const certificates = resolveListenerCertificates(snapshot, gateway, listener, index);
+    const certificates = resolveListenerCertificates(snapshot, listenerSet ?? gateway, listener, index);
     if (certificates.ok) tls = certificates.tls;
     else invalidRefs = { reason: certificates.reason, message: certificates.message };
   }
@@ -125,19 +139,20 @@ function validateListener(
   };
 }
 
-/** Listener.allowedRoutes.kinds: unset means the protocol's default (HTTPRoute for HTTP and HTTPS). */
+/** Listener.allowedRoutes.kinds: unset means the protocol's default (HTTPRoute and GRPCRoute for HTTP and HTTPS). */
 function routeKinds(
   listener: Listener,
   field: string,
 ): { supported: RouteKind[]; invalid: Problem<'InvalidRouteKinds'> | undefined } {
   const requested = listener.allowedRoutes?.kinds;
-  if (requested === undefined) return { supported: [HTTP_ROUTE], invalid: undefined };
+  if (requested === undefined) return { supported: [...HTTP_KINDS], invalid: undefined };
   const supported: RouteKind[] = [];
   const rejected: string[] = [];
   for (const kind of requested) {
     const group = kind.group ?? GATEWAY_GROUP;
-    if (group === GATEWAY_GROUP && kind.kind === 'HTTPRoute') {
-      if (supported.length === 0) supported.push(HTTP_ROUTE);
+    const known = group === GATEWAY_GROUP ? HTTP_KINDS.find((k) => k.kind === kind.kind) : undefined;
+    if (known) {
+      if (!supported.includes(known)) supported.push(known);
     } else {
       rejected.push(`${group}/${kind.kind}`);
     }
@@ -146,7 +161,7 @@ function routeKinds(
     rejected.length > 0
       ? {
           reason: 'InvalidRouteKinds' as const,
-          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${GATEWAY_GROUP}/HTTPRoute`,
+          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${HTTP_KINDS.map((k) => `${k.group}/${k.kind}`).join(', ')}`,
         }
       : undefined;
   return { supported, invalid };

@@ -20,12 +20,34 @@ export interface RankedEntry {
 export function compareByPrecedence(a: RankedEntry, b: RankedEntry): number {
   const ma = a.entry.match;
   const mb = b.entry.match;
+  if (ma.grpc !== undefined && mb.grpc !== undefined) return compareGrpc(a, b, ma.grpc, mb.grpc);
   return (
     pathRank(ma.path) - pathRank(mb.path) ||
     mb.path.value.length - ma.path.value.length ||
     Number(mb.method !== undefined) - Number(ma.method !== undefined) ||
     mb.headers.length - ma.headers.length ||
     mb.queryParams.length - ma.queryParams.length ||
+    compareCreation(a.createdAt, b.createdAt) ||
+    compareStrings(a.routeKey, b.routeKey) ||
+    a.entry.ruleIndex - b.entry.ruleIndex ||
+    a.matchIndex - b.matchIndex
+  );
+}
+
+/**
+ * GRPCRoute precedence (GRPCRouteRule docs): the most characters in a matching service, then in a matching
+ * method, then the most header matches; ties as for HTTPRoute (oldest route, `namespace/name`, list order).
+ */
+function compareGrpc(
+  a: RankedEntry,
+  b: RankedEntry,
+  ga: { readonly service?: string; readonly method?: string },
+  gb: { readonly service?: string; readonly method?: string },
+): number {
+  return (
+    (gb.service?.length ?? 0) - (ga.service?.length ?? 0) ||
+    (gb.method?.length ?? 0) - (ga.method?.length ?? 0) ||
+    b.entry.match.headers.length - a.entry.match.headers.length ||
     compareCreation(a.createdAt, b.createdAt) ||
     compareStrings(a.routeKey, b.routeKey) ||
     a.entry.ruleIndex - b.entry.ruleIndex ||

@@ -19,6 +19,11 @@ export interface TranslateOptions {
    * when the proxy binds loopback on Linux (all of 127.0.0.0/8 is local there), e.g. under the conformance suite.
    */
   readonly loopbackAddressPerGateway?: boolean;
+  /**
+   * Whether an IP address is one of this host's (Gateway spec.addresses must be bindable to be programmed).
+   * Absent: requested addresses are reported as given (served by a load balancer in front of us).
+   */
+  readonly isLocalAddress?: (address: string) => boolean;
 }
 
 export const DEFAULT_CONTROLLER_NAME = 'clusterset-gateway.io/gateway-controller';

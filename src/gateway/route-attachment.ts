@@ -1,4 +1,4 @@
-import type { HTTPRoute, ParentReference } from '../snapshot/resources.ts';
+import type { GRPCRoute, HTTPRoute, ParentReference } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { listenerAllowsRoute } from './allowed-routes.ts';
 import type { Problem } from './conditions.ts';
@@ -48,13 +48,14 @@ export function normalizeParentRef(ref: ParentReference, routeNamespace: string)
  */
 export function attachToGateway(
   snapshot: Snapshot,
-  route: HTTPRoute,
+  route: HTTPRoute | GRPCRoute,
   ref: NormalizedParentRef,
   parentIndex: number,
   listeners: readonly ListenerState[],
 ): ParentAttachment {
   const field = `spec.parentRefs[${parentIndex}]`;
   const gateway = `${ref.namespace}/${ref.name}`;
+  const parentKind = ref.kind;
   const selected = listeners.filter(
     (s) =>
       (ref.sectionName === undefined || s.listener.name === ref.sectionName) &&
@@ -69,17 +70,17 @@ export function attachToGateway(
       .join(' and ');
     return fail(
       'NoMatchingParent',
-      `${field}: Gateway ${gateway} has no listener with ${wanted || 'any name'}`,
+      `${field}: ${parentKind} ${gateway} has no listener with ${wanted || 'any name'}`,
     );
   }
   const routeNamespace = namespaceOf(route);
   const allowed = selected.filter((s) =>
-    listenerAllowsRoute(snapshot, s, { kind: 'HTTPRoute', routeNamespace }),
+    listenerAllowsRoute(snapshot, s, { kind: route.kind, routeNamespace }),
   );
   if (allowed.length === 0) {
     return fail(
       'NotAllowedByListeners',
-      `${field}: no listener of Gateway ${gateway} allows HTTPRoutes from namespace ${routeNamespace} (allowedRoutes)`,
+      `${field}: no listener of ${parentKind} ${gateway} allows ${route.kind}s from namespace ${routeNamespace} (allowedRoutes)`,
     );
   }
   const routeHostnames = route.spec?.hostnames ?? [];
@@ -91,7 +92,7 @@ export function attachToGateway(
   if (attached.length === 0) {
     return fail(
       'NoMatchingListenerHostname',
-      `spec.hostnames [${routeHostnames.join(', ')}] intersect no listener hostname of Gateway ${gateway} (${allowed
+      `spec.hostnames [${routeHostnames.join(', ')}] intersect no listener hostname of ${parentKind} ${gateway} (${allowed
         .map((s) => s.hostname ?? '*')
         .join(', ')})`,
     );

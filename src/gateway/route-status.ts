@@ -1,10 +1,10 @@
 import type { RouteParentStatus, StatusUpdate } from '../ir/status.ts';
-import type { Condition, HTTPRoute, ParentReference } from '../snapshot/resources.ts';
+import type { Condition, GRPCRoute, HTTPRoute, ParentReference } from '../snapshot/resources.ts';
 import type { ResolvedRefsReason } from './backend-refs.ts';
 import { condition, generationOf, type Problem } from './conditions.ts';
 import { GATEWAY_GROUP, namespaceOf } from './defaults.ts';
 import type { AttachmentReason } from './route-attachment.ts';
-import { type InvalidRule, rulesOf } from './route-rules.ts';
+import type { InvalidRule } from './route-rules.ts';
 
 export interface ParentOutcome {
   /** The parentRef as written, with group and kind made explicit (status.parents[].parentRef). */
@@ -19,14 +19,15 @@ export interface ParentOutcome {
  * dropped.
  */
 export function routeStatus(
-  route: HTTPRoute,
+  route: HTTPRoute | GRPCRoute,
   parents: readonly ParentOutcome[],
   refProblems: readonly Problem<ResolvedRefsReason>[],
   invalidRules: readonly InvalidRule[],
   controllerName: string,
 ): StatusUpdate {
   const generation = generationOf(route);
-  const ruleCount = rulesOf(route).length;
+  // Absent rules default to one rule (HTTPRouteSpec.rules, GRPCRouteSpec.rules).
+  const ruleCount = route.spec?.rules?.length ?? 1;
   const allRulesInvalid = ruleCount > 0 && invalidRules.length === ruleCount;
   const firstRef = refProblems[0];
   const resolvedRefs = firstRef
@@ -60,7 +61,7 @@ export function routeStatus(
     return { parentRef: statusParentRef(parent.ref), controllerName, conditions };
   });
   return {
-    kind: 'HTTPRoute',
+    kind: route.kind,
     namespace: namespaceOf(route),
     name: route.metadata.name,
     generation,

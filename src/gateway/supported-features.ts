@@ -3,9 +3,13 @@
  * `status.supportedFeatures` (GEP-2162; names as in the conformance suite's pkg/features, sorted).
  */
 export const SUPPORTED_FEATURES: readonly string[] = [
+  'GRPCRoute',
+  'GRPCRouteNamedRouteRule',
   'Gateway',
+  'GatewayAddressEmpty',
   'GatewayHTTPListenerIsolation',
   'GatewayPort8080',
+  'GatewayStaticAddresses',
   'HTTPRoute',
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
@@ -31,5 +35,6 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteResponseHeaderModification',
   'HTTPRouteRetry',
   'HTTPRouteSchemeRedirect',
+  'ListenerSet',
   'ReferenceGrant',
 ];

@@ -1,21 +1,25 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
-import type { Gateway, HTTPRoute } from '../snapshot/resources.ts';
+import type { Gateway, GRPCRoute, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
-import { keyOf, namespaceOf } from './defaults.ts';
+import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import { addEastWest } from './east-west.ts';
 import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
+import { type RequestedAddresses, requestedAddresses } from './gateway-static-addresses.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
+import { translateGrpcRules } from './grpc-route-rules.ts';
 import { describeObject, guarded } from './guarded.ts';
+import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
+import { attachListenerSets } from './listener-sets.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
 import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
 import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
-import { translateRules } from './route-rules.ts';
+import { type RouteRulesResult, translateRules } from './route-rules.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
 import { translateTlsRoutes } from './tls-route.ts';
 import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
@@ -35,6 +39,7 @@ interface OwnedGateway {
   readonly gateway: Gateway;
   readonly listeners: readonly ListenerState[];
   readonly problem: GatewayProblem | undefined;
+  readonly addresses: RequestedAddresses;
 }
 
 /** Pure: no I/O, no clock, deterministic order (DESIGN.md §1). */
@@ -45,13 +50,20 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const classes = classesOutcome.ok ? classesOutcome.value : { ours: new Map(), statuses: [] };
   const gateways = new Map<string, OwnedGateway>();
   for (const gateway of snapshot.gateways) {
-    const owned = guarded(() => {
+    const owned = guarded((): OwnedGateway | undefined => {
       const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
       if (!verdict) return undefined;
+      const requested = requestedAddresses(gateway, options.isLocalAddress);
+      const unsupportedAddress =
+        requested.problem?.reason === 'UnsupportedAddress'
+          ? { ...requested.problem, reason: 'UnsupportedAddress' as const }
+          : undefined;
       return {
         gateway,
         listeners: validateListeners(snapshot, gateway),
-        problem: gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message),
+        problem:
+          gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message) ?? unsupportedAddress,
+        addresses: requested,
       };
     });
     if (owned.ok && !owned.value) continue;
@@ -60,18 +72,32 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       keyOf(gateway),
       owned.ok && owned.value
         ? owned.value
-        : { gateway, listeners: [], problem: { reason: 'Invalid', message: owned.ok ? '' : owned.message } },
+        : {
+            gateway,
+            listeners: [],
+            problem: { reason: 'Invalid', message: owned.ok ? '' : owned.message },
+            addresses: { usable: [], problem: undefined },
+          },
     );
   }
+  const listenerSets = attachListenerSets(
+    snapshot,
+    new Map([...gateways].map(([key, g]) => [key, { ...g, accepted: !g.problem }])),
+  );
+  // Every listener a Gateway serves: its own, then those of the ListenerSets it took, in merge order.
+  const listenersOf = new Map<string, ListenerState[]>();
+  for (const [key, owned] of gateways) listenersOf.set(key, [...owned.listeners]);
+  for (const set of listenerSets) listenersOf.get(set.gatewayKey)?.push(...set.listeners);
   const addresses = assignGatewayAddresses(
     [...gateways].map(([key, owned]) => ({
       key,
-      ports: owned.listeners.map((state) => state.listener.port),
+      ports: (listenersOf.get(key) ?? []).map((state) => state.listener.port),
+      requested: owned.addresses.usable,
     })),
     options,
   );
   markCrossGatewayConflicts(
-    [...gateways.values()].filter((g) => !g.problem).flatMap((g) => g.listeners),
+    [...gateways].filter(([, g]) => !g.problem).flatMap(([key]) => listenersOf.get(key) ?? []),
     (key) => addresses.get(key)?.bind,
   );
 
@@ -79,11 +105,15 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const warnings: McsWarning[] = [];
   const routesByListener = new Map<string, Map<string, AttachedRoute>>();
   const routeStatuses: StatusUpdate[] = [];
-  for (const route of snapshot.httpRoutes) {
-    const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, gateways));
+  const parents = new Map<string, RouteParent>();
+  for (const [key, owned] of gateways) parents.set(`Gateway/${key}`, owned);
+  for (const set of listenerSets) parents.set(`ListenerSet/${set.key}`, set);
+  const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
+  for (const route of routes) {
+    const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, parents));
     if (!guardedOutcome.ok) {
       problems.push(`${describeObject(route)}: ${guardedOutcome.message}`);
-      const status = guarded(() => failedRouteStatus(route, gateways, options, guardedOutcome.message));
+      const status = guarded(() => failedRouteStatus(route, parents, options, guardedOutcome.message));
       if (status.ok && status.value) routeStatuses.push(status.value);
       continue;
     }
@@ -97,7 +127,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     routeStatuses.push(outcome.status);
     for (const [listenerId, attached] of outcome.attached) {
       const routes = routesByListener.get(listenerId) ?? new Map<string, AttachedRoute>();
-      routes.set(attached.routeKey, attached);
+      routes.set(`${route.kind}/${attached.routeKey}`, attached);
       routesByListener.set(listenerId, routes);
     }
   }
@@ -110,20 +140,34 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
+  const attachedCounts = new Map<string, number>();
   for (const [key, owned] of gateways) {
     const address = addresses.get(key);
-    const attachedCounts = new Map<string, number>();
-    for (const state of owned.listeners) {
+    for (const state of listenersOf.get(key) ?? []) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
       attachedCounts.set(state.id, routes.length + (tlsRoutes.attachedCounts.get(state.id) ?? 0));
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
       if (!owned.problem) servedTls.push({ state, address: address?.bind });
     }
+    const setsTaken = listenerSets.filter((set) => set.gatewayKey === key && isListenerSetAccepted(set));
     const status = guarded(() =>
-      gatewayStatus(owned.gateway, owned.listeners, attachedCounts, address?.status ?? [], owned.problem),
+      gatewayStatus(
+        owned.gateway,
+        owned.listeners,
+        attachedCounts,
+        address?.status ?? [],
+        owned.problem,
+        setsTaken.length,
+        owned.addresses.problem?.reason === 'AddressNotUsable' ? owned.addresses.problem.message : undefined,
+      ),
     );
     if (status.ok) gatewayStatuses.push(status.value);
     else problems.push(`${describeObject(owned.gateway)}: ${status.message}`);
+  }
+  for (const set of listenerSets) {
+    const status = guarded(() => listenerSetStatus(set, attachedCounts));
+    if (status.ok) gatewayStatuses.push(status.value);
+    else problems.push(`ListenerSet ${set.key}: ${status.message}`);
   }
   const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
   const result: TranslationResult = {
@@ -150,25 +194,22 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   };
 }
 
-/** The status of a route whose translation failed: Accepted=False on each of our Gateways it names. */
+/** The status of a route whose translation failed: Accepted=False on each of our parents it names. */
 function failedRouteStatus(
-  route: HTTPRoute,
-  gateways: ReadonlyMap<string, OwnedGateway>,
+  route: HTTPRoute | GRPCRoute,
+  parents: ReadonlyMap<string, RouteParent>,
   options: TranslateOptions,
   message: string,
 ): StatusUpdate | undefined {
   const refs = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
-  const parents = refs
+  const outcomes = refs
     .map((ref) => ({ ref, normalized: normalizeParentRef(ref, namespaceOf(route)) }))
-    .filter(
-      ({ normalized }) =>
-        normalized.kind === 'Gateway' && gateways.has(`${normalized.namespace}/${normalized.name}`),
-    )
+    .filter(({ normalized }) => parents.has(parentKey(normalized)))
     .map(({ ref }) => ({ ref, problem: { reason: 'UnsupportedValue' as const, message } }));
-  if (parents.length === 0) return undefined;
+  if (outcomes.length === 0) return undefined;
   // Only metadata and parentRefs are read again: the rest of the spec is what failed.
-  const minimal = { ...route, spec: { parentRefs: refs } } as HTTPRoute;
-  return routeStatus(minimal, parents, [], [], options.controllerName);
+  const minimal = { ...route, spec: { parentRefs: refs } } as HTTPRoute | GRPCRoute;
+  return routeStatus(minimal, outcomes, [], [], options.controllerName);
 }
 
 interface RouteOutcome {
@@ -178,21 +219,27 @@ interface RouteOutcome {
   readonly attached: ReadonlyMap<string, AttachedRoute>;
 }
 
-/** Attaches one HTTPRoute to our Gateways; undefined when none of its parentRefs is one of ours. */
+/** Something a route can attach to: one of our Gateways, or a ListenerSet on one (`Kind/namespace/name`). */
+interface RouteParent {
+  readonly listeners: readonly ListenerState[];
+}
+
+function parentKey(ref: { kind: string; namespace: string; name: string }): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+/** Attaches one HTTPRoute or GRPCRoute to our parents; undefined when none of its parentRefs is one of ours. */
 function translateRoute(
   snapshot: Snapshot,
   options: TranslateOptions,
-  route: HTTPRoute,
-  gateways: ReadonlyMap<string, OwnedGateway>,
+  route: HTTPRoute | GRPCRoute,
+  routeParents: ReadonlyMap<string, RouteParent>,
 ): RouteOutcome | undefined {
   const routeNamespace = namespaceOf(route);
   const ours = (route.spec?.parentRefs ?? [])
     .map((ref, index) => ({ ref, index, normalized: normalizeParentRef(ref, routeNamespace) }))
     .filter(
-      ({ normalized }) =>
-        normalized.kind === 'Gateway' &&
-        normalized.group === 'gateway.networking.k8s.io' &&
-        gateways.has(`${normalized.namespace}/${normalized.name}`),
+      ({ normalized }) => normalized.group === GATEWAY_GROUP && routeParents.has(parentKey(normalized)),
     );
   if (ours.length === 0) return undefined;
 
@@ -203,8 +250,10 @@ function translateRoute(
     backends: new Map(),
     refProblems: [],
     warnings: [],
+    routeKind: route.kind,
   };
-  const rules = translateRules(route, context);
+  const rules: RouteRulesResult =
+    route.kind === 'GRPCRoute' ? translateGrpcRules(route, context) : translateRules(route, context);
   const routeKey = keyOf(route);
   const hostnamesByListener = new Map<string, Set<string>>();
   const parents: ParentOutcome[] = [];
@@ -213,8 +262,8 @@ function translateRoute(
     const refKey = JSON.stringify(normalized);
     if (seenRefs.has(refKey)) continue;
     seenRefs.add(refKey);
-    const owned = gateways.get(`${normalized.namespace}/${normalized.name}`) as OwnedGateway;
-    const attachment = attachToGateway(snapshot, route, normalized, index, owned.listeners);
+    const parent = routeParents.get(parentKey(normalized)) as RouteParent;
+    const attachment = attachToGateway(snapshot, route, normalized, index, parent.listeners);
     parents.push({ ref, problem: attachment.problem });
     for (const { state, hostnames } of attachment.listeners) {
       const set = hostnamesByListener.get(state.id) ?? new Set<string>();

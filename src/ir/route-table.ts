@@ -100,6 +100,8 @@ export interface RouteMatch {
   readonly method?: string;
   readonly headers: readonly StringMatch[];
   readonly queryParams: readonly StringMatch[];
+  /** Set for GRPCRoute matches: the service and method matched (GRPCRoute precedence compares them). */
+  readonly grpc?: { readonly service?: string; readonly method?: string };
 }
 
 export interface RouteAction {

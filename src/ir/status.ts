@@ -4,7 +4,14 @@ import type { Condition } from '../snapshot/resources.ts';
  * What translation says about an object, in the shape the API server's status subresource takes.
  * The kube status writer patches it; in file mode /config_dump shows it under `statuses`.
  */
-export type StatusKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'TLSRoute' | 'BackendTLSPolicy';
+export type StatusKind =
+  | 'GatewayClass'
+  | 'Gateway'
+  | 'HTTPRoute'
+  | 'GRPCRoute'
+  | 'TLSRoute'
+  | 'ListenerSet'
+  | 'BackendTLSPolicy';
 
 export interface StatusUpdate {
   readonly kind: StatusKind;
@@ -12,7 +19,7 @@ export interface StatusUpdate {
   readonly name: string;
   /** The generation the status was computed from (metadata.generation of the input). */
   readonly generation: number;
-  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus | PolicyStatus;
+  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus | ListenerSetStatus | PolicyStatus;
 }
 
 export interface GatewayClassStatus {
@@ -29,6 +36,13 @@ export interface ListenerStatus {
 
 export interface GatewayStatus {
   readonly addresses: readonly { readonly type: string; readonly value: string }[];
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerStatus[];
+  /** ListenerSets accepted on this Gateway (GEP-1713). */
+  readonly attachedListenerSets?: number;
+}
+
+export interface ListenerSetStatus {
   readonly conditions: readonly Condition[];
   readonly listeners: readonly ListenerStatus[];
 }

@@ -2,6 +2,7 @@ import type {
   GatewayClassStatus,
   GatewayStatus,
   HTTPRouteStatus,
+  ListenerSetStatus,
   PolicyStatus,
   RouteParentStatus,
   StatusUpdate,
@@ -96,6 +97,9 @@ export function desiredStatus(
       return {
         ...base,
         addresses: status.addresses.map((a) => ({ type: a.type, value: a.value })),
+        ...(status.attachedListenerSets !== undefined
+          ? { attachedListenerSets: status.attachedListenerSets }
+          : {}),
         conditions: mergeConditions(status.conditions, base.conditions, generation, now),
         listeners: status.listeners.map((l) => ({
           name: l.name,
@@ -127,8 +131,11 @@ export function desiredStatus(
       }
       return { ...base, ancestors };
     }
+    case 'ListenerSet':
+      return listenerSetStatus(update, base, generation, now);
     case 'TLSRoute':
-    case 'HTTPRoute': {
+    case 'HTTPRoute':
+    case 'GRPCRoute': {
       const status = update.status as HTTPRouteStatus;
       const oldParents = Array.isArray(base.parents) ? base.parents.filter(isRecord) : [];
       const ours = oldParents.filter((p) => p.controllerName === controllerName);
@@ -145,6 +152,27 @@ export function desiredStatus(
       return { ...base, parents };
     }
   }
+}
+
+/** ListenerSet status: its conditions and listeners, like a Gateway's (it has no addresses). */
+function listenerSetStatus(update: StatusUpdate, base: Json, generation: number, now: string): Json {
+  const status = update.status as ListenerSetStatus;
+  const oldListeners = Array.isArray(base.listeners) ? base.listeners.filter(isRecord) : [];
+  return {
+    ...base,
+    conditions: mergeConditions(status.conditions, base.conditions, generation, now),
+    listeners: status.listeners.map((l) => ({
+      name: l.name,
+      supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+      attachedRoutes: l.attachedRoutes,
+      conditions: mergeConditions(
+        l.conditions,
+        oldListeners.find((o) => o.name === l.name)?.conditions,
+        generation,
+        now,
+      ),
+    })),
+  };
 }
 
 export function jsonEqual(a: unknown, b: unknown): boolean {

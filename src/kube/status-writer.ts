@@ -43,6 +43,8 @@ const PLURALS: Record<StatusKind, string> = {
   GatewayClass: 'gatewayclasses',
   Gateway: 'gateways',
   HTTPRoute: 'httproutes',
+  GRPCRoute: 'grpcroutes',
+  ListenerSet: 'listenersets',
   TLSRoute: 'tlsroutes',
   BackendTLSPolicy: 'backendtlspolicies',
 };

@@ -7,7 +7,8 @@ import type { BackendProtocol } from '../ir/route-table.ts';
  */
 export function backendProtocol(...appProtocols: readonly (string | undefined)[]): BackendProtocol {
   const value = appProtocols.find((p) => p !== undefined && p !== '');
-  if (value === 'kubernetes.io/h2c') return 'h2c';
+  // `grpc` is what many charts write for gRPC ports; gRPC is HTTP/2, cleartext unless a policy adds TLS.
+  if (value === 'kubernetes.io/h2c' || value === 'grpc') return 'h2c';
   if (value === 'kubernetes.io/ws') return 'websocket';
   return 'http1';
 }

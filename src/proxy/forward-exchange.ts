@@ -9,6 +9,8 @@ import type { BadInputReporter } from '../net/bad-input.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
+import { grpcTimeoutMs } from './grpc-local-reply.ts';
+import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
 import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
@@ -104,8 +106,8 @@ class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return this.exchange.onUpstreamData(this, chunk);
   }
 
-  onComplete(): void {
-    if (!this.stale) this.exchange.onUpstreamComplete(this);
+  onComplete(trailers?: unknown): void {
+    if (!this.stale) this.exchange.onUpstreamComplete(this, trailers);
   }
 
   onError(err: Error): void {
@@ -194,6 +196,8 @@ export class Exchange implements ClientBound {
   #resetRetries = 0;
   #retries = 0;
   #finished = false;
+  /** The response went out whole with its headers (gRPC Trailers-Only). */
+  #endedEarly = false;
   #attemptTimer: NodeJS.Timeout | undefined;
   #requestTimer: NodeJS.Timeout | undefined;
   #sendTimer: NodeJS.Timeout | undefined;
@@ -230,8 +234,14 @@ export class Exchange implements ClientBound {
 
   start(): void {
     watchClient(this.#socket, this);
-    if (this.action.requestTimeoutMs !== undefined) {
-      this.#requestTimer = setTimeout(onRequestTimer, this.action.requestTimeoutMs, this);
+    // A gRPC client's deadline (grpc-timeout) bounds the request like HTTPRouteTimeouts.request.
+    const deadlineMs = grpcTimeoutMs(this.req);
+    const requestTimeoutMs =
+      deadlineMs === undefined
+        ? this.action.requestTimeoutMs
+        : Math.min(deadlineMs, this.action.requestTimeoutMs ?? deadlineMs);
+    if (requestTimeoutMs !== undefined) {
+      this.#requestTimer = setTimeout(onRequestTimer, requestTimeoutMs, this);
     }
     if (this.target.mirrors.length > 0) this.#mirror(this.target.mirrors);
     this.#attempt();
@@ -326,6 +336,12 @@ export class Exchange implements ClientBound {
     if (this.#corsOrigin !== undefined && this.target.cors !== undefined) {
       for (const h of this.target.cors.responseHeaders(this.#corsOrigin)) headers.push(h);
     }
+    // A gRPC Trailers-Only answer (grpc-status in the headers) must end the client's stream with that one HEADERS
+    // frame, or gRPC clients find no status at the end of the stream.
+    if (this.req.httpVersionMajor === 2 && respondTrailersOnly(this.res, statusCode, headers)) {
+      this.#endedEarly = true;
+      return true;
+    }
     this.res.writeHead(statusCode, headers);
     return true;
   }
@@ -344,14 +360,16 @@ export class Exchange implements ClientBound {
     return ok;
   }
 
-  onUpstreamComplete(attempt: UpstreamAttempt): void {
+  onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void {
     this.#clearAttemptTimer();
     attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
     if (this.#finished) return;
     this.#finished = true;
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
-    this.res.end();
+    // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
+    if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
+    if (!this.#endedEarly) this.res.end();
     this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
   }
 

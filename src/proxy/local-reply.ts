@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { isGrpcRequest, sendGrpcLocalReply } from './grpc-local-reply.ts';
 
 const BODIES = new Map<number, Buffer>();
 
@@ -44,6 +45,11 @@ export function sendLocalReply(
 ): void {
   if (res.headersSent) {
     res.destroy();
+    return;
+  }
+  // A gRPC client reads only gRPC statuses: errors become trailers-only answers (GRPCRoute, gRPC over HTTP/2).
+  if (status >= 400 && res.req !== undefined && isGrpcRequest(res.req)) {
+    sendGrpcLocalReply(res, status, text === '' ? defaultText(status) : text);
     return;
   }
   const body = bodyFor(status, text);

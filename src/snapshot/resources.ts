@@ -90,9 +90,16 @@ export interface Listener {
 export interface GatewaySpec {
   readonly gatewayClassName?: string;
   readonly listeners?: readonly Listener[];
-  readonly addresses?: readonly { readonly type?: string; readonly value: string }[];
+  readonly addresses?: readonly { readonly type?: string; readonly value?: string }[];
   readonly infrastructure?: unknown;
   readonly tls?: GatewayTLSConfig;
+  /** Which namespaces' ListenerSets may attach (default: none). */
+  readonly allowedListeners?: {
+    readonly namespaces?: {
+      readonly from?: 'All' | 'Same' | 'Selector' | 'None';
+      readonly selector?: LabelSelector;
+    };
+  };
 }
 /** Gateway.spec.tls (client certificates, issue 14): frontend validation and the backend client certificate. */
 export interface FrontendTLSValidation {
@@ -213,6 +220,41 @@ export interface HTTPRouteSpec {
   readonly rules?: readonly HTTPRouteRule[];
 }
 export type HTTPRoute = KubeObject<'HTTPRoute', HTTPRouteSpec>;
+
+// GRPCRoute (gateway.networking.k8s.io/v1): filters and backendRefs share HTTPRoute's shapes.
+export interface GRPCMethodMatch {
+  readonly type?: 'Exact' | 'RegularExpression';
+  readonly service?: string;
+  readonly method?: string;
+}
+export interface GRPCRouteMatch {
+  readonly method?: GRPCMethodMatch;
+  readonly headers?: readonly HTTPHeaderMatch[];
+}
+export interface GRPCRouteRule {
+  readonly name?: string;
+  readonly matches?: readonly GRPCRouteMatch[];
+  readonly filters?: readonly HTTPRouteFilter[];
+  readonly backendRefs?: readonly HTTPBackendRef[];
+}
+export interface GRPCRouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly hostnames?: readonly string[];
+  readonly rules?: readonly GRPCRouteRule[];
+}
+export type GRPCRoute = KubeObject<'GRPCRoute', GRPCRouteSpec>;
+
+// ListenerSet (gateway.networking.k8s.io/v1): listeners added to a parent Gateway that allows them.
+export interface ListenerSetSpec {
+  readonly parentRef?: {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name: string;
+    readonly namespace?: string;
+  };
+  readonly listeners?: readonly Listener[];
+}
+export type ListenerSet = KubeObject<'ListenerSet', ListenerSetSpec>;
 
 export interface ReferenceGrantSpec {
   readonly from?: readonly { readonly group: string; readonly kind: string; readonly namespace: string }[];
@@ -357,6 +399,8 @@ export type AnyResource =
   | GatewayClass
   | Gateway
   | HTTPRoute
+  | GRPCRoute
+  | ListenerSet
   | ReferenceGrant
   | Service
   | EndpointSlice
@@ -372,6 +416,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'GatewayClass',
   'Gateway',
   'HTTPRoute',
+  'GRPCRoute',
+  'ListenerSet',
   'ReferenceGrant',
   'Service',
   'EndpointSlice',

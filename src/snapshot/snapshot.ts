@@ -4,7 +4,9 @@ import type {
   EndpointSlice,
   Gateway,
   GatewayClass,
+  GRPCRoute,
   HTTPRoute,
+  ListenerSet,
   Namespace,
   ReferenceGrant,
   ResourceKind,
@@ -101,6 +103,12 @@ export class Snapshot {
   }
   get httpRoutes(): readonly HTTPRoute[] {
     return this.list('HTTPRoute');
+  }
+  get grpcRoutes(): readonly GRPCRoute[] {
+    return this.list('GRPCRoute');
+  }
+  get listenerSets(): readonly ListenerSet[] {
+    return this.list('ListenerSet');
   }
   get referenceGrants(): readonly ReferenceGrant[] {
     return this.list('ReferenceGrant');

@@ -18,11 +18,14 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   GatewayClass: ['gateway.networking.k8s.io'],
   Gateway: ['gateway.networking.k8s.io'],
   HTTPRoute: ['gateway.networking.k8s.io'],
+  GRPCRoute: ['gateway.networking.k8s.io'],
+  ListenerSet: ['gateway.networking.k8s.io'],
   ReferenceGrant: ['gateway.networking.k8s.io'],
   Service: [''],
   Secret: [''],
   Namespace: [''],
   EndpointSlice: ['discovery.k8s.io'],
+  // The default; `DecodeOptions.serviceImportGroups` (from --service-import-kinds) replaces it.
   ServiceImport: ['multicluster.x-k8s.io', 'net.gke.io'],
   ClusterProperty: ['about.k8s.io'],
   ClusterProfile: ['multicluster.x-k8s.io'],
@@ -36,14 +39,23 @@ export function apiGroupOf(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
-export function decodeResource(value: unknown): DecodeResult {
+export interface DecodeOptions {
+  /** API groups whose ServiceImport kind is read (GEP-1748 `--service-import-kinds`); default as above. */
+  readonly serviceImportGroups?: readonly string[];
+}
+
+export function decodeResource(value: unknown, options: DecodeOptions = {}): DecodeResult {
   if (!isRecord(value)) return fail('a Kubernetes object must be a mapping');
   const { apiVersion, kind, metadata } = value;
   if (typeof apiVersion !== 'string' || apiVersion === '') return fail('missing apiVersion');
   if (typeof kind !== 'string' || kind === '') return fail('missing kind');
   if (!KNOWN_KINDS.has(kind)) return { ok: false, ignored: true, reason: `kind ${kind} is not watched` };
   const resourceKind = kind as ResourceKind;
-  if (!GROUPS_BY_KIND[resourceKind].includes(apiGroupOf(apiVersion))) {
+  const groups =
+    resourceKind === 'ServiceImport' && options.serviceImportGroups !== undefined
+      ? options.serviceImportGroups
+      : GROUPS_BY_KIND[resourceKind];
+  if (!groups.includes(apiGroupOf(apiVersion))) {
     return { ok: false, ignored: true, reason: `${apiVersion} ${kind} is not a resource this gateway reads` };
   }
   if (!isRecord(metadata)) return fail(`${kind}: missing metadata`);

@@ -12,7 +12,16 @@ const SERVICE_ACCOUNT = 'clusterset-gateway';
 const WATCHED: readonly (readonly [group: string, resources: readonly string[]])[] = [
   [
     'gateway.networking.k8s.io',
-    ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants', 'tlsroutes', 'backendtlspolicies'],
+    [
+      'gatewayclasses',
+      'gateways',
+      'httproutes',
+      'grpcroutes',
+      'listenersets',
+      'referencegrants',
+      'tlsroutes',
+      'backendtlspolicies',
+    ],
   ],
   ['', ['services', 'namespaces', 'secrets', 'configmaps']],
   ['discovery.k8s.io', ['endpointslices']],
@@ -23,6 +32,8 @@ const STATUS: readonly string[] = [
   'gatewayclasses/status',
   'gateways/status',
   'httproutes/status',
+  'grpcroutes/status',
+  'listenersets/status',
   'tlsroutes/status',
   'backendtlspolicies/status',
 ];

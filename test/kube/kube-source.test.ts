@@ -160,8 +160,9 @@ describe('Kubernetes source against the API test server', () => {
     server = await withServer();
     const { recorder } = startSource(server);
     await recorder.waitFor(() => true, 'initial snapshot');
-    await eventually(() => server?.watchCount === 14, 'all watches open');
-    expect(server.dropWatches()).toBe(14);
+    // 16 watched kinds: the 14 of before plus GRPCRoute and ListenerSet.
+    await eventually(() => server?.watchCount === 16, 'all watches open');
+    expect(server.dropWatches()).toBe(16);
     server.create(service('after-drop'));
     await recorder.waitFor(
       (s) => s.get('Service', 'default', 'after-drop') !== undefined,

@@ -73,3 +73,37 @@ describe('parseManifest', () => {
     });
   });
 });
+
+describe('parseManifest with --service-import-kinds groups', () => {
+  const text = [
+    'apiVersion: example.io/v1',
+    'kind: ServiceImport',
+    'metadata: { name: web, namespace: apps }',
+    'spec: { ports: [{ port: 80 }] }',
+    '---',
+    'apiVersion: gateway.networking.k8s.io/v1',
+    'kind: GRPCRoute',
+    'metadata: { name: echo, namespace: apps }',
+    'spec: { parentRefs: [{ name: gw }] }',
+    '---',
+    'apiVersion: gateway.networking.k8s.io/v1',
+    'kind: ListenerSet',
+    'metadata: { name: team, namespace: apps }',
+    'spec: { parentRef: { name: gw }, listeners: [{ name: http, port: 80, protocol: HTTP }] }',
+  ].join('\n');
+
+  it('reads a ServiceImport of a configured group, and GRPCRoutes and ListenerSets', () => {
+    const parsed = parseManifest('a.yaml', text, { serviceImportGroups: ['example.io'] });
+    expect(parsed.objects.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([
+      'example.io/v1 ServiceImport',
+      'gateway.networking.k8s.io/v1 GRPCRoute',
+      'gateway.networking.k8s.io/v1 ListenerSet',
+    ]);
+  });
+
+  it('ignores that ServiceImport when its group is not configured', () => {
+    const parsed = parseManifest('a.yaml', text);
+    expect(parsed.objects.map((o) => o.kind)).toEqual(['GRPCRoute', 'ListenerSet']);
+    expect(parsed.invalidObjects).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import { BadInputReporter } from '../../net/bad-input.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import type { CrdValidator } from '../../validation/index.ts';
+import type { DecodeOptions } from '../decode.ts';
 import { type Source, SourceError } from '../source.ts';
 import { defaultFileValidator, invalidObjectsGauge } from './file-validation.ts';
 import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
@@ -25,6 +26,8 @@ export interface FileSourceOptions {
   readonly validator?: CrdValidator | false;
   /** Where clusterset_gateway_manifest_problems_total and clusterset_gateway_invalid_objects are registered. */
   readonly registry?: Registry;
+  /** API groups whose ServiceImports are read (--service-import-kinds); default: decode.ts's list. */
+  readonly serviceImportGroups?: readonly string[];
 }
 
 export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
@@ -47,6 +50,7 @@ export class FileSource implements Source {
   readonly #problemCounter: BadInputReporter;
   readonly #store: ObjectStore;
   readonly #invalidGauge: Gauge | undefined;
+  readonly #decode: DecodeOptions;
   readonly #lastGood = new Map<string, readonly AnyResource[]>();
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -69,6 +73,8 @@ export class FileSource implements Source {
       options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));
     this.#store = new ObjectStore(undefined, validator);
     this.#invalidGauge = options.registry ? invalidObjectsGauge(options.registry) : undefined;
+    this.#decode =
+      options.serviceImportGroups !== undefined ? { serviceImportGroups: options.serviceImportGroups } : {};
   }
 
   /** Problems found in the last reload (syntax errors, invalid objects), each naming file and line. */
@@ -123,7 +129,7 @@ export class FileSource implements Source {
         current.set(file, this.#lastGood.get(file) ?? []);
         continue;
       }
-      const parsed = parseManifest(file, read);
+      const parsed = parseManifest(file, read, this.#decode);
       problems.push(...parsed.syntaxErrors, ...parsed.invalidObjects);
       if (parsed.syntaxErrors.length > 0) {
         current.set(file, this.#lastGood.get(file) ?? []);

@@ -1,7 +1,7 @@
 import { LineCounter, parseAllDocuments } from 'yaml';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { CLUSTER_SCOPED_KINDS } from '../../snapshot/resources.ts';
-import { decodeResource } from '../decode.ts';
+import { type DecodeOptions, decodeResource } from '../decode.ts';
 
 export interface ManifestProblem {
   readonly file: string;
@@ -26,13 +26,13 @@ const MAX_ALIAS_COUNT = 100;
  * `kind: List` expanded, namespaced objects without a namespace put in `default`. Never throws: whatever
  * the parser throws (an undefined alias, an alias bomb, a stack overflow) becomes a syntax error of this file.
  */
-export function parseManifest(file: string, text: string): ParsedManifest {
+export function parseManifest(file: string, text: string, options: DecodeOptions = {}): ParsedManifest {
   if (flowDepth(text) > MAX_FLOW_DEPTH) {
     const message = `flow collections nest deeper than ${MAX_FLOW_DEPTH} levels: the file is refused unparsed`;
     return { objects: [], lines: [], syntaxErrors: [{ file, line: 1, message }], invalidObjects: [] };
   }
   try {
-    return parseDocuments(file, text);
+    return parseDocuments(file, text, options);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return {
@@ -44,7 +44,7 @@ export function parseManifest(file: string, text: string): ParsedManifest {
   }
 }
 
-function parseDocuments(file: string, text: string): ParsedManifest {
+function parseDocuments(file: string, text: string, options: DecodeOptions): ParsedManifest {
   const lineCounter = new LineCounter();
   const documents = parseAllDocuments(text, {
     lineCounter,
@@ -73,7 +73,7 @@ function parseDocuments(file: string, text: string): ParsedManifest {
     }
     if (value === null || value === undefined) continue;
     for (const item of expandList(value)) {
-      const decoded = decodeResource(item);
+      const decoded = decodeResource(item, options);
       if (decoded.ok) {
         objects.push(withDefaultNamespace(decoded.object));
         lines.push(line);

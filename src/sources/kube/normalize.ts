@@ -1,12 +1,20 @@
 import type { AnyResource } from '../../snapshot/resources.ts';
-import { decodeResource, isRecord } from '../decode.ts';
+import { apiGroupOf, decodeResource, isRecord } from '../decode.ts';
 
 export type NormalizeResult =
   | { readonly ok: true; readonly object: AnyResource; readonly fingerprint: string }
   | { readonly ok: false; readonly reason: string };
 
 /** Kinds whose status this controller writes and translation never reads: our own writes must not rebuild. */
-const STATUS_IGNORED = new Set(['GatewayClass', 'Gateway', 'HTTPRoute', 'TLSRoute', 'BackendTLSPolicy']);
+const STATUS_IGNORED = new Set([
+  'GatewayClass',
+  'Gateway',
+  'HTTPRoute',
+  'GRPCRoute',
+  'TLSRoute',
+  'ListenerSet',
+  'BackendTLSPolicy',
+]);
 const TLS_KEYS = ['tls.crt', 'tls.key'];
 
 /**
@@ -22,7 +30,10 @@ export function normalizeObject(value: unknown, apiVersion: string, kind: string
     apiVersion: value.apiVersion ?? apiVersion,
     kind: value.kind ?? kind,
   };
-  const decoded = decodeResource(withType);
+  // The watch chose the group (a configured ServiceImport kind), so the object's own group is the one to read.
+  const decoded = decodeResource(withType, {
+    serviceImportGroups: [apiGroupOf(String(withType.apiVersion))],
+  });
   if (!decoded.ok) return { ok: false, reason: decoded.reason };
   const obj: Record<string, unknown> = { ...(decoded.object as unknown as Record<string, unknown>) };
   const metadata = isRecord(obj.metadata) ? { ...obj.metadata } : {};

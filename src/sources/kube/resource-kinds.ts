@@ -38,6 +38,23 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     required: true,
   },
+  // GRPCRoute and ListenerSet (Gateway API v1.1 and v1.6 standard channel): optional, older installs lack them.
+  {
+    kind: 'GRPCRoute',
+    group: GATEWAY,
+    versions: ['v1'],
+    plural: 'grpcroutes',
+    namespaced: true,
+    required: false,
+  },
+  {
+    kind: 'ListenerSet',
+    group: GATEWAY,
+    versions: ['v1'],
+    plural: 'listenersets',
+    namespaced: true,
+    required: false,
+  },
   // ReferenceGrant is v1beta1 up to Gateway API v1.4; later releases serve v1 as well, with the same schema.
   {
     kind: 'ReferenceGrant',
