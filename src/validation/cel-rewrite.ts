@@ -1,12 +1,50 @@
+import { FORMAT_NAMES } from './k8s-cel-format.ts';
+
 /**
- * Source rewrites for the two places where @marcbachmann/cel-js differs from the CEL that Kubernetes runs:
+ * Source rewrites for the three places where @marcbachmann/cel-js differs from the CEL that Kubernetes runs:
  * its `matches` uses JavaScript regex semantics (no `(?i)`, compiled per call), and its `has()` only takes
- * a field chain starting at a variable (`has(self[0].matches)` is rejected). Both rewrites keep the
+ * a field chain starting at a variable (`has(self[0].matches)` is rejected), and it has no namespaced objects
+ * for the Kubernetes `format` library (k8s-cel-format.ts). The rewrites keep the
  * meaning: `re2Matches` runs the RE2 pattern, and `has(e.f)` on a map is `'f' in e` (every CEL value here
  * is a map, a list or a scalar: there are no protobuf messages in CRD validation).
  */
 export function rewriteForCelJs(expression: string): string {
-  return rewriteIndexedHas(useRe2Matches(expression));
+  return rewriteIndexedHas(useRe2Matches(useFormatFunction(expression)));
+}
+
+/** `format.<name>().validate(` → `k8sFormatValidate('<name>', ` for the names k8s-cel-format.ts knows. */
+function useFormatFunction(expression: string): string {
+  return replaceOutsideLiterals(expression, /^\bformat\.([A-Za-z0-9]+)\(\s*\)\.validate\(/, (m, before) =>
+    FORMAT_NAMES.has(m[1]!) && !/[A-Za-z0-9_.]/.test(before) ? `k8sFormatValidate('${m[1]}', ` : undefined,
+  );
+}
+
+/** Applies `replace` at each position outside string literals where `pattern` (anchored) matches. */
+function replaceOutsideLiterals(
+  expression: string,
+  pattern: RegExp,
+  replace: (match: RegExpExecArray, before: string) => string | undefined,
+): string {
+  let out = '';
+  let i = 0;
+  while (i < expression.length) {
+    const literal = stringLiteralEnd(expression, i);
+    if (literal > i) {
+      out += expression.slice(i, literal);
+      i = literal;
+      continue;
+    }
+    const m = pattern.exec(expression.slice(i, i + 80));
+    const replacement = m ? replace(m, expression[i - 1] ?? '') : undefined;
+    if (m && replacement !== undefined) {
+      out += replacement;
+      i += m[0].length;
+      continue;
+    }
+    out += expression[i];
+    i++;
+  }
+  return out;
 }
 
 /**

@@ -1,11 +1,12 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { Environment } from '@marcbachmann/cel-js';
+import { k8sFormatValidate } from './k8s-cel-format.ts';
 import { compileRe2 } from './re2.ts';
 
 /**
  * The CEL environment of CRD validation rules: `self` and `oldSelf`, the CEL standard library, and the
  * Kubernetes extension functions (k8s.io/apiserver/pkg/cel/library) that the shipped CRDs use or that are
- * cheap to offer: isIP/isCIDR (ip library), the lists library, and RE2 `matches`.
+ * cheap to offer: isIP/isCIDR (ip library), the lists library, the format library and RE2 `matches`.
  */
 export function createCelEnvironment(): Environment {
   const env = new Environment({ homogeneousAggregateLiterals: false });
@@ -13,6 +14,7 @@ export function createCelEnvironment(): Environment {
   env.registerVariable('oldSelf', 'dyn');
   env.registerFunction('string.re2Matches(string): bool', (s: string, re: string) => compileRe2(re).test(s));
   env.registerFunction('re2Matches(string, string): bool', (s: string, re: string) => compileRe2(re).test(s));
+  env.registerFunction('k8sFormatValidate(string, string): dyn', k8sFormatValidate);
   env.registerFunction('isIP(string): bool', (s: string) => k8sIsIP(s));
   env.registerFunction('isCIDR(string): bool', (s: string) => k8sIsCIDR(s));
   env.registerFunction('list.isSorted(): bool', (list: unknown[]) => isSorted(list));

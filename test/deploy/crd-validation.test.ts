@@ -165,6 +165,7 @@ describe('deploy/ is what kube-apiserver accepts', () => {
       'base',
       'coredns',
       'crds',
+      'crds-experimental',
       'daemonset',
       'monitoring',
     ]);
@@ -173,6 +174,14 @@ describe('deploy/ is what kube-apiserver accepts', () => {
   it('the CRDs deploy/crds installs all compile, CEL rules included', () => {
     expect(installed.length).toBe(14);
     expect(validator.ruleProblems).toEqual([]);
+  });
+
+  it('so do the experimental channel CRDs of deploy/crds-experimental (the format library included)', () => {
+    const experimental = buildKustomization(join(DEPLOY_DIR, 'crds-experimental'))
+      .map((o) => o.object)
+      .filter((o) => o['kind'] === 'CustomResourceDefinition') as unknown as CrdDocument[];
+    expect(experimental.length).toBe(13);
+    expect(new CrdValidator(experimental, { strict: true }).ruleProblems).toEqual([]);
   });
 
   it.each(DIRS.map((d) => [relative(REPO_ROOT, d), d]))(

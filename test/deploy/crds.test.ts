@@ -6,23 +6,29 @@ import { buildKustomization } from './kustomize.ts';
 import { at, DEPLOY_DIR, isObject, listYamlFiles, loadYamlDocuments, str } from './manifests.ts';
 
 const CRD_DIR = join(DEPLOY_DIR, 'crds');
+const EXPERIMENTAL_DIR = join(DEPLOY_DIR, 'crds-experimental');
 
-/** `| file | upstream path | sha256 |` rows of deploy/crds/SOURCE.md. */
-function recordedHashes(): Map<string, string> {
+/** `| file | upstream path | sha256 |` rows of a SOURCE.md. */
+function recordedHashes(dir: string): Map<string, string> {
   const rows = new Map<string, string>();
-  for (const line of readFileSync(join(CRD_DIR, 'SOURCE.md'), 'utf8').split('\n')) {
+  for (const line of readFileSync(join(dir, 'SOURCE.md'), 'utf8').split('\n')) {
     const m = /^\| (\S+\.yaml) \| (\S+) \| ([0-9a-f]{64}) \|$/.exec(line);
     if (m !== null) rows.set(m[1]!, m[3]!);
   }
   return rows;
 }
 
-const upstreamFiles = listYamlFiles(CRD_DIR)
-  .map((f) => relative(CRD_DIR, f))
-  .filter((f) => f !== 'kustomization.yaml');
+const upstreamFilesOf = (dir: string) =>
+  listYamlFiles(dir)
+    .map((f) => relative(dir, f))
+    .filter((f) => f !== 'kustomization.yaml');
 
-describe('deploy/crds: upstream CRDs, unchanged', () => {
-  const hashes = recordedHashes();
+describe.each([
+  ['deploy/crds', CRD_DIR],
+  ['deploy/crds-experimental', EXPERIMENTAL_DIR],
+])('%s: upstream CRDs, unchanged', (_name, dir) => {
+  const hashes = recordedHashes(dir);
+  const upstreamFiles = upstreamFilesOf(dir);
 
   it('SOURCE.md records a hash for every upstream file and no file that is missing', () => {
     expect([...hashes.keys()].sort()).toEqual([...upstreamFiles].sort());
@@ -30,21 +36,39 @@ describe('deploy/crds: upstream CRDs, unchanged', () => {
 
   it.each(upstreamFiles)('%s is byte-identical to the upstream release (sha256 in SOURCE.md)', (file) => {
     const actual = createHash('sha256')
-      .update(readFileSync(join(CRD_DIR, file)))
+      .update(readFileSync(join(dir, file)))
       .digest('hex');
     expect(actual).toBe(hashes.get(file));
   });
 
   it('has one SOURCE.md and no provenance-less folder', () => {
-    for (const entry of readdirSync(CRD_DIR, { withFileTypes: true })) {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.isFile()) expect(['SOURCE.md', 'kustomization.yaml']).toContain(entry.name);
     }
   });
 
   it('the kustomization installs every upstream file', () => {
-    const [doc] = loadYamlDocuments(join(CRD_DIR, 'kustomization.yaml'));
+    const [doc] = loadYamlDocuments(join(dir, 'kustomization.yaml'));
     const resources = (at(doc?.value as never, 'resources') as string[]).slice().sort();
     expect(resources).toEqual([...upstreamFiles].sort());
+  });
+});
+
+describe('deploy/crds-experimental: the experimental channel of the same release', () => {
+  const crds = buildKustomization(EXPERIMENTAL_DIR)
+    .map((o) => o.object)
+    .filter((o) => o['kind'] === 'CustomResourceDefinition');
+
+  it('is Gateway API v1.6.1, experimental channel, and has every standard-channel Gateway API kind', () => {
+    for (const crd of crds) {
+      expect(at(crd, 'metadata', 'annotations', 'gateway.networking.k8s.io/bundle-version')).toBe('v1.6.1');
+      expect(at(crd, 'metadata', 'annotations', 'gateway.networking.k8s.io/channel')).toBe('experimental');
+    }
+    const standard = buildKustomization(CRD_DIR)
+      .map((o) => o.object)
+      .filter((o) => str(at(o, 'spec', 'group')) === 'gateway.networking.k8s.io')
+      .map((o) => str(at(o, 'metadata', 'name')));
+    expect(crds.map((c) => str(at(c, 'metadata', 'name')))).toEqual(expect.arrayContaining(standard));
   });
 });
 

@@ -46,6 +46,33 @@ describe('Kubernetes CEL library, documented examples', () => {
     expect(run(expression)).toEqual(expected);
   });
 
+  // format.go's examples: validate() gives nothing for a valid value and the list of errors otherwise.
+  it.each([
+    ["format.dns1123Label().validate('my-label-name')", null],
+    ["format.dns1123Label().validate('my.label') == null", false],
+    ["format.dns1123Label().validate('a' + 'b'.repeat(63)).size() > 0", true],
+    ["format.dns1123Subdomain().validate('apiextensions.k8s.io')", null],
+    ["format.dns1123Subdomain().validate('-a.b') == null", false],
+    ["format.dns1035Label().validate('my-label-name')", null],
+    ["format.dns1035Label().validate('1abc') == null", false],
+    ["format.qualifiedName().validate('apiextensions.k8s.io/v1beta1')", null],
+    ["format.qualifiedName().validate('/x') == null", false],
+    ["format.labelValue().validate('my-cool-label-Value')", null],
+    ["format.labelValue().validate('')", null],
+    ["format.labelValue().validate('-x') == null", false],
+    ["format.uuid().validate('7f8e6e4f-0f7f-4b8c-9b1e-2c0a8d2b5e41')", null],
+    ["format.uuid().validate('not-a-uuid') == null", false],
+  ])('%s == %s', (expression, expected) => {
+    expect(run(expression.replace("'b'.repeat(63)", `'${'b'.repeat(63)}'`))).toEqual(expected);
+  });
+
+  it('an unknown format does not compile, so its rule is reported, never skipped', () => {
+    expect(() => run("format.noSuchFormat().validate('x')")).toThrow();
+    expect(rewriteForCelJs("self.x == 'format.dns1123Label().validate('")).toBe(
+      "self.x == 'format.dns1123Label().validate('",
+    );
+  });
+
   it('min() of an empty list and sum() of strings are errors, as documented', () => {
     expect(() => run('[].min()')).toThrow(/empty/);
     expect(() => run("['a', 'b'].sum()")).toThrow(/no such overload/);

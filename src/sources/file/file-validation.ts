@@ -1,18 +1,20 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { loadCrds } from '../../validation/crd-loader.ts';
+import { loadCrdChannel } from '../../validation/crd-loader.ts';
 import { CrdValidator } from '../../validation/index.ts';
 
 let shared: CrdValidator | undefined;
 
 /**
- * The validator the file source checks objects with: the CRDs in deploy/crds, compiled once per process.
+ * The validator the file source checks objects with: the CRDs in deploy/crds with the Gateway API experimental
+ * channel (deploy/crds-experimental), compiled once per process. The experimental channel is a superset of the
+ * standard one, and without it the fields only it has (HTTPRoute `retry`) would be pruned from every file.
  * undefined (with an error logged) when they cannot be read, so the problem is visible and nothing crashes.
  */
 export function defaultFileValidator(logger: Logger): CrdValidator | undefined {
   if (shared) return shared;
   try {
-    shared = new CrdValidator(loadCrds());
+    shared = new CrdValidator(loadCrdChannel('experimental'));
     for (const p of shared.ruleProblems) {
       logger.error({ location: p.location, rule: p.rule }, `CEL rule cannot be evaluated: ${p.error}`);
     }
