@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { BadInputReporter } from '../net/bad-input.ts';
 import { listen } from '../net/listen.ts';
+import { handshakeRefusalReason } from '../net/tls-handshake-errors.ts';
 import type { CompiledPort } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
@@ -39,7 +40,6 @@ export class ListenerServer {
   readonly #sniffing = new Set<Socket>();
   #compiled: CompiledPort;
   #boundPort = 0;
-  #loggedClientRejection = false;
   /** Set when the listener is closing: responses then say `Connection: close` so clients move elsewhere. */
   #draining = false;
 
@@ -126,7 +126,7 @@ export class ListenerServer {
     // One more than the limit is kept, so a request over it is seen and refused instead of silently cut.
     this.#server.maxHeadersCount = limits.maxHeaders + 1;
     this.#server.timeout = limits.idleTimeoutMs;
-    this.#routeConnections(services.logger);
+    this.#routeConnections(rejections);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
@@ -160,7 +160,13 @@ export class ListenerServer {
       if (responseInProgress(socket)) socket.destroy();
       else socket.end(rawRefusal(refusal));
     });
-    this.#server.on('tlsClientError', (_err, socket) => socket.destroy());
+    // A failed handshake (no or a wrong client certificate, plain HTTP on the TLS port, a stalled ClientHello)
+    // is the client's too: counted and logged once per reason and window, never per connection.
+    this.#server.on('tlsClientError', (err: Error & { code?: string }, socket) => {
+      const reason = handshakeRefusalReason(err);
+      if (reason !== undefined) rejections?.report(reason, { port: this.gatewayPort, code: err.code });
+      socket.destroy();
+    });
   }
 
   /**
@@ -169,7 +175,7 @@ export class ListenerServer {
    * server keeps owning the listening socket, so its keep-alive, timeouts, upgrades and idle-connection
    * tracking stay as they are.
    */
-  #routeConnections(logger: ExchangeServices['logger']): void {
+  #routeConnections(rejections: BadInputReporter | undefined): void {
     const server = this.#server;
     const event = this.protocol === 'HTTPS' ? 'secureConnection' : 'connection';
     const http1 = server.listeners(event) as ((socket: Socket) => void)[];
@@ -180,13 +186,11 @@ export class ListenerServer {
     if (this.protocol === 'HTTPS') {
       server.on(event, (socket: TLSSocket) => {
         if (!clientCertificateAccepted(this.#compiled, socket)) {
-          if (!this.#loggedClientRejection) {
-            this.#loggedClientRejection = true;
-            logger.warn(
-              { port: this.gatewayPort, reason: socket.authorizationError?.message ?? 'no certificate' },
-              'client certificate refused (frontend validation); further refusals are not logged',
-            );
-          }
+          const sent = Object.keys(socket.getPeerCertificate()).length > 0;
+          rejections?.report(sent ? 'tls client certificate rejected' : 'tls client certificate missing', {
+            port: this.gatewayPort,
+            ...(sent ? { error: socket.authorizationError?.message } : {}),
+          });
           socket.destroy();
           return;
         }

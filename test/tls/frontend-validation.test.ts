@@ -1,4 +1,4 @@
-import { createServer as createNetServer } from 'node:net';
+import { createConnection, createServer as createNetServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendCluster, PortConfig, RouteTable, TlsConfig } from '../../src/ir/route-table.ts';
@@ -64,6 +64,38 @@ describe('Gateway TLS: client certificates and reload', () => {
       await expect(httpsGet(proxy.port(443), base)).rejects.toThrow();
       await proxy.proxy.apply(httpsTable('AllowInsecureFallback', server));
       expect((await httpsGet(proxy.port(443), base)).status).toBe(200);
+    });
+
+    it('counts refused handshakes by reason: no certificate, a certificate from another CA, plain HTTP', async () => {
+      await proxy.proxy.apply(httpsTable('AllowValidOnly', server));
+      const base = { servername: 'abc.example.com', ca: pki.ca.cert };
+      const rejected = async (reason: string): Promise<number> => {
+        const metric = await proxy.registry
+          .getSingleMetric('clusterset_gateway_rejected_requests_total')
+          ?.get();
+        return metric?.values.find((v) => v.labels['reason'] === reason)?.value ?? 0;
+      };
+      const before = {
+        missing: await rejected('tls client certificate missing'),
+        wrong: await rejected('tls client certificate rejected'),
+        plain: await rejected('tls handshake not tls'),
+      };
+      await expect(httpsGet(proxy.port(443), base)).rejects.toThrow();
+      await expect(
+        httpsGet(proxy.port(443), { ...base, ...pki.leaf('client-other', ['DNS:client'], 'otherCa') }),
+      ).rejects.toThrow();
+      await new Promise<void>((resolve) => {
+        const socket = createConnection(proxy.port(443), '127.0.0.1', () =>
+          socket.write('GET / HTTP/1.1\r\nhost: abc.example.com\r\n\r\n'),
+        );
+        socket.on('error', () => resolve());
+        socket.on('close', () => resolve());
+      });
+      await expect.poll(() => rejected('tls client certificate missing')).toBe(before.missing + 1);
+      await expect.poll(() => rejected('tls client certificate rejected')).toBe(before.wrong + 1);
+      await expect.poll(() => rejected('tls handshake not tls')).toBe(before.plain + 1);
+      const good = pki.leaf('client-good-2', ['DNS:client']);
+      expect((await httpsGet(proxy.port(443), { ...base, ...good })).status).toBe(200);
     });
 
     it('reloads the listener certificate under load with no failed connection', async () => {
