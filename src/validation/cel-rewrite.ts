@@ -52,25 +52,9 @@ function replaceOutsideLiterals(
  * left alone, so a rule that merely mentions ".matches(" in a message is unchanged.
  */
 function useRe2Matches(expression: string): string {
-  let out = '';
-  let i = 0;
-  while (i < expression.length) {
-    const literal = stringLiteralEnd(expression, i);
-    if (literal > i) {
-      out += expression.slice(i, literal);
-      i = literal;
-      continue;
-    }
-    const call = /^(\.|\b)matches(\s*\()/.exec(expression.slice(i, i + 16));
-    if (call && (call[1] === '.' || i === 0 || !/[A-Za-z0-9_.]/.test(expression[i - 1] as string))) {
-      out += `${call[1]}re2Matches${call[2]}`;
-      i += call[0].length;
-      continue;
-    }
-    out += expression[i];
-    i++;
-  }
-  return out;
+  return replaceOutsideLiterals(expression, /^(\.|\b)matches(\s*\()/, (call, before) =>
+    call[1] === '.' || !/[A-Za-z0-9_.]/.test(before) ? `${call[1]}re2Matches${call[2]}` : undefined,
+  );
 }
 
 /** The index just past a string literal starting at `start` (raw, bytes and triple-quoted too), or `start`. */
