@@ -93,7 +93,6 @@ export function desiredStatus(
     }
     case 'Gateway': {
       const status = update.status as GatewayStatus;
-      const oldListeners = Array.isArray(base.listeners) ? base.listeners.filter(isRecord) : [];
       return {
         ...base,
         addresses: status.addresses.map((a) => ({ type: a.type, value: a.value })),
@@ -101,17 +100,7 @@ export function desiredStatus(
           ? { attachedListenerSets: status.attachedListenerSets }
           : {}),
         conditions: mergeConditions(status.conditions, base.conditions, generation, now),
-        listeners: status.listeners.map((l) => ({
-          name: l.name,
-          supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
-          attachedRoutes: l.attachedRoutes,
-          conditions: mergeConditions(
-            l.conditions,
-            oldListeners.find((o) => o.name === l.name)?.conditions,
-            generation,
-            now,
-          ),
-        })),
+        listeners: mergeListeners(status.listeners, base, generation, now),
       };
     }
     case 'BackendTLSPolicy': {
@@ -154,24 +143,34 @@ export function desiredStatus(
   }
 }
 
+/** Listener statuses of a Gateway or ListenerSet, each listener's conditions merged with its old ones by name. */
+function mergeListeners(
+  listeners: GatewayStatus['listeners'],
+  base: Json,
+  generation: number,
+  now: string,
+): Json[] {
+  const oldListeners = Array.isArray(base.listeners) ? base.listeners.filter(isRecord) : [];
+  return listeners.map((l) => ({
+    name: l.name,
+    supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    attachedRoutes: l.attachedRoutes,
+    conditions: mergeConditions(
+      l.conditions,
+      oldListeners.find((o) => o.name === l.name)?.conditions,
+      generation,
+      now,
+    ),
+  }));
+}
+
 /** ListenerSet status: its conditions and listeners, like a Gateway's (it has no addresses). */
 function listenerSetStatus(update: StatusUpdate, base: Json, generation: number, now: string): Json {
   const status = update.status as ListenerSetStatus;
-  const oldListeners = Array.isArray(base.listeners) ? base.listeners.filter(isRecord) : [];
   return {
     ...base,
     conditions: mergeConditions(status.conditions, base.conditions, generation, now),
-    listeners: status.listeners.map((l) => ({
-      name: l.name,
-      supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
-      attachedRoutes: l.attachedRoutes,
-      conditions: mergeConditions(
-        l.conditions,
-        oldListeners.find((o) => o.name === l.name)?.conditions,
-        generation,
-        now,
-      ),
-    })),
+    listeners: mergeListeners(status.listeners, base, generation, now),
   };
 }
 
