@@ -17,6 +17,9 @@ import { TestNetns, waitForLine } from './netns.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const unavailable = TestNetns.unavailable();
+// CI runs as root with iproute2: there the test must run, so a skip can never pass for a pass.
+if (unavailable && process.env['CI'])
+  throw new Error(`the Kubernetes end-to-end test cannot run in CI: ${unavailable}`);
 if (unavailable) console.warn(`skipping the Kubernetes end-to-end test: ${unavailable}`);
 
 interface Program {
