@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 
-/** Debian's Chromium, installed by scripts/install-chromium.sh (called by .ci/run); never a downloaded build. */
+/** Debian's Chromium, installed by scripts/install-test-tools.sh (called by .ci/run); never a downloaded build. */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Flags for a closed network: no background connections, no updates, no sync, a profile of its own. */
@@ -26,7 +26,7 @@ export interface Browser {
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run scripts/install-chromium.sh (as .ci/run does)`);
+    throw new Error(`${CHROMIUM} is missing: run scripts/install-test-tools.sh (as .ci/run does)`);
   }
   const profile = await mkdtemp(join(tmpdir(), 'csgw-chromium-'));
   // launchPersistentContext passes --user-data-dir itself: a fresh, empty profile per run.
