@@ -11,6 +11,7 @@ import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
 import { sniffCleartext } from './http2-preface.ts';
 import { Http2Sessions } from './http2-sessions.ts';
+import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
 import { sendLocalReply } from './local-reply.ts';
 import {
   DEFAULT_LISTENER_LIMITS,
@@ -128,6 +129,13 @@ export class ListenerServer {
     this.#server.timeout = limits.idleTimeoutMs;
     this.#routeConnections(rejections);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
+      if (isH2cOnlyUpgrade(req)) {
+        serveIgnoringUpgrade(req, socket, onHttp1Request, (res, status, reason) => {
+          rejections?.report(reason, { port: this.gatewayPort });
+          sendLocalReply(res, status, reason);
+        });
+        return;
+      }
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
       // A tunnel lives as long as both ends want it; the HTTP idle timeout no longer applies.

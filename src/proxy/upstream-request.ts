@@ -33,6 +33,7 @@ const SPECIAL = new Map<string, Special>([
   ['te', Special.Drop],
   ['trailer', Special.Drop],
   ['upgrade', Special.Drop],
+  ['http2-settings', Special.Drop],
   ['expect', Special.Drop],
   // HTTP/2 pseudo-headers describe this hop's request; the upstream request carries its own (RFC 9113 §8.3).
   [':authority', Special.Drop],

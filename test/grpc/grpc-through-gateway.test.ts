@@ -1,3 +1,5 @@
+import { connect as connectHttp2 } from 'node:http2';
+import { createConnection } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
@@ -98,13 +100,34 @@ function unary(client: Client, name: string, request: string, metadata = new grp
   });
 }
 
+/** Writes `request` on a fresh TCP connection and resolves with the first line of the answer. */
+function rawHttp1(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(port, '127.0.0.1', () => socket.write(request));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      const end = received.indexOf('\r\n');
+      if (end >= 0) {
+        socket.destroy();
+        resolve(received.slice(0, end + 2));
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+  });
+}
+
 describe('gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js client and servers)', () => {
   let gw: GatewayProcess;
+  let gwPort: number;
   let client: Client;
 
   beforeAll(async () => {
     for (const pod of PODS) await up(pod);
     const port = await freePort();
+    gwPort = port;
     gw = await startGateway({
       args: ['--cluster', 'east-1', '--zone', 'us-east-1a'],
       manifests: {
@@ -208,6 +231,63 @@ describe('gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js c
       );
     });
     expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
+  });
+
+  // Bad input (issue 13): none of these may disturb the calls that follow.
+  it('an h2c upgrade over HTTP/1.1 is ignored: a plain HTTP/1.1 answer from the backend, never 101 or a 5xx', async () => {
+    const head = await rawHttp1(
+      gwPort,
+      'GET /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\nconnection: Upgrade, HTTP2-Settings\r\n' +
+        'upgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n',
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
+    expect(await unary(client, 'Unary', 'after-upgrade')).toEqual({ value: 'east-pod:after-upgrade:' });
+  });
+
+  it('a malformed gRPC frame gets a gRPC status, not a gateway error, and the next call is served', async () => {
+    const session = connectHttp2(`http://127.0.0.1:${gwPort}`);
+    try {
+      const answer = await new Promise<{ status?: number; grpcStatus?: string }>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': `/${SERVICE}/Unary`,
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        });
+        let status: number | undefined;
+        let grpcStatus: string | undefined;
+        stream.on('response', (headers) => {
+          status = Number(headers[':status']);
+          grpcStatus ??= headers['grpc-status'] as string | undefined;
+        });
+        stream.on('trailers', (trailers) => {
+          grpcStatus = trailers['grpc-status'] as string | undefined;
+        });
+        stream.on('error', reject);
+        stream.on('close', () =>
+          resolve({ ...(status ? { status } : {}), ...(grpcStatus ? { grpcStatus } : {}) }),
+        );
+        stream.resume();
+        // A length prefix of 4 GiB - 1 followed by three bytes: no gRPC server can read this message.
+        stream.end(Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 0x61, 0x62, 0x63]));
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.grpcStatus).toBeDefined();
+      expect(answer.grpcStatus).not.toBe('0');
+    } finally {
+      session.close();
+    }
+    expect(await unary(client, 'Unary', 'after-garbage')).toEqual({ value: 'east-pod:after-garbage:' });
+  });
+
+  it("a plain HTTP/1.1 request to the gRPC route is the backend's to refuse: a 4xx, not a gateway 5xx", async () => {
+    const head = await rawHttp1(
+      gwPort,
+      'POST /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n' +
+        'connection: close\r\n\r\nhello',
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
+    expect(await unary(client, 'Unary', 'after-plain')).toEqual({ value: 'east-pod:after-plain:' });
   });
 
   it('fails over to the other cluster when the near backend goes away, and says UNAVAILABLE when none is left', async () => {

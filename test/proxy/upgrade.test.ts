@@ -106,4 +106,27 @@ describe('upgrade requests', () => {
     expect(answer.body).toBe('invalid upstream request\n');
     expect(up.seen).toEqual([]);
   });
+
+  // RFC 9113 §3.1 deprecates `Upgrade: h2c`; a server may ignore an upgrade (RFC 9110 §7.8).
+  const h2cUpgrade = (extra = '') =>
+    'GET /h2c HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n' +
+    `HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n${extra}\r\n`;
+
+  it('ignores an h2c upgrade: the request is served as plain HTTP/1.1, without the upgrade headers', async () => {
+    up.seen.length = 0;
+    const answer = await rawExchange(proxy.port(), h2cUpgrade());
+    expect(answer.status).toBe(200);
+    expect(answer.head.toLowerCase()).not.toContain('upgrade: h2c');
+    expect(answer.body).toContain('not upgraded\n');
+    expect(answer.closed).toBe(true);
+    // The backend saw an ordinary request, not an upgrade.
+    expect(up.seen).toEqual(['GET /h2c']);
+  });
+
+  it('refuses an h2c upgrade with a body with 400 and never reaches the backend', async () => {
+    up.seen.length = 0;
+    const answer = await rawExchange(proxy.port(), `${h2cUpgrade('Content-Length: 5\r\n')}hello`);
+    expect(answer.status).toBe(400);
+    expect(up.seen).toEqual([]);
+  });
 });
