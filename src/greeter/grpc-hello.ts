@@ -34,8 +34,10 @@ if (values.help) {
   let failures = 0;
   for (let i = 0; i < Math.max(1, Number(values.count)); i++) {
     const result = await client.call(method, { name: values.name });
-    const status = `grpc-status ${describeGrpcStatus(result.grpcStatus)}${result.grpcMessage ? `: ${result.grpcMessage}` : ''}`;
-    if (result.grpcStatus !== GRPC_STATUS.OK) failures++;
+    const ok = result.grpcStatus === GRPC_STATUS.OK;
+    if (!ok) failures++;
+    const detail = !ok && result.grpcMessage ? `: ${result.grpcMessage}` : '';
+    const status = `grpc-status ${describeGrpcStatus(result.grpcStatus)}${detail}`;
     const lines =
       method === 'Hello' && result.replies.length === 1
         ? [`${describeReply(result.replies[0]!)}  ${status}`]
