@@ -85,7 +85,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   // `npm run demo:grpc` calls 127.0.0.1:8080 unless told otherwise.
   const grpcHello = (flags: string): string => {
     const all = `${options.servedPort === 8080 ? '' : `--url ${web} `}${flags}`.trim();
-    return `npm run demo:grpc${all ? ` -- ${all}` : ''}`;
+    // Padded to the column of the curl lines' comments.
+    return `npm run demo:grpc${all ? ` -- ${all}` : ''}`.padEnd(72);
   };
   const count = (protocol: DemoPod['protocol']) => running.filter((pod) => pod.protocol === protocol).length;
   const admin = `http://127.0.0.1:${options.adminPort}`;
@@ -104,8 +105,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # the near pods fail; traffic moves to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # then to east-2, same region`,
     `  curl -s -X POST '${admin}/demo/start?service=web'          # and back`,
-    `  ${grpcHello('')}   # gRPC demo.Greeter/Hello over h2c (GRPCRoute to ServiceImport greeter): us-east-1a`,
-    `  ${grpcHello('--stream')}   # server streaming: three replies on one call`,
+    `  ${grpcHello('')} # gRPC demo.Greeter/Hello (GRPCRoute, h2c): zone us-east-1a`,
+    `  ${grpcHello('--stream')} # server streaming: three replies on one call`,
     `  curl -s -X POST '${admin}/demo/stop?service=greeter&zone=us-east-1a'  # gRPC calls move to us-east-1b`,
     ...(options.eastWestPort === undefined
       ? []
