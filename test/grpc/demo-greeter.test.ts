@@ -60,6 +60,15 @@ describe('the demo gRPC service through the gateway', () => {
     await demo?.stop();
   }, 30_000);
 
+  it('has an accepted GRPCRoute with resolved refs, and says in the banner how to call it', async () => {
+    const dump = (await (await fetch(`${demo.adminUrl}/config_dump`)).json()) as {
+      statuses: Record<string, { status: { parents: { conditions: { type: string; status: string }[] }[] } }>;
+    };
+    const conditions = dump.statuses['GRPCRoute/demo/greeter']?.status.parents[0]?.conditions ?? [];
+    expect(conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
+    expect(demo.output()).toMatch(/npm run demo:grpc -- --url http:\/\/127\.0\.0\.1:\d+ /);
+  });
+
   it('answers from a pod in the gateway zone, to grpc-js and to the project client', async () => {
     for (let i = 0; i < 10; i++) {
       const reply = await hello(stub, 'grpc-js');
