@@ -26,13 +26,21 @@ const { values } = parseArgs({
 const describeReply = (reply: HelloReply): string =>
   `pod ${reply.pod}  cluster ${reply.cluster}  zone ${reply.zone}  ${JSON.stringify(reply.message)}`;
 
+const positive = (text: string): number | undefined => (/^[1-9]\d*$/.test(text) ? Number(text) : undefined);
+const count = positive(values.count);
+const timeoutMs = positive(values['timeout-ms']);
+const urlOk = URL.canParse(values.url) && new URL(values.url).protocol === 'http:';
+
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
+} else if (count === undefined || timeoutMs === undefined || !urlOk) {
+  process.stderr.write(`--count and --timeout-ms take positive integers, --url an http:// URL\n${USAGE}\n`);
+  process.exitCode = 2;
 } else {
   const method = values.stream ? 'HelloStream' : 'Hello';
-  const client = new GreeterClient(values.url, { timeoutMs: Number(values['timeout-ms']) });
+  const client = new GreeterClient(values.url, { timeoutMs });
   let failures = 0;
-  for (let i = 0; i < Math.max(1, Number(values.count)); i++) {
+  for (let i = 0; i < count; i++) {
     const result = await client.call(method, { name: values.name });
     const ok = result.grpcStatus === GRPC_STATUS.OK;
     if (!ok) failures++;
