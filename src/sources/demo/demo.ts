@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AdminRoute } from '../../admin/admin-server.ts';
 import { startEchoServer } from '../../echo/echo-server.ts';
+import { startGreeterServer } from '../../greeter/greeter-server.ts';
 import { demoManifests, type RunningPod } from './manifests.ts';
 import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
 
@@ -35,7 +36,7 @@ interface PodProcess {
   server: { close(): Promise<void> } | undefined;
 }
 
-/** Starts echo backends for every simulated pod on 127.0.0.1 and writes the manifests that describe them. */
+/** Starts a backend for every simulated pod on 127.0.0.1 and writes the manifests that describe them. */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const logger = options.logger.child({ component: 'demo' });
   const pods: PodProcess[] = [];
@@ -81,11 +82,18 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     };
 
   const web = `http://127.0.0.1:${options.servedPort}`;
+  // `npm run demo:grpc` calls 127.0.0.1:8080 unless told otherwise.
+  const grpcHello = (flags: string): string => {
+    const all = `${options.servedPort === 8080 ? '' : `--url ${web} `}${flags}`.trim();
+    // Padded to the column of the curl lines' comments.
+    return `npm run demo:grpc${all ? ` -- ${all}` : ''}`.padEnd(72);
+  };
+  const count = (protocol: DemoPod['protocol']) => running.filter((pod) => pod.protocol === protocol).length;
   const admin = `http://127.0.0.1:${options.adminPort}`;
   const banner = [
     '',
     `clusterset-gateway demo: gateway in cluster ${GATEWAY_IDENTITY.cluster}, zone ${GATEWAY_IDENTITY.zone}, region ${GATEWAY_IDENTITY.region}`,
-    `  ${running.length} echo pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
+    `  ${count('http')} echo pods and ${count('grpc')} gRPC pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
     `  manifests: ${manifestsDir}  (edit them; the gateway follows)`,
     '',
     'Try:',
@@ -97,6 +105,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # the near pods fail; traffic moves to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # then to east-2, same region`,
     `  curl -s -X POST '${admin}/demo/start?service=web'          # and back`,
+    `  ${grpcHello('')} # gRPC demo.Greeter/Hello (GRPCRoute, h2c): zone us-east-1a`,
+    `  ${grpcHello('--stream')} # server streaming: three replies on one call`,
+    `  curl -s -X POST '${admin}/demo/stop?service=greeter&zone=us-east-1a'  # gRPC calls move to us-east-1b`,
     ...(options.eastWestPort === undefined
       ? []
       : [
@@ -124,6 +135,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 }
 
 function startPod(pod: DemoPod, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  if (pod.protocol === 'grpc')
+    return startGreeterServer({
+      host: '127.0.0.1',
+      port,
+      identity: { pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
+    });
   return startEchoServer({
     host: '127.0.0.1',
     port,

@@ -1,5 +1,12 @@
 import { stringify } from 'yaml';
-import { DEMO_NAMESPACE, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
+import { GREETER_SERVICE } from '../../greeter/greeter-messages.ts';
+import {
+  DEMO_NAMESPACE,
+  type DemoPod,
+  GATEWAY_IDENTITY,
+  GRPC_SERVICE,
+  GRPC_SERVICE_PORT,
+} from './topology.ts';
 
 export interface RunningPod extends DemoPod {
   readonly port: number;
@@ -41,8 +48,9 @@ export function demoManifests(
         listeners: [{ name: 'http', protocol: 'HTTP', port: gatewayPort }],
       },
     },
-    serviceImport('web', 'PreferSameZone'),
-    serviceImport('api', undefined),
+    serviceImport('web', 'PreferSameZone', HTTP_PORT),
+    serviceImport('api', undefined, HTTP_PORT),
+    serviceImport(GRPC_SERVICE, 'PreferSameZone', GRPC_PORT),
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -77,19 +85,56 @@ export function demoManifests(
         ],
       },
     },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GRPCRoute',
+      metadata: { name: GRPC_SERVICE, namespace: ns },
+      spec: {
+        parentRefs: [{ name: 'demo' }],
+        rules: [
+          {
+            matches: [{ method: { service: GREETER_SERVICE } }],
+            backendRefs: [
+              {
+                group: 'multicluster.x-k8s.io',
+                kind: 'ServiceImport',
+                name: GRPC_SERVICE,
+                port: GRPC_SERVICE_PORT,
+              },
+            ],
+          },
+        ],
+      },
+    },
     ...endpointSlices(pods),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
 }
 
-function serviceImport(name: string, trafficDistribution: string | undefined): unknown {
+interface ServicePort {
+  readonly name: string;
+  readonly protocol: 'TCP';
+  readonly port: number;
+  readonly appProtocol?: string;
+}
+
+const HTTP_PORT: ServicePort = { name: 'http', protocol: 'TCP', port: 80 };
+// GEP-1911: h2c says how to speak to the pods; a GRPCRoute backend would get h2c anyway.
+const GRPC_PORT: ServicePort = {
+  name: 'grpc',
+  protocol: 'TCP',
+  port: GRPC_SERVICE_PORT,
+  appProtocol: 'kubernetes.io/h2c',
+};
+
+function serviceImport(name: string, trafficDistribution: string | undefined, port: ServicePort): unknown {
   return {
     apiVersion: 'multicluster.x-k8s.io/v1alpha1',
     kind: 'ServiceImport',
     metadata: { name, namespace: DEMO_NAMESPACE },
     spec: {
       type: 'ClusterSetIP',
-      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+      ports: [port],
       ...(trafficDistribution ? { trafficDistribution } : {}),
     },
   };
@@ -122,7 +167,7 @@ function endpointSlices(pods: readonly RunningPod[]): unknown[] {
       },
       addressType: 'IPv4',
       endpoints: [endpoint],
-      ports: [{ name: 'http', protocol: 'TCP', port: pod.port }],
+      ports: [{ ...(pod.protocol === 'grpc' ? GRPC_PORT : HTTP_PORT), port: pod.port }],
     };
     if (pod.service !== 'api' || pod.cluster !== GATEWAY_IDENTITY.cluster) return [imported];
     const local = {

@@ -1,9 +1,11 @@
 /**
- * The built-in demo: one gateway in cluster `east-1` (region us-east, zone us-east-1a) and echo pods that
- * stand in for services in three clusters of one clusterset.
+ * The built-in demo: one gateway in cluster `east-1` (region us-east, zone us-east-1a) and pods that stand in
+ * for services in three clusters of one clusterset: HTTP echo pods, and gRPC pods of `demo.Greeter`.
  */
 export interface DemoPod {
   readonly service: string;
+  /** `http`: an echo server (src/echo); `grpc`: a Greeter server speaking h2c (src/greeter). */
+  readonly protocol: 'http' | 'grpc';
   readonly pod: string;
   readonly cluster: string;
   readonly region: string;
@@ -21,8 +23,13 @@ export const GATEWAY_IDENTITY = {
   node: 'east-1-node-a',
 } as const;
 
+/** The gRPC service's name, and the port its ServiceImport and GRPCRoute use. */
+export const GRPC_SERVICE = 'greeter';
+export const GRPC_SERVICE_PORT = 50051;
+
 const pod = (service: string, cluster: string, region: string, zone: string, n: number): DemoPod => ({
   service,
+  protocol: service === GRPC_SERVICE ? 'grpc' : 'http',
   pod: `${service}-${zone}-${n}`,
   cluster,
   region,
@@ -43,4 +50,10 @@ export const DEMO_PODS: readonly DemoPod[] = [
   pod('api', 'east-1', 'us-east', 'us-east-1b', 1),
   pod('api', 'east-2', 'us-east', 'us-east-1c', 1),
   pod('api', 'west-1', 'us-west', 'us-west-1a', 1),
+  // `greeter`: gRPC (GRPCRoute, h2c) in the tiers of `web`, PreferSameZone too.
+  pod(GRPC_SERVICE, 'east-1', 'us-east', 'us-east-1a', 1),
+  pod(GRPC_SERVICE, 'east-1', 'us-east', 'us-east-1a', 2),
+  pod(GRPC_SERVICE, 'east-1', 'us-east', 'us-east-1b', 1),
+  pod(GRPC_SERVICE, 'east-2', 'us-east', 'us-east-1c', 1),
+  pod(GRPC_SERVICE, 'west-1', 'us-west', 'us-west-1a', 1),
 ];
