@@ -69,7 +69,7 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
   it('every import goes to the same folder or to one the importer may use', () => {
     const forbidden: string[] = [];
     for (const [file, targets] of graph) {
-      // The most specific row: `sources/demo` before `sources`.
+      // The most specific row: `sources/file` before `sources`, should a subfolder get a row of its own.
       const row = [...rule.keys()]
         .filter((key) => key === topFolder(file) || file.startsWith(`${key}/`))
         .sort((a, b) => b.length - a.length)[0];

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AdminRoute } from '../../admin/admin-server.ts';
-import { startEchoServer } from '../../echo/echo-server.ts';
-import { startGreeterServer } from '../../greeter/greeter-server.ts';
+import type { AdminRoute } from '../admin/admin-server.ts';
+import { startEchoServer } from '../echo/echo-server.ts';
+import { startGreeterServer } from '../greeter/greeter-server.ts';
 import { demoManifests, type RunningPod } from './manifests.ts';
 import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
 
