@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
-import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { startDemo } from '../demo/demo.ts';
+import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
 
