@@ -8,9 +8,7 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
 import { type MeshParent, meshParentsOf, type ParentPorts, resolveMeshParent } from './east-west-parents.ts';
 import type { TranslateOptions } from './options.ts';
-import type { RouteContext } from './route-context.ts';
-import { translateRules } from './route-rules.ts';
-import { type ParentOutcome, routeStatus } from './route-status.ts';
+import { type ParentVerdict, type RouteCoreOutcome, translateRouteCore } from './route-core.ts';
 import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
 
 /** The DNS suffix of clusterset-wide service names (KEP-1645). */
@@ -163,12 +161,9 @@ function defaultEntries(backendId: string | undefined): readonly RouteEntry[] {
   ];
 }
 
-interface MeshRouteOutcome {
-  readonly context: RouteContext;
-  readonly status: StatusUpdate;
-  readonly attached: AttachedRoute;
-  /** Parents the route is accepted by, with the ports it applies to. */
-  readonly accepted: readonly { readonly parent: MeshParent; readonly ports: ParentPorts }[];
+interface MeshAcceptance {
+  readonly parent: MeshParent;
+  readonly ports: ParentPorts;
 }
 
 function translateMeshRoute(
@@ -176,43 +171,23 @@ function translateMeshRoute(
   options: TranslateOptions,
   route: HTTPRoute,
   parents: readonly MeshParent[],
-): MeshRouteOutcome {
+): RouteCoreOutcome<MeshAcceptance> {
   const routeNamespace = namespaceOf(route);
-  const context: RouteContext = {
+  return translateRouteCore(
     snapshot,
     options,
-    routeNamespace,
+    route,
+    parents,
+    (parent): ParentVerdict<MeshAcceptance> => {
+      const resolved = resolveMeshParent(snapshot, routeNamespace, parent);
+      return 'problem' in resolved
+        ? { problem: resolved.problem }
+        : { accepted: { parent, ports: resolved } };
+    },
     // GEP-1426 "Namespace boundaries": mesh routes reach backends in any namespace without a ReferenceGrant;
     // the east-west listener already serves every clusterset service, so a route widens nobody's reach.
-    referenceGrantsRequired: false,
-    backends: new Map(),
-    refProblems: [],
-    warnings: [],
-  };
-  const rules = translateRules(route, context);
-  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
-  const outcomes: ParentOutcome[] = [];
-  const accepted: { parent: MeshParent; ports: ParentPorts }[] = [];
-  const seen = new Set<string>();
-  for (const parent of parents) {
-    const refKey = JSON.stringify(parent.normalized);
-    if (seen.has(refKey)) continue;
-    seen.add(refKey);
-    const resolved = resolveMeshParent(snapshot, routeNamespace, parent);
-    outcomes.push({ ref: parent.ref, problem: 'problem' in resolved ? resolved.problem : undefined });
-    if (!('problem' in resolved) && !allRulesInvalid) accepted.push({ parent, ports: resolved });
-  }
-  return {
-    context,
-    status: routeStatus(route, outcomes, context.refProblems, rules.invalid, options.controllerName),
-    attached: {
-      routeKey: keyOf(route),
-      createdAt: route.metadata.creationTimestamp,
-      hostnames: [],
-      rules: rules.rules,
-    },
-    accepted,
-  };
+    { referenceGrantsRequired: false },
+  );
 }
 
 /** A route's Gateway parents and mesh parents share one status; ours come first, in snapshot order. */

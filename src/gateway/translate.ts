@@ -10,17 +10,16 @@ import { assignGatewayAddresses } from './gateway-addresses.ts';
 import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type RequestedAddresses, requestedAddresses } from './gateway-static-addresses.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
-import { translateGrpcRules } from './grpc-route-rules.ts';
 import { describeObject, guarded } from './guarded.ts';
 import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
 import { attachListenerSets } from './listener-sets.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
 import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
-import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
+import { attachToGateway, type ListenerAttachment, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
-import { type RouteRulesResult, translateRules } from './route-rules.ts';
-import { type ParentOutcome, routeStatus } from './route-status.ts';
+import { type ParentVerdict, translateRouteCore } from './route-core.ts';
+import { routeStatus } from './route-status.ts';
 import { translateTlsRoutes } from './tls-route.ts';
 import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
@@ -242,50 +241,28 @@ function translateRoute(
       ({ normalized }) => normalized.group === GATEWAY_GROUP && routeParents.has(parentKey(normalized)),
     );
   if (ours.length === 0) return undefined;
-
-  const context: RouteContext = {
+  const core = translateRouteCore(
     snapshot,
     options,
-    routeNamespace,
-    backends: new Map(),
-    refProblems: [],
-    warnings: [],
-    routeKind: route.kind,
-  };
-  const rules: RouteRulesResult =
-    route.kind === 'GRPCRoute' ? translateGrpcRules(route, context) : translateRules(route, context);
-  const routeKey = keyOf(route);
+    route,
+    ours,
+    ({ index, normalized }): ParentVerdict<readonly ListenerAttachment[]> => {
+      const parent = routeParents.get(parentKey(normalized)) as RouteParent;
+      const attachment = attachToGateway(snapshot, route, normalized, index, parent.listeners);
+      return attachment.problem ? { problem: attachment.problem } : { accepted: attachment.listeners };
+    },
+  );
   const hostnamesByListener = new Map<string, Set<string>>();
-  const parents: ParentOutcome[] = [];
-  const seenRefs = new Set<string>();
-  for (const { ref, index, normalized } of ours) {
-    const refKey = JSON.stringify(normalized);
-    if (seenRefs.has(refKey)) continue;
-    seenRefs.add(refKey);
-    const parent = routeParents.get(parentKey(normalized)) as RouteParent;
-    const attachment = attachToGateway(snapshot, route, normalized, index, parent.listeners);
-    parents.push({ ref, problem: attachment.problem });
-    for (const { state, hostnames } of attachment.listeners) {
+  for (const listeners of core.accepted) {
+    for (const { state, hostnames } of listeners) {
       const set = hostnamesByListener.get(state.id) ?? new Set<string>();
       for (const h of hostnames) set.add(h);
       hostnamesByListener.set(state.id, set);
     }
   }
-  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
   const attached = new Map<string, AttachedRoute>();
-  if (!allRulesInvalid) {
-    for (const [listenerId, hostnames] of hostnamesByListener) {
-      attached.set(listenerId, {
-        routeKey,
-        createdAt: route.metadata.creationTimestamp,
-        hostnames: [...hostnames],
-        rules: rules.rules,
-      });
-    }
+  for (const [listenerId, hostnames] of hostnamesByListener) {
+    attached.set(listenerId, { ...core.attached, hostnames: [...hostnames] });
   }
-  return {
-    context,
-    status: routeStatus(route, parents, context.refProblems, rules.invalid, options.controllerName),
-    attached,
-  };
+  return { context: core.context, status: core.status, attached };
 }
