@@ -4,6 +4,7 @@ import type {
   BackendCluster,
   BackendProtocol,
   HttpFilter,
+  ListenerGroup,
   PathModifier,
   PortConfig,
   RouteEntry,
@@ -218,10 +219,10 @@ function compileTarget(
   };
 }
 
-/** One route entry as served on one port (north-south listeners and the east-west listener alike). */
-export function compileAction(
+/** One route entry as served on one port (Gateway listeners and the clusterset listener alike). */
+function compileAction(
   entry: RouteEntry,
-  port: Pick<PortConfig, 'port' | 'protocol'>,
+  port: Pick<ListenerGroup, 'port' | 'protocol'>,
   gateway: string,
   backends: ReadonlyMap<string, CompiledBackend>,
   deps: CompileDeps,
@@ -315,44 +316,59 @@ export function compileRouteTable(table: RouteTable, deps: CompileDeps): Compile
   const ports = new Map<string, CompiledPort>();
   let routeEntries = 0;
   for (const port of table.ports) {
-    const listeners = new HostSelector<CompiledListener>();
-    for (const listener of port.listeners) {
-      const virtualHosts = new HostSelector<RouteIndex<CompiledAction>>();
-      for (const vhost of listener.virtualHosts) {
-        const index = new RouteIndex<CompiledAction>();
-        for (const entry of vhost.routes) {
-          try {
-            index.add(
-              entry.match.path,
-              compileMatchPredicate(entry.match),
-              compileAction(entry, port, listener.gateway, backends, deps),
-            );
-            routeEntries++;
-          } catch (err) {
-            deps.logger.warn(
-              { route: entry.route, rule: entry.ruleIndex, err: (err as Error).message },
-              'route entry left out: it does not compile',
-            );
-          }
-        }
-        virtualHosts.add(vhost.hostname, index);
-      }
-      listeners.add(listener.hostname, {
-        id: listener.id,
-        gateway: listener.gateway,
-        virtualHosts,
-        noRouteSeries: deps.metrics.requestSeries(listener.gateway, '', ''),
-      });
-    }
+    const compiled = compileListeners(port, backends, deps);
+    routeEntries += compiled.routeEntries;
     ports.set(listenKey(port.address, port.port), {
       port: port.port,
       address: port.address,
       protocol: port.protocol,
       scheme: port.protocol === 'HTTPS' ? 'https' : 'http',
-      listeners,
+      listeners: compiled.listeners,
       tls: compileTls(port, deps.logger),
       noListenerSeries: deps.metrics.requestSeries(port.gateways.join(','), '', ''),
     });
   }
   return { ports, backends, poolKeys, routeEntries };
+}
+
+/**
+ * The listeners of one port (a Gateway port or a clusterset service port) with their virtual hosts and route
+ * indexes. An entry that cannot compile (an invalid regular expression) is logged and left out.
+ */
+export function compileListeners(
+  group: ListenerGroup,
+  backends: ReadonlyMap<string, CompiledBackend>,
+  deps: CompileDeps,
+): { readonly listeners: HostSelector<CompiledListener>; readonly routeEntries: number } {
+  const listeners = new HostSelector<CompiledListener>();
+  let routeEntries = 0;
+  for (const listener of group.listeners) {
+    const virtualHosts = new HostSelector<RouteIndex<CompiledAction>>();
+    for (const vhost of listener.virtualHosts) {
+      const index = new RouteIndex<CompiledAction>();
+      for (const entry of vhost.routes) {
+        try {
+          index.add(
+            entry.match.path,
+            compileMatchPredicate(entry.match),
+            compileAction(entry, group, listener.gateway, backends, deps),
+          );
+          routeEntries++;
+        } catch (err) {
+          deps.logger.warn(
+            { listener: listener.id, route: entry.route, rule: entry.ruleIndex, err: (err as Error).message },
+            'route entry left out: it does not compile',
+          );
+        }
+      }
+      virtualHosts.add(vhost.hostname, index);
+    }
+    listeners.add(listener.hostname, {
+      id: listener.id,
+      gateway: listener.gateway,
+      virtualHosts,
+      noRouteSeries: deps.metrics.requestSeries(listener.gateway, '', ''),
+    });
+  }
+  return { listeners, routeEntries };
 }

@@ -19,7 +19,7 @@ export interface EastWestProxyOptions {
 }
 
 /**
- * The east-west side of ProxyServer: compiles `RouteTable.eastWest` against the backends the north-south
+ * The east-west side of ProxyServer: compiles `RouteTable.clusterset` against the backends the north-south
  * compile already built (same balancers, pools and metrics), opens the listener with the first table and
  * swaps the compiled table on every later one.
  */
