@@ -1,10 +1,7 @@
 import type { RouteTable } from '../ir/route-table.ts';
-import {
-  type CompileDeps,
-  type CompiledBackend,
-  type CompiledPort,
-  compileListeners,
-} from './compile-table.ts';
+import type { CompiledBackend } from './compile-backends.ts';
+import { compileListeners, type ListenerDeps } from './compile-listeners.ts';
+import type { CompiledPort } from './compile-table.ts';
 import type { RequestSeries } from './proxy-metrics.ts';
 
 /** The `gateway` label of east-west series: metrics tell the two directions apart by it. */
@@ -26,7 +23,7 @@ export interface CompiledEastWest {
 export function compileEastWest(
   table: RouteTable,
   backends: ReadonlyMap<string, CompiledBackend>,
-  deps: CompileDeps,
+  deps: ListenerDeps,
 ): CompiledEastWest {
   const noRouteSeries = deps.metrics.requestSeries(EAST_WEST_GATEWAY, '', '');
   const ports = new Map<number, CompiledPort>();

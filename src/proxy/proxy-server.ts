@@ -181,11 +181,7 @@ export class ProxyServer {
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
     await this.#tlsPorts.apply(table, compiled.backends);
-    await this.#eastWest?.apply(table, compiled.backends, {
-      balancers: this.#balancers,
-      metrics: this.#metrics,
-      logger: this.#logger,
-    });
+    await this.#eastWest?.apply(table, compiled.backends, { metrics: this.#metrics, logger: this.#logger });
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
     this.#logger.info(
