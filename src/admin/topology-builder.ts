@@ -63,10 +63,9 @@ function backendUsage(table: RouteTable | undefined): Map<string, BackendView['u
   const out = new Map<string, BackendView['usedBy'][number][]>();
   const seen = new Set<string>();
   const entries = [
-    ...(table?.ports ?? []).flatMap((p) =>
+    ...[...(table?.ports ?? []), ...(table?.clusterset?.ports ?? [])].flatMap((p) =>
       p.listeners.flatMap((l) => l.virtualHosts.flatMap((v) => v.routes)),
     ),
-    ...(table?.eastWest ?? []).flatMap((s) => s.ports.flatMap((p) => p.routes)),
   ];
   for (const entry of entries) {
     const total = entry.action.backends.reduce((sum, b) => sum + b.weight, 0);

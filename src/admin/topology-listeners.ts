@@ -1,4 +1,4 @@
-import type { PathMatch, RouteEntry, RouteTable } from '../ir/route-table.ts';
+import type { ListenerGroup, PathMatch, RouteEntry, RouteTable } from '../ir/route-table.ts';
 import { HostSelector } from '../proxy/host-selector.ts';
 import { compileAnchoredRegex } from '../proxy/match-predicates.ts';
 import type { ListenerView, RouteEntryView } from './topology-model.ts';
@@ -6,30 +6,22 @@ import type { ListenerView, RouteEntryView } from './topology-model.ts';
 /** Listeners, their virtual hosts and route entries in precedence order: the route view of the page. */
 export function buildListenerViews(table: RouteTable): ListenerView[] {
   const out: ListenerView[] = [];
-  for (const port of table.ports) {
+  const groups: { port: ListenerGroup; protocol: ListenerView['protocol'] }[] = [
+    ...table.ports.map((port) => ({ port, protocol: port.protocol })),
+    ...(table.clusterset?.ports ?? []).map((port) => ({ port, protocol: 'east-west' as const })),
+  ];
+  for (const { port, protocol } of groups) {
     for (const listener of port.listeners) {
       out.push({
         id: listener.id,
         gateway: listener.gateway,
         port: port.port,
-        protocol: port.protocol,
+        protocol,
         ...(listener.hostname !== undefined ? { hostname: listener.hostname } : {}),
         virtualHosts: listener.virtualHosts.map((vhost) => ({
           hostname: vhost.hostname,
           routes: vhost.routes.map(entryView),
         })),
-      });
-    }
-  }
-  for (const service of table.eastWest ?? []) {
-    for (const port of service.ports) {
-      out.push({
-        id: `east-west/${service.hostname}:${port.port}`,
-        gateway: 'east-west',
-        port: port.port,
-        protocol: 'east-west',
-        hostname: service.hostname,
-        virtualHosts: [{ hostname: service.hostname, routes: port.routes.map(entryView) }],
       });
     }
   }

@@ -2,6 +2,8 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type {
   BackendCluster,
   BackendTls,
+  ListenerConfig,
+  ListenerGroup,
   RouteEntry,
   RouteTable,
   WeightedBackend,
@@ -97,18 +99,22 @@ export function applyBackendTls<R extends Result>(
       ...entry,
       action: { ...entry.action, backends: mapBackends(entry.action.backends, gateway) },
     }));
-  const table: RouteTable = {
-    ...result.table,
-    ports: result.table.ports.map((port) => ({
-      ...port,
-      listeners: port.listeners.map((listener) => ({
-        ...listener,
-        virtualHosts: listener.virtualHosts.map((vhost) => ({
-          ...vhost,
-          routes: mapEntries(vhost.routes, listener.gateway),
-        })),
+  const mapListeners = <Group extends ListenerGroup>(
+    group: Group,
+    gatewayOf: (listener: ListenerConfig) => string | undefined,
+  ): Group => ({
+    ...group,
+    listeners: group.listeners.map((listener) => ({
+      ...listener,
+      virtualHosts: listener.virtualHosts.map((vhost) => ({
+        ...vhost,
+        routes: mapEntries(vhost.routes, gatewayOf(listener)),
       })),
     })),
+  });
+  const table: RouteTable = {
+    ...result.table,
+    ports: result.table.ports.map((port) => mapListeners(port, (listener) => listener.gateway)),
     backends,
     ...(result.table.tlsPorts
       ? {
@@ -124,12 +130,12 @@ export function applyBackendTls<R extends Result>(
           })),
         }
       : {}),
-    ...(result.table.eastWest
+    ...(result.table.clusterset
       ? {
-          eastWest: result.table.eastWest.map((service) => ({
-            ...service,
-            ports: service.ports.map((p) => ({ ...p, routes: mapEntries(p.routes, undefined) })),
-          })),
+          clusterset: {
+            // No Gateway: clusterset listeners present no backend client certificate.
+            ports: result.table.clusterset.ports.map((port) => mapListeners(port, () => undefined)),
+          },
         }
       : {}),
   };

@@ -9,7 +9,7 @@ import type { InvalidRule } from './route-rules.ts';
 export interface ParentOutcome {
   /** The parentRef as written, with group and kind made explicit (status.parents[].parentRef). */
   readonly ref: ParentReference;
-  /** UnsupportedValue: a mesh parent we refuse (src/gateway/east-west-parents.ts). */
+  /** UnsupportedValue: a mesh parent we refuse (src/gateway/mesh-parents.ts). */
   readonly problem: Problem<AttachmentReason | 'UnsupportedValue'> | undefined;
 }
 
@@ -82,4 +82,31 @@ function statusParentRef(ref: ParentReference): RouteParentStatus['parentRef'] {
     ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
     ...(ref.port !== undefined ? { port: ref.port } : {}),
   };
+}
+
+/**
+ * A route with parents on several listener steps (Gateway parents, mesh parents) has one status: the entries
+ * of `first` in its order, each route's `later` parents appended; routes only `later` knows come last.
+ */
+export function mergeRouteStatuses(
+  first: readonly StatusUpdate[],
+  later: ReadonlyMap<string, StatusUpdate>,
+): StatusUpdate[] {
+  const pending = new Map(later);
+  const out: StatusUpdate[] = first.map((update) => {
+    if (update.kind !== 'HTTPRoute') return update;
+    const key = `${update.namespace}/${update.name}`;
+    const extra = pending.get(key);
+    if (!extra) return update;
+    pending.delete(key);
+    return {
+      ...update,
+      status: { parents: [...parentsOf(update), ...parentsOf(extra)] },
+    };
+  });
+  return [...out, ...pending.values()];
+}
+
+function parentsOf(update: StatusUpdate): readonly RouteParentStatus[] {
+  return 'parents' in update.status ? update.status.parents : [];
 }

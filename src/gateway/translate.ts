@@ -1,29 +1,13 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
-import type { Gateway, GRPCRoute, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
-import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
-import { addEastWest } from './east-west.ts';
-import { assignGatewayAddresses } from './gateway-addresses.ts';
-import { reconcileGatewayClasses } from './gateway-class.ts';
-import { type RequestedAddresses, requestedAddresses } from './gateway-static-addresses.ts';
-import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
-import { translateGrpcRules } from './grpc-route-rules.ts';
-import { describeObject, guarded } from './guarded.ts';
-import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
-import { attachListenerSets } from './listener-sets.ts';
-import { type ListenerState, validateListeners } from './listeners.ts';
+import { type ClustersetListenerResult, translateClustersetListener } from './clusterset-listener.ts';
+import { type GatewayListenersResult, translateGatewayListeners } from './gateway-listeners.ts';
+import { guarded } from './guarded.ts';
 import type { TranslateOptions } from './options.ts';
-import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from './ports.ts';
-import { attachToGateway, normalizeParentRef } from './route-attachment.ts';
-import type { RouteContext } from './route-context.ts';
-import { type RouteRulesResult, translateRules } from './route-rules.ts';
-import { type ParentOutcome, routeStatus } from './route-status.ts';
-import { translateTlsRoutes } from './tls-route.ts';
-import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
-import type { AttachedRoute } from './virtual-hosts.ts';
+import { mergeRouteStatuses } from './route-status.ts';
 
 export interface TranslationResult {
   readonly table: RouteTable;
@@ -35,257 +19,36 @@ export interface TranslationResult {
   readonly problems?: readonly string[];
 }
 
-interface OwnedGateway {
-  readonly gateway: Gateway;
-  readonly listeners: readonly ListenerState[];
-  readonly problem: GatewayProblem | undefined;
-  readonly addresses: RequestedAddresses;
-}
-
-/** Pure: no I/O, no clock, deterministic order (DESIGN.md §1). */
+/**
+ * Pure: no I/O, no clock, deterministic order (DESIGN.md §1). Two peer listener steps share the route core
+ * (route-core.ts): the Gateway listeners, and the clusterset (east-west) listener when it is on; their tables
+ * and route statuses are merged, then BackendTLSPolicies apply to every backend either step sends to.
+ */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
-  const problems: string[] = [];
-  const classesOutcome = guarded(() => reconcileGatewayClasses(snapshot, options));
-  if (!classesOutcome.ok) problems.push(`GatewayClasses: ${classesOutcome.message}`);
-  const classes = classesOutcome.ok ? classesOutcome.value : { ours: new Map(), statuses: [] };
-  const gateways = new Map<string, OwnedGateway>();
-  for (const gateway of snapshot.gateways) {
-    const owned = guarded((): OwnedGateway | undefined => {
-      const verdict = classes.ours.get(gateway.spec?.gatewayClassName ?? '');
-      if (!verdict) return undefined;
-      const requested = requestedAddresses(gateway, options.isLocalAddress);
-      const unsupportedAddress =
-        requested.problem?.reason === 'UnsupportedAddress'
-          ? { ...requested.problem, reason: 'UnsupportedAddress' as const }
-          : undefined;
-      return {
-        gateway,
-        listeners: validateListeners(snapshot, gateway),
-        problem:
-          gatewayProblem(gateway, verdict.accepted ? undefined : verdict.message) ?? unsupportedAddress,
-        addresses: requested,
-      };
-    });
-    if (owned.ok && !owned.value) continue;
-    if (!owned.ok) problems.push(`${describeObject(gateway)}: ${owned.message}`);
-    gateways.set(
-      keyOf(gateway),
-      owned.ok && owned.value
-        ? owned.value
-        : {
-            gateway,
-            listeners: [],
-            problem: { reason: 'Invalid', message: owned.ok ? '' : owned.message },
-            addresses: { usable: [], problem: undefined },
-          },
-    );
-  }
-  const listenerSets = attachListenerSets(
-    snapshot,
-    new Map([...gateways].map(([key, g]) => [key, { ...g, accepted: !g.problem }])),
-  );
-  // Every listener a Gateway serves: its own, then those of the ListenerSets it took, in merge order.
-  const listenersOf = new Map<string, ListenerState[]>();
-  for (const [key, owned] of gateways) listenersOf.set(key, [...owned.listeners]);
-  for (const set of listenerSets) listenersOf.get(set.gatewayKey)?.push(...set.listeners);
-  const addresses = assignGatewayAddresses(
-    [...gateways].map(([key, owned]) => ({
-      key,
-      ports: (listenersOf.get(key) ?? []).map((state) => state.listener.port),
-      requested: owned.addresses.usable,
-    })),
-    options,
-  );
-  markCrossGatewayConflicts(
-    [...gateways].filter(([, g]) => !g.problem).flatMap(([key]) => listenersOf.get(key) ?? []),
-    (key) => addresses.get(key)?.bind,
-  );
-
-  const backends = new Map<string, BackendCluster>();
-  const warnings: McsWarning[] = [];
-  const routesByListener = new Map<string, Map<string, AttachedRoute>>();
-  const routeStatuses: StatusUpdate[] = [];
-  const parents = new Map<string, RouteParent>();
-  for (const [key, owned] of gateways) parents.set(`Gateway/${key}`, owned);
-  for (const set of listenerSets) parents.set(`ListenerSet/${set.key}`, set);
-  const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
-  for (const route of routes) {
-    const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, parents));
-    if (!guardedOutcome.ok) {
-      problems.push(`${describeObject(route)}: ${guardedOutcome.message}`);
-      const status = guarded(() => failedRouteStatus(route, parents, options, guardedOutcome.message));
-      if (status.ok && status.value) routeStatuses.push(status.value);
-      continue;
-    }
-    const outcome = guardedOutcome.value;
-    if (!outcome) continue;
-    // Only routes that serve somewhere contribute backends (and their warnings) to the table.
-    if (outcome.attached.size > 0) {
-      for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
-      warnings.push(...outcome.context.warnings);
-    }
-    routeStatuses.push(outcome.status);
-    for (const [listenerId, attached] of outcome.attached) {
-      const routes = routesByListener.get(listenerId) ?? new Map<string, AttachedRoute>();
-      routes.set(`${route.kind}/${attached.routeKey}`, attached);
-      routesByListener.set(listenerId, routes);
-    }
-  }
-
-  // TLSRoutes (issue 14): their own attachment and table; they share backends and attachedRoutes counts.
-  const tlsRoutes = translateTlsRoutes(snapshot, options, (key) => gateways.get(key)?.listeners);
-  for (const [id, backend] of tlsRoutes.backends) backends.set(id, backend);
-  warnings.push(...tlsRoutes.warnings);
-  const servedTls: ServedTlsListener[] = [];
-
-  const served: ServedListener[] = [];
-  const gatewayStatuses: StatusUpdate[] = [];
-  const attachedCounts = new Map<string, number>();
-  for (const [key, owned] of gateways) {
-    const address = addresses.get(key);
-    for (const state of listenersOf.get(key) ?? []) {
-      const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
-      attachedCounts.set(state.id, routes.length + (tlsRoutes.attachedCounts.get(state.id) ?? 0));
-      if (!owned.problem) served.push({ state, routes, address: address?.bind });
-      if (!owned.problem) servedTls.push({ state, address: address?.bind });
-    }
-    const setsTaken = listenerSets.filter((set) => set.gatewayKey === key && isListenerSetAccepted(set));
-    const status = guarded(() =>
-      gatewayStatus(
-        owned.gateway,
-        owned.listeners,
-        attachedCounts,
-        address?.status ?? [],
-        owned.problem,
-        setsTaken.length,
-        owned.addresses.problem?.reason === 'AddressNotUsable' ? owned.addresses.problem.message : undefined,
-      ),
-    );
-    if (status.ok) gatewayStatuses.push(status.value);
-    else problems.push(`${describeObject(owned.gateway)}: ${status.message}`);
-  }
-  for (const set of listenerSets) {
-    const status = guarded(() => listenerSetStatus(set, attachedCounts));
-    if (status.ok) gatewayStatuses.push(status.value);
-    else problems.push(`ListenerSet ${set.key}: ${status.message}`);
-  }
-  const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
-  const result: TranslationResult = {
-    table: {
-      ...buildRouteTable(served, backends),
-      ...(tlsPorts.length > 0 ? { tlsPorts } : {}),
-    },
-    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
-    warnings,
-    problems,
-  };
-  let withEastWest = result;
+  const gateways = translateGatewayListeners(snapshot, options);
+  let result: TranslationResult = gateways;
   if (options.eastWest) {
-    const eastWest = guarded(() => addEastWest(result, snapshot, options));
-    withEastWest = eastWest.ok
-      ? eastWest.value
-      : { ...result, problems: [...problems, `east-west: ${eastWest.message}`] };
+    const clusterset = guarded(() => translateClustersetListener(snapshot, options));
+    result = clusterset.ok
+      ? withClusterset(gateways, clusterset.value)
+      : { ...gateways, problems: [...gateways.problems, `east-west: ${clusterset.message}`] };
   }
-  const withTls = guarded(() => applyBackendTls(withEastWest, snapshot, options));
+  const withTls = guarded(() => applyBackendTls(result, snapshot, options));
   if (withTls.ok) return withTls.value;
+  return { ...result, problems: [...(result.problems ?? []), `BackendTLSPolicy: ${withTls.message}`] };
+}
+
+/** Both steps' tables in one: a backend both send to is one cluster, listed where the Gateway side has it. */
+function withClusterset(
+  gateways: GatewayListenersResult,
+  clusterset: ClustersetListenerResult,
+): TranslationResult {
+  const backends: Record<string, BackendCluster> = { ...gateways.table.backends };
+  for (const [id, backend] of clusterset.backends) backends[id] ??= backend;
   return {
-    ...withEastWest,
-    problems: [...(withEastWest.problems ?? []), `BackendTLSPolicy: ${withTls.message}`],
-  };
-}
-
-/** The status of a route whose translation failed: Accepted=False on each of our parents it names. */
-function failedRouteStatus(
-  route: HTTPRoute | GRPCRoute,
-  parents: ReadonlyMap<string, RouteParent>,
-  options: TranslateOptions,
-  message: string,
-): StatusUpdate | undefined {
-  const refs = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
-  const outcomes = refs
-    .map((ref) => ({ ref, normalized: normalizeParentRef(ref, namespaceOf(route)) }))
-    .filter(({ normalized }) => parents.has(parentKey(normalized)))
-    .map(({ ref }) => ({ ref, problem: { reason: 'UnsupportedValue' as const, message } }));
-  if (outcomes.length === 0) return undefined;
-  // Only metadata and parentRefs are read again: the rest of the spec is what failed.
-  const minimal = { ...route, spec: { parentRefs: refs } } as HTTPRoute | GRPCRoute;
-  return routeStatus(minimal, outcomes, [], [], options.controllerName);
-}
-
-interface RouteOutcome {
-  readonly context: RouteContext;
-  readonly status: StatusUpdate;
-  /** The route as attached to each listener id (hostnames merged over parentRefs). */
-  readonly attached: ReadonlyMap<string, AttachedRoute>;
-}
-
-/** Something a route can attach to: one of our Gateways, or a ListenerSet on one (`Kind/namespace/name`). */
-interface RouteParent {
-  readonly listeners: readonly ListenerState[];
-}
-
-function parentKey(ref: { kind: string; namespace: string; name: string }): string {
-  return `${ref.kind}/${ref.namespace}/${ref.name}`;
-}
-
-/** Attaches one HTTPRoute or GRPCRoute to our parents; undefined when none of its parentRefs is one of ours. */
-function translateRoute(
-  snapshot: Snapshot,
-  options: TranslateOptions,
-  route: HTTPRoute | GRPCRoute,
-  routeParents: ReadonlyMap<string, RouteParent>,
-): RouteOutcome | undefined {
-  const routeNamespace = namespaceOf(route);
-  const ours = (route.spec?.parentRefs ?? [])
-    .map((ref, index) => ({ ref, index, normalized: normalizeParentRef(ref, routeNamespace) }))
-    .filter(
-      ({ normalized }) => normalized.group === GATEWAY_GROUP && routeParents.has(parentKey(normalized)),
-    );
-  if (ours.length === 0) return undefined;
-
-  const context: RouteContext = {
-    snapshot,
-    options,
-    routeNamespace,
-    backends: new Map(),
-    refProblems: [],
-    warnings: [],
-    routeKind: route.kind,
-  };
-  const rules: RouteRulesResult =
-    route.kind === 'GRPCRoute' ? translateGrpcRules(route, context) : translateRules(route, context);
-  const routeKey = keyOf(route);
-  const hostnamesByListener = new Map<string, Set<string>>();
-  const parents: ParentOutcome[] = [];
-  const seenRefs = new Set<string>();
-  for (const { ref, index, normalized } of ours) {
-    const refKey = JSON.stringify(normalized);
-    if (seenRefs.has(refKey)) continue;
-    seenRefs.add(refKey);
-    const parent = routeParents.get(parentKey(normalized)) as RouteParent;
-    const attachment = attachToGateway(snapshot, route, normalized, index, parent.listeners);
-    parents.push({ ref, problem: attachment.problem });
-    for (const { state, hostnames } of attachment.listeners) {
-      const set = hostnamesByListener.get(state.id) ?? new Set<string>();
-      for (const h of hostnames) set.add(h);
-      hostnamesByListener.set(state.id, set);
-    }
-  }
-  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
-  const attached = new Map<string, AttachedRoute>();
-  if (!allRulesInvalid) {
-    for (const [listenerId, hostnames] of hostnamesByListener) {
-      attached.set(listenerId, {
-        routeKey,
-        createdAt: route.metadata.creationTimestamp,
-        hostnames: [...hostnames],
-        rules: rules.rules,
-      });
-    }
-  }
-  return {
-    context,
-    status: routeStatus(route, parents, context.refProblems, rules.invalid, options.controllerName),
-    attached,
+    table: { ...gateways.table, backends, clusterset: clusterset.listener },
+    statuses: mergeRouteStatuses(gateways.statuses, clusterset.routeStatuses),
+    warnings: [...gateways.warnings, ...clusterset.warnings],
+    problems: gateways.problems,
   };
 }

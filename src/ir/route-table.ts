@@ -8,27 +8,23 @@
  */
 
 export interface RouteTable {
-  /** One entry per distinct listener port; the proxy binds `port + listenerPortOffset`. */
+  /** One entry per distinct Gateway listener port; the proxy binds `port + listenerPortOffset`. */
   readonly ports: readonly PortConfig[];
   /** Upstream clusters by `BackendCluster.id`; shared by every rule and port that refers to them. */
   readonly backends: Readonly<Record<string, BackendCluster>>;
-  /** East-west (`<svc>.<ns>.svc.clusterset.local`) services; empty unless the east-west listener is on. */
-  readonly eastWest?: readonly EastWestService[];
+  /** The east-west listener (`<svc>.<ns>.svc.clusterset.local`); absent unless it is on (`--east-west-port`). */
+  readonly clusterset?: ClustersetListenerConfig;
   /** TLS listener ports (TLSRoute, passthrough and terminate); absent when there are none. */
   readonly tlsPorts?: readonly TlsPortConfig[];
 }
 
-export interface PortConfig {
-  /** The Gateway's own port, as written in the listener (before any offset). */
+/**
+ * Listeners served side by side and chosen among by the request's host: what a Gateway port and a clusterset
+ * service port both are, so that one proxy compiler serves both.
+ */
+export interface ListenerGroup {
   readonly port: number;
-  /**
-   * The address to bind, when the Gateways on this port have their own (TranslateOptions.loopbackAddressPerGateway);
-   * absent: the proxy's configured address. The same port may then appear once per address.
-   */
-  readonly address?: string;
   readonly protocol: 'HTTP' | 'HTTPS';
-  /** Gateways (`namespace/name`) with a listener on this port, for metrics labels. */
-  readonly gateways: readonly string[];
   /**
    * Listeners sharing this port, most specific hostname first (exact, then longer wildcard, then none).
    * A request is served only by the first listener whose hostname matches its Host (listener isolation).
@@ -36,9 +32,44 @@ export interface PortConfig {
   readonly listeners: readonly ListenerConfig[];
 }
 
+export interface PortConfig extends ListenerGroup {
+  /** The Gateway's own port, as written in the listener (before any offset). */
+  readonly port: number;
+  /**
+   * The address to bind, when the Gateways on this port have their own (TranslateOptions.loopbackAddressPerGateway);
+   * absent: the proxy's configured address. The same port may then appear once per address.
+   */
+  readonly address?: string;
+  /** Gateways (`namespace/name`) with a listener on this port, for metrics labels. */
+  readonly gateways: readonly string[];
+}
+
+/**
+ * The east-west listener: one plain-HTTP socket (`--east-west-port`, bound as it is) for calls between the
+ * services of the clusterset. Its host rules are its own: each service answers to
+ * `<svc>.<ns>.svc.clusterset.local` (KEP-1645), and the port the request's authority names (default 80) picks
+ * the service port, as the bound socket picks a Gateway port. Below that it is listeners as everywhere.
+ */
+export interface ClustersetListenerConfig {
+  /** Service port numbers, ascending. */
+  readonly ports: readonly ClustersetPortConfig[];
+}
+
+/**
+ * One service port number: a listener per service that has it (`namespace/name` order), whose hostname and
+ * only virtual host are the service's clusterset name. Without a GAMMA route the virtual host holds one
+ * implicit default entry: `route: ''`, PathPrefix `/`, sending to the ServiceImport port's backend. GAMMA
+ * HTTPRoutes with the service as parent replace it (GEP-1426); a request that none of their rules matches
+ * gets 404.
+ */
+export interface ClustersetPortConfig extends ListenerGroup {
+  readonly protocol: 'HTTP';
+}
+
 export interface ListenerConfig {
-  /** `namespace/gateway/listener-name`. */
+  /** `namespace/gateway/listener-name`; `east-west/<clusterset hostname>:<port>` on the clusterset listener. */
   readonly id: string;
+  /** `namespace/name` of the Gateway; `east-west` on the clusterset listener (the metrics label). */
   readonly gateway: string;
   /** Exact (`foo.example.com`), wildcard (`*.example.com`) or absent (any host). */
   readonly hostname?: string;
@@ -222,19 +253,6 @@ export interface UpstreamEndpoint {
   readonly ready: boolean;
   /** Relative weight inside its tier; 1 unless a source says otherwise. */
   readonly weight: number;
-}
-
-export interface EastWestService {
-  /** `<name>.<namespace>.svc.clusterset.local`. */
-  readonly hostname: string;
-  readonly namespace: string;
-  readonly name: string;
-  /**
-   * Service port to route entries, in precedence order (first match wins; none: 404), ports ascending.
-   * Without a GAMMA route the port holds one implicit default entry: `route: ''`, PathPrefix `/`, sending to
-   * the ServiceImport port's backend. GAMMA HTTPRoutes with this service as parent replace it (GEP-1426).
-   */
-  readonly ports: readonly { readonly port: number; readonly routes: readonly RouteEntry[] }[];
 }
 
 // ---- TLS (issue 14): TLSRoute listeners and BackendTLSPolicy ----

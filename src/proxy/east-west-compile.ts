@@ -1,24 +1,17 @@
 import type { RouteTable } from '../ir/route-table.ts';
-import {
-  type CompileDeps,
-  type CompiledAction,
-  type CompiledBackend,
-  type CompiledListener,
-  type CompiledPort,
-  compileAction,
-} from './compile-table.ts';
-import { HostSelector } from './host-selector.ts';
-import { compileMatchPredicate } from './match-predicates.ts';
+import type { CompiledBackend } from './compile-backends.ts';
+import { compileListeners, type ListenerDeps } from './compile-listeners.ts';
+import type { CompiledPort } from './compile-table.ts';
 import type { RequestSeries } from './proxy-metrics.ts';
-import { RouteIndex } from './route-index.ts';
 
 /** The `gateway` label of east-west series: metrics tell the two directions apart by it. */
 export const EAST_WEST_GATEWAY = 'east-west';
 
 /**
- * The east-west table compiled for serving: one CompiledPort per service port number, holding one listener per
- * `<svc>.<ns>.svc.clusterset.local` name that has that port. A request picks the port from its authority,
- * then the north-south matcher (matchRequest) selects name and route entry; forwarding is the same code too.
+ * The clusterset listener compiled for serving: one CompiledPort per service port number (by the same
+ * compiler as Gateway ports), holding one listener per `<svc>.<ns>.svc.clusterset.local` name that has that
+ * port. A request picks the port from its authority, then the north-south matcher (matchRequest) selects name
+ * and route entry; forwarding is the same code too.
  */
 export interface CompiledEastWest {
   readonly ports: ReadonlyMap<number, CompiledPort>;
@@ -30,56 +23,22 @@ export interface CompiledEastWest {
 export function compileEastWest(
   table: RouteTable,
   backends: ReadonlyMap<string, CompiledBackend>,
-  deps: CompileDeps,
+  deps: ListenerDeps,
 ): CompiledEastWest {
-  const gateway = EAST_WEST_GATEWAY;
-  const noRouteSeries = deps.metrics.requestSeries(gateway, '', '');
-  const listenersByPort = new Map<number, HostSelector<CompiledListener>>();
-  for (const service of table.eastWest ?? []) {
-    for (const { port, routes } of service.ports) {
-      // The east-west listener is plain HTTP on each service port: redirects and the scheme follow from that.
-      const served = { port, protocol: 'HTTP' } as const;
-      const index = new RouteIndex<CompiledAction>();
-      for (const entry of routes) {
-        try {
-          index.add(
-            entry.match.path,
-            compileMatchPredicate(entry.match),
-            compileAction(entry, served, gateway, backends, deps),
-          );
-        } catch (err) {
-          deps.logger.warn(
-            { service: service.hostname, port, route: entry.route, err: (err as Error).message },
-            'east-west route entry left out: it does not compile',
-          );
-        }
-      }
-      const virtualHosts = new HostSelector<RouteIndex<CompiledAction>>();
-      virtualHosts.add(service.hostname, index);
-      let listeners = listenersByPort.get(port);
-      if (listeners === undefined) {
-        listeners = new HostSelector<CompiledListener>();
-        listenersByPort.set(port, listeners);
-      }
-      listeners.add(service.hostname, {
-        id: `${gateway}/${service.hostname}:${port}`,
-        gateway,
-        virtualHosts,
-        noRouteSeries,
-      });
-    }
-  }
+  const noRouteSeries = deps.metrics.requestSeries(EAST_WEST_GATEWAY, '', '');
   const ports = new Map<number, CompiledPort>();
-  for (const [port, listeners] of listenersByPort) {
-    ports.set(port, {
-      port,
+  const services = new Set<string>();
+  for (const port of table.clusterset?.ports ?? []) {
+    for (const listener of port.listeners) if (listener.hostname) services.add(listener.hostname);
+    ports.set(port.port, {
+      port: port.port,
       address: undefined,
-      protocol: 'HTTP',
+      protocol: port.protocol,
       scheme: 'http',
-      listeners,
+      listeners: compileListeners(port, backends, deps).listeners,
       tls: undefined,
       noListenerSeries: noRouteSeries,
     });
   }
-  return { ports, noRouteSeries, services: table.eastWest?.length ?? 0 };
+  return { ports, noRouteSeries, services: services.size };
 }

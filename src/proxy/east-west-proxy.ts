@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
-import type { CompileDeps, CompiledBackend } from './compile-table.ts';
+import type { CompiledBackend } from './compile-backends.ts';
+import type { ListenerDeps } from './compile-listeners.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { compileEastWest } from './east-west-compile.ts';
 import { EastWestServer } from './east-west-server.ts';
@@ -19,7 +20,7 @@ export interface EastWestProxyOptions {
 }
 
 /**
- * The east-west side of ProxyServer: compiles `RouteTable.eastWest` against the backends the north-south
+ * The east-west side of ProxyServer: compiles `RouteTable.clusterset` against the backends the north-south
  * compile already built (same balancers, pools and metrics), opens the listener with the first table and
  * swaps the compiled table on every later one.
  */
@@ -40,7 +41,7 @@ export class EastWestProxy {
   async apply(
     table: RouteTable,
     backends: ReadonlyMap<string, CompiledBackend>,
-    deps: CompileDeps,
+    deps: ListenerDeps,
   ): Promise<void> {
     const compiled = compileEastWest(table, backends, deps);
     const logger = this.#options.logger;

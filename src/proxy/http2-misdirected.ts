@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { CompiledListener, CompiledPort } from './compile-table.ts';
+import type { CompiledListener } from './compile-listeners.ts';
+import type { CompiledPort } from './compile-table.ts';
 
 /**
  * A request is misdirected when the TLS connection it came on was opened for another listener than the one

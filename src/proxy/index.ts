@@ -1,4 +1,5 @@
-export type { CompiledBackend, CompiledTable } from './compile-table.ts';
+export type { CompiledBackend } from './compile-backends.ts';
+export type { CompiledTable } from './compile-table.ts';
 export { compileRouteTable } from './compile-table.ts';
 export { ProxyMetrics, type RequestSeries, type UpstreamSeries } from './proxy-metrics.ts';
 export { ProxyServer, type ProxyServerOptions } from './proxy-server.ts';

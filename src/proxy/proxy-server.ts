@@ -33,7 +33,7 @@ export interface ProxyServerOptions {
   readonly drainTimeoutMs?: number;
   /** Client-side limits and timeouts of every listener port; defaults in DEFAULT_LISTENER_LIMITS. */
   readonly limits?: Partial<ListenerLimits>;
-  /** Serve `RouteTable.eastWest` on this port of `host`, bound exactly (no offset; 0: any free port). */
+  /** Serve `RouteTable.clusterset` (the east-west listener) on this port of `host`, bound exactly (no offset; 0: any free port). */
   readonly eastWestPort?: number;
   /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
   readonly tls?: Partial<TlsPortOptions>;
@@ -181,11 +181,7 @@ export class ProxyServer {
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
     await this.#tlsPorts.apply(table, compiled.backends);
-    await this.#eastWest?.apply(table, compiled.backends, {
-      balancers: this.#balancers,
-      metrics: this.#metrics,
-      logger: this.#logger,
-    });
+    await this.#eastWest?.apply(table, compiled.backends, { metrics: this.#metrics, logger: this.#logger });
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
     this.#logger.info(

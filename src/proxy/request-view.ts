@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { CompiledAction, CompiledListener } from './compile-table.ts';
+import type { CompiledAction } from './compile-actions.ts';
+import type { CompiledListener } from './compile-listeners.ts';
 
 /**
  * One request as route matching sees it. Header values by lower-case name and query parameters are parsed

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CompiledAction, CompiledPort, ForwardTarget } from './compile-table.ts';
+import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
+import type { CompiledPort } from './compile-table.ts';
 import type { CompiledCors } from './cors.ts';
 import { Exchange, type ExchangeServices } from './forward-exchange.ts';
 import { isMisdirected } from './http2-misdirected.ts';

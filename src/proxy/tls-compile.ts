@@ -1,7 +1,7 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import type { RouteTable, TlsPortConfig } from '../ir/route-table.ts';
-import type { CompiledBackend } from './compile-table.ts';
+import type { CompiledBackend } from './compile-backends.ts';
 import { HostSelector } from './host-selector.ts';
 
 export interface CompiledTlsTarget {

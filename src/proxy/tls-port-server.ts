@@ -3,7 +3,7 @@ import { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import { listen } from '../net/listen.ts';
-import type { CompiledBackend } from './compile-table.ts';
+import type { CompiledBackend } from './compile-backends.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from './tls-compile.ts';
 import type { TlsMetrics } from './tls-metrics.ts';

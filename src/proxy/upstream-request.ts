@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2Stream } from 'node:http2';
-import type { CompiledAction, ForwardTarget } from './compile-table.ts';
+import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
 import { applyHeaderMods, connectionListedNames, dropNames } from './header-ops.ts';
 import { rewritePath } from './redirect.ts';
 import type { RequestView } from './request-view.ts';

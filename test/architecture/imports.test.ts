@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * docs/ARCHITECTURE.md's folder table is the import rule; this test holds src/ to it: every relative import
  * (type-only ones included) goes to the importer's own folder or to one its row allows, and no import circle
- * exists between files.
+ * exists between files. Inside a folder, the arrows that keep its shape are checked too (`INSIDE_FOLDERS`).
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SRC = join(ROOT, 'src');
@@ -59,6 +59,66 @@ const files = sourceFiles(SRC);
 const graph = new Map(files.map((f) => [relative(SRC, f), importsOf(f, readFileSync(f, 'utf8'))]));
 const rule = importRule();
 
+/**
+ * Arrows inside a folder that would turn its layers upside down (docs/ARCHITECTURE.md "Inside gateway and
+ * proxy"): each `from` file must not reach (directly or through other files) any `to` file.
+ */
+const INSIDE_FOLDERS: readonly { readonly why: string; readonly from: RegExp; readonly to: RegExp }[] = [
+  {
+    why: 'translate.ts is the translator entry: nothing inside the translator uses it',
+    from: /^gateway\//,
+    to: /^gateway\/translate\.ts$/,
+  },
+  {
+    why: 'the Gateway listeners and clusterset listener steps are peers: neither reaches the other',
+    from: /^gateway\/gateway-listeners\.ts$/,
+    to: /^gateway\/clusterset-listener\.ts$/,
+  },
+  {
+    why: 'the Gateway listeners and clusterset listener steps are peers: neither reaches the other',
+    from: /^gateway\/clusterset-listener\.ts$/,
+    to: /^gateway\/gateway-listeners\.ts$/,
+  },
+  {
+    why: 'the route core and what it uses serve every listener step, so they reach none',
+    from: /^gateway\/route-core\.ts$/,
+    to: /^gateway\/(gateway-listeners|clusterset-listener|translate)\.ts$/,
+  },
+  {
+    why: 'compiling the IR is pure: compile-*.ts reach no server, request handling or forwarding',
+    from: /^proxy\/(compile-[a-z-]+|east-west-compile)\.ts$/,
+    to: /^proxy\/([a-z-]+-server|serve-request|forward-exchange|upgrade-tunnel|upstream-request|proxy-server)\.ts$/,
+  },
+];
+
+/** Every file `from` reaches through imports, itself excluded. */
+function reachable(edges: ReadonlyMap<string, readonly string[]>, from: string): Set<string> {
+  const seen = new Set<string>();
+  const pending = [...(edges.get(from) ?? [])];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (seen.has(next) || next === from) continue;
+    seen.add(next);
+    pending.push(...(edges.get(next) ?? []));
+  }
+  return seen;
+}
+
+/** `why: from -> to` for every forbidden reach. */
+function insideFolderViolations(
+  edges: ReadonlyMap<string, readonly string[]>,
+  rules: typeof INSIDE_FOLDERS,
+): string[] {
+  const found: string[] = [];
+  for (const file of [...edges.keys()].sort()) {
+    const reached = [...reachable(edges, file)].sort();
+    for (const { why, from, to } of rules) {
+      if (!from.test(file)) continue;
+      for (const target of reached) if (to.test(target)) found.push(`${why}: ${file} -> ${target}`);
+    }
+  }
+  return found;
+}
+
 describe('the import rule of docs/ARCHITECTURE.md', () => {
   it('names every folder of src/', () => {
     const folders = new Set([...graph.keys()].map(topFolder));
@@ -86,6 +146,33 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
 
   it('has no import circles, type-only imports included', () => {
     expect(circles(graph)).toEqual([]);
+  });
+
+  it('keeps the layers inside gateway and proxy pointing one way', () => {
+    for (const { from, to } of INSIDE_FOLDERS) {
+      expect(
+        [...graph.keys()].some((f) => from.test(f)),
+        `${from} names no file`,
+      ).toBe(true);
+      expect(
+        [...graph.keys()].some((f) => to.test(f)),
+        `${to} names no file`,
+      ).toBe(true);
+    }
+    expect(insideFolderViolations(graph, INSIDE_FOLDERS)).toEqual([]);
+  });
+
+  it('finds forbidden reaches through other files', () => {
+    const edges = new Map([
+      ['gateway/route-core.ts', ['gateway/helper.ts']],
+      ['gateway/helper.ts', ['gateway/translate.ts']],
+      ['gateway/translate.ts', ['gateway/route-core.ts']],
+    ]);
+    expect(insideFolderViolations(edges, INSIDE_FOLDERS)).toEqual([
+      `${INSIDE_FOLDERS[0]?.why}: gateway/helper.ts -> gateway/translate.ts`,
+      `${INSIDE_FOLDERS[0]?.why}: gateway/route-core.ts -> gateway/translate.ts`,
+      `${INSIDE_FOLDERS[3]?.why}: gateway/route-core.ts -> gateway/translate.ts`,
+    ]);
   });
 
   it('finds imports of every form, and circles', () => {

@@ -39,13 +39,15 @@ const objects = [
 describe('east-west translation switch', () => {
   it('leaves mesh routes and clusterset names alone when east-west is off', () => {
     const result = translate(new Snapshot(objects), options(false));
-    expect(result.table.eastWest).toBeUndefined();
+    expect(result.table.clusterset).toBeUndefined();
     expect(result.statuses.filter((s) => s.kind === 'HTTPRoute')).toEqual([]);
   });
 
   it('serves web.demo.svc.clusterset.local and reports the mesh parent when it is on', () => {
     const result = translate(new Snapshot(objects), options(true));
-    expect(result.table.eastWest?.map((s) => s.hostname)).toEqual(['web.demo.svc.clusterset.local']);
+    expect(
+      result.table.clusterset?.ports.flatMap((p) => p.listeners.map((l) => `${l.hostname}:${p.port}`)),
+    ).toEqual(['web.demo.svc.clusterset.local:80']);
     const route = result.statuses.find((s) => s.kind === 'HTTPRoute');
     expect(route?.status).toMatchObject({
       parents: [

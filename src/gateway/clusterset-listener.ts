@@ -1,20 +1,26 @@
-import type { BackendCluster, EastWestService, RouteEntry, RouteTable } from '../ir/route-table.ts';
-import type { RouteParentStatus, StatusUpdate } from '../ir/status.ts';
+import type {
+  BackendCluster,
+  ClustersetListenerConfig,
+  ListenerConfig,
+  RouteEntry,
+} from '../ir/route-table.ts';
+import type { StatusUpdate } from '../ir/status.ts';
 import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
-import { type MeshParent, meshParentsOf, type ParentPorts, resolveMeshParent } from './east-west-parents.ts';
+import { type MeshParent, meshParentsOf, type ParentPorts, resolveMeshParent } from './mesh-parents.ts';
 import type { TranslateOptions } from './options.ts';
-import type { RouteContext } from './route-context.ts';
-import { translateRules } from './route-rules.ts';
-import { type ParentOutcome, routeStatus } from './route-status.ts';
+import { type ParentVerdict, type RouteCoreOutcome, translateRouteCore } from './route-core.ts';
 import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
 
 /** The DNS suffix of clusterset-wide service names (KEP-1645). */
 export const CLUSTERSET_DOMAIN = 'svc.clusterset.local';
+
+/** The `gateway` of clusterset listeners, and so the `gateway` label of east-west metrics. */
+export const CLUSTERSET_GATEWAY = 'east-west';
 
 /** `<name>.<namespace>.svc.clusterset.local`. */
 export function clustersetHostname(namespace: string, name: string): string {
@@ -32,17 +38,20 @@ interface Frontend {
   serviceParent: boolean;
 }
 
-/** The parts of a TranslationResult (translate.ts) that east-west adds to; declared here to keep imports one-way. */
-interface TranslatedParts {
-  readonly table: RouteTable;
-  readonly statuses: readonly StatusUpdate[];
-  readonly warnings?: readonly McsWarning[];
+/** The clusterset side of a translation: the east-west listener and what it sends to. */
+export interface ClustersetListenerResult {
+  readonly listener: ClustersetListenerConfig;
+  /** By id, sorted; the Gateway side's backend of the same id is the same cluster. */
+  readonly backends: ReadonlyMap<string, BackendCluster>;
+  /** Status of each route with mesh parents (those parents only), by `namespace/name`. */
+  readonly routeStatuses: ReadonlyMap<string, StatusUpdate>;
+  readonly warnings: readonly McsWarning[];
 }
 
 /**
- * Adds the east-west table to a north-south translation result (TranslateOptions.eastWest):
+ * The clusterset listener step of translate() (TranslateOptions.eastWest), a peer of the Gateway listeners step:
  *
- * - every ServiceImport `<name>` in `<ns>` gets the hostname `<name>.<ns>.svc.clusterset.local`, one entry per
+ * - every ServiceImport `<name>` in `<ns>` gets the hostname `<name>.<ns>.svc.clusterset.local`, one listener per
  *   import port, whose implicit default action sends to that ServiceImport port (locality tiers as always);
  * - GAMMA (GEP-1426): an HTTPRoute whose parentRef is a core Service or a ServiceImport kind applies to that
  *   name's east-west traffic, on the parentRef port or on every port of the parent. Its rules *replace* the
@@ -54,11 +63,10 @@ interface TranslatedParts {
  * - a mesh route's `spec.hostnames` is ignored (GEP-1426 "hostnames field": SHOULD NOT infer functionality);
  * - the routes get a `status.parents` entry per mesh parentRef, merged with their Gateway parents' entries.
  */
-export function addEastWest<Result extends TranslatedParts>(
-  result: Result,
+export function translateClustersetListener(
   snapshot: Snapshot,
   options: TranslateOptions,
-): Result {
+): ClustersetListenerResult {
   const backends = new Map<string, BackendCluster>();
   const warnings: McsWarning[] = [];
   const frontends = new Map<string, Frontend>();
@@ -79,12 +87,12 @@ export function addEastWest<Result extends TranslatedParts>(
       target.defaults.set(port, 'ServiceImport');
   }
 
-  const meshStatuses = new Map<string, StatusUpdate>();
+  const routeStatuses = new Map<string, StatusUpdate>();
   for (const route of snapshot.httpRoutes) {
     const parents = meshParentsOf(route, options);
     if (parents.length === 0) continue;
     const outcome = translateMeshRoute(snapshot, options, route, parents);
-    meshStatuses.set(keyOf(route), outcome.status);
+    routeStatuses.set(keyOf(route), outcome.status);
     if (outcome.accepted.length === 0) continue;
     for (const [id, backend] of outcome.context.backends) backends.set(id, backend);
     warnings.push(...outcome.context.warnings);
@@ -99,7 +107,7 @@ export function addEastWest<Result extends TranslatedParts>(
     }
   }
 
-  const services: EastWestService[] = [];
+  const listenersByPort = new Map<number, ListenerConfig[]>();
   for (const key of [...frontends.keys()].sort()) {
     const target = frontends.get(key) as Frontend;
     const { namespace, name, defaults, routes } = target;
@@ -110,40 +118,44 @@ export function addEastWest<Result extends TranslatedParts>(
       }
     }
     const hostname = clustersetHostname(namespace, name);
-    const ports = [...new Set([...defaults.keys(), ...routes.keys()])].sort((a, b) => a - b);
-    if (ports.length === 0) continue;
-    services.push({
-      hostname,
-      namespace,
-      name,
-      ports: ports.map((port) => {
+    for (const port of [...new Set([...defaults.keys(), ...routes.keys()])].sort((a, b) => a - b)) {
+      const entries = (): readonly RouteEntry[] => {
         const attached = routes.get(port);
         if (attached) {
           const vhosts = buildVirtualHosts(
             [...attached.values()].map((r) => ({ ...r, hostnames: [hostname] })),
           );
-          return { port, routes: vhosts[0]?.routes ?? [] };
+          return vhosts[0]?.routes ?? [];
         }
         const resolve =
           defaults.get(port) === 'Service' ? resolveServiceBackend : resolveServiceImportBackend;
         const resolution = resolve(snapshot, namespace, name, port, options.identity);
-        if (!resolution.ok) return { port, routes: [] };
+        if (!resolution.ok) return [];
         backends.set(resolution.backend.id, resolution.backend);
         warnings.push(...(resolution.warnings ?? []));
-        return { port, routes: defaultEntries(resolution.backend.id) };
-      }),
-    });
+        return defaultEntries(resolution.backend.id);
+      };
+      const listeners = listenersByPort.get(port) ?? [];
+      listeners.push({
+        id: `${CLUSTERSET_GATEWAY}/${hostname}:${port}`,
+        gateway: CLUSTERSET_GATEWAY,
+        hostname,
+        virtualHosts: [{ hostname, routes: entries() }],
+      });
+      listenersByPort.set(port, listeners);
+    }
   }
 
-  const mergedBackends = { ...result.table.backends };
-  for (const [id, backend] of [...backends].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    mergedBackends[id] ??= backend;
-  }
+  const sortedBackends = new Map([...backends].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
-    ...result,
-    table: { ...result.table, backends: mergedBackends, eastWest: services },
-    statuses: mergeRouteStatuses(result.statuses, meshStatuses),
-    warnings: [...(result.warnings ?? []), ...warnings],
+    listener: {
+      ports: [...listenersByPort]
+        .sort(([a], [b]) => a - b)
+        .map(([port, listeners]) => ({ port, protocol: 'HTTP', listeners })),
+    },
+    backends: sortedBackends,
+    routeStatuses,
+    warnings,
   };
 }
 
@@ -163,12 +175,9 @@ function defaultEntries(backendId: string | undefined): readonly RouteEntry[] {
   ];
 }
 
-interface MeshRouteOutcome {
-  readonly context: RouteContext;
-  readonly status: StatusUpdate;
-  readonly attached: AttachedRoute;
-  /** Parents the route is accepted by, with the ports it applies to. */
-  readonly accepted: readonly { readonly parent: MeshParent; readonly ports: ParentPorts }[];
+interface MeshAcceptance {
+  readonly parent: MeshParent;
+  readonly ports: ParentPorts;
 }
 
 function translateMeshRoute(
@@ -176,65 +185,21 @@ function translateMeshRoute(
   options: TranslateOptions,
   route: HTTPRoute,
   parents: readonly MeshParent[],
-): MeshRouteOutcome {
+): RouteCoreOutcome<MeshAcceptance> {
   const routeNamespace = namespaceOf(route);
-  const context: RouteContext = {
+  return translateRouteCore(
     snapshot,
     options,
-    routeNamespace,
+    route,
+    parents,
+    (parent): ParentVerdict<MeshAcceptance> => {
+      const resolved = resolveMeshParent(snapshot, routeNamespace, parent);
+      return 'problem' in resolved
+        ? { problem: resolved.problem }
+        : { accepted: { parent, ports: resolved } };
+    },
     // GEP-1426 "Namespace boundaries": mesh routes reach backends in any namespace without a ReferenceGrant;
     // the east-west listener already serves every clusterset service, so a route widens nobody's reach.
-    referenceGrantsRequired: false,
-    backends: new Map(),
-    refProblems: [],
-    warnings: [],
-  };
-  const rules = translateRules(route, context);
-  const allRulesInvalid = rules.invalid.length > 0 && rules.rules.length === 0;
-  const outcomes: ParentOutcome[] = [];
-  const accepted: { parent: MeshParent; ports: ParentPorts }[] = [];
-  const seen = new Set<string>();
-  for (const parent of parents) {
-    const refKey = JSON.stringify(parent.normalized);
-    if (seen.has(refKey)) continue;
-    seen.add(refKey);
-    const resolved = resolveMeshParent(snapshot, routeNamespace, parent);
-    outcomes.push({ ref: parent.ref, problem: 'problem' in resolved ? resolved.problem : undefined });
-    if (!('problem' in resolved) && !allRulesInvalid) accepted.push({ parent, ports: resolved });
-  }
-  return {
-    context,
-    status: routeStatus(route, outcomes, context.refProblems, rules.invalid, options.controllerName),
-    attached: {
-      routeKey: keyOf(route),
-      createdAt: route.metadata.creationTimestamp,
-      hostnames: [],
-      rules: rules.rules,
-    },
-    accepted,
-  };
-}
-
-/** A route's Gateway parents and mesh parents share one status; ours come first, in snapshot order. */
-function mergeRouteStatuses(
-  statuses: readonly StatusUpdate[],
-  mesh: ReadonlyMap<string, StatusUpdate>,
-): StatusUpdate[] {
-  const pending = new Map(mesh);
-  const out: StatusUpdate[] = statuses.map((update) => {
-    if (update.kind !== 'HTTPRoute') return update;
-    const key = `${update.namespace}/${update.name}`;
-    const extra = pending.get(key);
-    if (!extra) return update;
-    pending.delete(key);
-    return {
-      ...update,
-      status: { parents: [...parentsOf(update), ...parentsOf(extra)] },
-    };
-  });
-  return [...out, ...pending.values()];
-}
-
-function parentsOf(update: StatusUpdate): readonly RouteParentStatus[] {
-  return 'parents' in update.status ? update.status.parents : [];
+    { referenceGrantsRequired: false },
+  );
 }

@@ -1,0 +1,53 @@
+import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { Balancer, BalancerFactory } from '../lb/balancer.ts';
+import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
+import { poolKey } from './upstream-pools.ts';
+
+export interface CompiledBackend {
+  readonly id: string;
+  readonly cluster: BackendCluster;
+  readonly protocol: BackendProtocol;
+  readonly balancer: Balancer;
+  upstreamSeries(endpoint: UpstreamEndpoint): UpstreamSeries;
+}
+
+export interface BackendDeps {
+  readonly balancers: BalancerFactory;
+  readonly metrics: ProxyMetrics;
+}
+
+export interface CompiledBackends {
+  readonly backends: ReadonlyMap<string, CompiledBackend>;
+  /** Pool keys of every endpoint the table can send to; other pools may be closed. */
+  readonly poolKeys: ReadonlySet<string>;
+}
+
+/** A balancer and lazily created metric series per BackendCluster, and the pool keys of their endpoints. */
+export function compileBackends(clusters: readonly BackendCluster[], deps: BackendDeps): CompiledBackends {
+  const backends = new Map<string, CompiledBackend>();
+  const poolKeys = new Set<string>();
+  for (const cluster of clusters) {
+    backends.set(cluster.id, compileBackend(cluster, deps));
+    for (const tier of cluster.tiers)
+      for (const endpoint of tier) poolKeys.add(poolKey(cluster.protocol, endpoint, cluster.tls));
+  }
+  return { backends, poolKeys };
+}
+
+function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBackend {
+  const series = new Map<string, UpstreamSeries>();
+  return {
+    id: cluster.id,
+    cluster,
+    protocol: cluster.protocol,
+    balancer: deps.balancers.build(cluster),
+    upstreamSeries(endpoint) {
+      let s = series.get(endpoint.key);
+      if (s === undefined) {
+        s = deps.metrics.upstreamSeries(cluster.id, endpoint.cluster, endpoint.zone ?? '');
+        series.set(endpoint.key, s);
+      }
+      return s;
+    },
+  };
+}
