@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** A client speaking HTTP/2 with prior knowledge opens with this connection preface (RFC 9113 §3.4). */
@@ -52,4 +53,35 @@ export function sniffCleartext(
   socket.on('error', onGone);
   socket.on('timeout', onGone);
   socket.setTimeout(SNIFF_TIMEOUT_MS);
+}
+
+/**
+ * Puts a protocol switch in front of a cleartext HTTP/1 server's own connection handling: a connection that
+ * opens with the HTTP/2 preface goes to `http2`, any other to the server's HTTP/1 parser, which keeps owning
+ * the listening socket (keep-alive, timeouts, upgrades, idle tracking stay as they are). `sniffing` holds the
+ * connections not told yet, for the owner to cut on close.
+ */
+export function splitCleartextConnections(
+  server: Server,
+  http2: { accept(socket: Socket): void },
+  sniffing: Set<Socket>,
+): void {
+  const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  const route = (socket: Socket, h2: boolean): void => {
+    sniffing.delete(socket);
+    if (h2) {
+      http2.accept(socket);
+      return;
+    }
+    for (const listener of http1) listener.call(server, socket);
+    socket.resume();
+  };
+  const dropped = (socket: Socket): void => {
+    sniffing.delete(socket);
+  };
+  server.on('connection', (socket: Socket) => {
+    sniffing.add(socket);
+    sniffCleartext(socket, route, dropped);
+  });
 }

@@ -9,7 +9,7 @@ import { handshakeRefusalReason } from '../net/tls-handshake-errors.ts';
 import type { CompiledPort } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
-import { sniffCleartext } from './http2-preface.ts';
+import { splitCleartextConnections } from './http2-preface.ts';
 import { Http2Sessions } from './http2-sessions.ts';
 import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
 import { sendLocalReply } from './local-reply.ts';
@@ -185,42 +185,27 @@ export class ListenerServer {
    */
   #routeConnections(rejections: BadInputReporter | undefined): void {
     const server = this.#server;
-    const event = this.protocol === 'HTTPS' ? 'secureConnection' : 'connection';
-    const http1 = server.listeners(event) as ((socket: Socket) => void)[];
-    server.removeAllListeners(event);
+    if (this.protocol === 'HTTP') {
+      splitCleartextConnections(server, this.#http2, this.#sniffing);
+      return;
+    }
+    const http1 = server.listeners('secureConnection') as ((socket: Socket) => void)[];
+    server.removeAllListeners('secureConnection');
     const toHttp1 = (socket: Socket): void => {
       for (const listener of http1) listener.call(server, socket);
     };
-    if (this.protocol === 'HTTPS') {
-      server.on(event, (socket: TLSSocket) => {
-        if (!clientCertificateAccepted(this.#compiled, socket)) {
-          const sent = Object.keys(socket.getPeerCertificate()).length > 0;
-          rejections?.report(sent ? 'tls client certificate rejected' : 'tls client certificate missing', {
-            port: this.gatewayPort,
-            ...(sent ? { error: socket.authorizationError?.message } : {}),
-          });
-          socket.destroy();
-          return;
-        }
-        if (socket.alpnProtocol === 'h2') this.#http2.accept(socket);
-        else toHttp1(socket);
-      });
-      return;
-    }
-    const route = (socket: Socket, h2: boolean): void => {
-      this.#sniffing.delete(socket);
-      if (h2) this.#http2.accept(socket);
-      else {
-        toHttp1(socket);
-        socket.resume();
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (!clientCertificateAccepted(this.#compiled, socket)) {
+        const sent = Object.keys(socket.getPeerCertificate()).length > 0;
+        rejections?.report(sent ? 'tls client certificate rejected' : 'tls client certificate missing', {
+          port: this.gatewayPort,
+          ...(sent ? { error: socket.authorizationError?.message } : {}),
+        });
+        socket.destroy();
+        return;
       }
-    };
-    const dropped = (socket: Socket): void => {
-      this.#sniffing.delete(socket);
-    };
-    server.on(event, (socket: Socket) => {
-      this.#sniffing.add(socket);
-      sniffCleartext(socket, route, dropped);
+      if (socket.alpnProtocol === 'h2') this.#http2.accept(socket);
+      else toHttp1(socket);
     });
   }
 
