@@ -21,6 +21,8 @@ export interface GreeterCallResult {
 export interface GreeterClientOptions {
   /** Per call, sent as `grpc-timeout` and enforced here too. Default 5 s. */
   readonly timeoutMs?: number;
+  /** The `:authority` to send instead of the URL's host, e.g. `greeter.demo.svc.clusterset.local:50051` east-west. */
+  readonly authority?: string;
 }
 
 /** What a gRPC client reads into a non-gRPC HTTP answer (grpc/grpc doc/http-grpc-status-mapping.md). */
@@ -48,11 +50,13 @@ function statusIn(headers: IncomingHttpHeaders): { status: number; message: stri
 export class GreeterClient {
   readonly #url: string;
   readonly #timeoutMs: number;
+  readonly #authority: string | undefined;
   #session: ClientHttp2Session | undefined;
 
   constructor(url: string, options: GreeterClientOptions = {}) {
     this.#url = url;
     this.#timeoutMs = options.timeoutMs ?? 5000;
+    this.#authority = options.authority;
   }
 
   #connection(): ClientHttp2Session {
@@ -68,6 +72,7 @@ export class GreeterClient {
       const stream = this.#connection().request({
         ':method': 'POST',
         ':path': GREETER_METHODS[method],
+        ...(this.#authority === undefined ? {} : { ':authority': this.#authority }),
         'content-type': 'application/grpc',
         te: 'trailers',
         'grpc-timeout': `${this.#timeoutMs}m`,

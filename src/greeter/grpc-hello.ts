@@ -6,6 +6,7 @@ import { describeGrpcStatus, GRPC_STATUS } from './grpc-status.ts';
 const USAGE = `Usage: npm run demo:grpc -- [flags]   (node --import tsx src/greeter/grpc-hello.ts [flags])
 Calls the demo's gRPC service demo.Greeter through the gateway over h2c and prints who answered.
   --url <url>        the gateway's HTTP listener (default http://127.0.0.1:8080)
+  --authority <a>    the :authority to send, e.g. greeter.demo.svc.clusterset.local:50051 for east-west
   --name <text>      HelloRequest.name (default demo)
   --stream           call HelloStream (server streaming, three replies) instead of Hello
   --count <n>        make n calls one after another on one connection (default 1)
@@ -15,6 +16,7 @@ Exits 1 when any call ends with a grpc-status other than 0.`;
 const { values } = parseArgs({
   options: {
     url: { type: 'string', default: 'http://127.0.0.1:8080' },
+    authority: { type: 'string' },
     name: { type: 'string', default: 'demo' },
     stream: { type: 'boolean', default: false },
     count: { type: 'string', default: '1' },
@@ -38,7 +40,10 @@ if (values.help) {
   process.exitCode = 2;
 } else {
   const method = values.stream ? 'HelloStream' : 'Hello';
-  const client = new GreeterClient(values.url, { timeoutMs });
+  const client = new GreeterClient(values.url, {
+    timeoutMs,
+    ...(values.authority === undefined ? {} : { authority: values.authority }),
+  });
   let failures = 0;
   for (let i = 0; i < count; i++) {
     const result = await client.call(method, { name: values.name });

@@ -20,7 +20,9 @@ export function requestAuthority(req: IncomingMessage): Authority | undefined {
   let raw: string | undefined;
   let defaultPort = 80;
   if (url.charCodeAt(0) === 47 /* / */) {
-    raw = req.headers.host;
+    // HTTP/2 names it in :authority (RFC 9113 §8.3.1); Node's compatibility API leaves Host unset then.
+    const authority = req.headers[':authority'];
+    raw = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
   } else {
     const absolute = ABSOLUTE.exec(url);
     if (absolute === null) return undefined;

@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
+import type { BadInputReporter } from '../net/bad-input.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import type { ListenerDeps } from './compile-listeners.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { compileEastWest } from './east-west-compile.ts';
 import { EastWestServer } from './east-west-server.ts';
+import type { ListenerLimits } from './request-guard.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
 
 export interface EastWestProxyOptions {
@@ -17,6 +19,9 @@ export interface EastWestProxyOptions {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly accessLog?: AccessLog;
+  /** Counts and logs bad requests, as on the Gateway listeners. */
+  readonly rejections?: BadInputReporter;
+  readonly limits?: ListenerLimits;
 }
 
 /**
@@ -48,9 +53,19 @@ export class EastWestProxy {
     if (this.#server !== undefined) {
       this.#server.swap(compiled);
     } else if (this.#opening === undefined) {
-      const { host, port, pools, registry, accessLog } = this.#options;
+      const { host, port, pools, registry, accessLog, rejections, limits } = this.#options;
       const server = new EastWestServer(
-        { services: { pools, logger }, registry, ...(accessLog ? { accessLog } : {}) },
+        {
+          services: {
+            pools,
+            logger,
+            ...(rejections ? { rejections } : {}),
+            ...(limits ? { sendTimeoutMs: limits.sendTimeoutMs } : {}),
+          },
+          registry,
+          ...(accessLog ? { accessLog } : {}),
+          ...(limits ? { limits } : {}),
+        },
         compiled,
       );
       this.#opening = server.listen(host, port).then(

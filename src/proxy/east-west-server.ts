@@ -7,8 +7,18 @@ import type { AccessLog } from './east-west-access-log.ts';
 import { requestAuthority } from './east-west-authority.ts';
 import type { CompiledEastWest } from './east-west-compile.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
+import { splitCleartextConnections } from './http2-preface.ts';
+import { Http2Sessions } from './http2-sessions.ts';
+import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { matchRequest } from './match-request.ts';
+import {
+  DEFAULT_LISTENER_LIMITS,
+  type ListenerLimits,
+  rawRefusal,
+  refusalForParseError,
+  refuseRequest,
+} from './request-guard.ts';
 import { serveAction } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
@@ -16,6 +26,8 @@ export interface EastWestServerOptions {
   readonly services: ExchangeServices;
   readonly registry: Registry;
   readonly accessLog?: AccessLog;
+  /** The same client-side limits and timeouts as the Gateway listener ports. */
+  readonly limits?: ListenerLimits;
 }
 
 /** Why a connection was refused before it became a request (`clusterset_gateway_east_west_refused_total`). */
@@ -51,6 +63,9 @@ export class EastWestServer {
   readonly #accessLog: AccessLog | undefined;
   readonly #refused: Counter<'reason'>;
   readonly #tunnels = new Set<Duplex>();
+  readonly #http2: Http2Sessions;
+  /** Connections whose first bytes have not told HTTP/1 from HTTP/2 yet. */
+  readonly #sniffing = new Set<Socket>();
   #compiled: CompiledEastWest;
   #boundPort = 0;
 
@@ -69,7 +84,9 @@ export class EastWestServer {
       });
     for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);
 
-    this.#server = createServer((req, res) => {
+    const limits = options.limits ?? DEFAULT_LISTENER_LIMITS;
+    const rejections = options.services.rejections;
+    const serve = (req: IncomingMessage, res: ServerResponse): void => {
       try {
         this.#serve(req, res);
       } catch (err) {
@@ -78,8 +95,40 @@ export class EastWestServer {
         if (!res.headersSent) sendLocalReply(res, 500, 'internal error');
         else res.destroy();
       }
-    });
+    };
+    // HTTP/1 requests pass the checks the parser does not make, as on the Gateway listeners.
+    const serveHttp1 = (req: IncomingMessage, res: ServerResponse): void => {
+      const refusal = refuseRequest(req, limits.maxHeaders);
+      if (refusal === undefined) {
+        serve(req, res);
+        return;
+      }
+      rejections?.report(refusal.reason, { listener: 'east-west' });
+      res.shouldKeepAlive = false;
+      sendLocalReply(res, refusal.status, refusal.reason);
+    };
+    this.#server = createServer(
+      {
+        maxHeaderSize: limits.maxHeaderBytes,
+        headersTimeout: limits.headerTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headerTimeoutMs / 4)),
+      },
+      serveHttp1,
+    );
+    this.#server.maxHeadersCount = limits.maxHeaders + 1;
+    this.#server.timeout = limits.idleTimeoutMs;
+    // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the same listener takes it.
+    this.#http2 = new Http2Sessions(serve);
+    splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (isH2cOnlyUpgrade(req)) {
+        serveIgnoringUpgrade(req, socket, serveHttp1, (res, status, reason) => {
+          rejections?.report(reason, { listener: 'east-west' });
+          sendLocalReply(res, status, reason);
+        });
+        return;
+      }
       this.#tunnels.add(socket);
       socket.once('close', () => this.#tunnels.delete(socket));
       socket.on('error', () => socket.destroy());
@@ -111,14 +160,23 @@ export class EastWestServer {
         socket.destroy();
         return;
       }
-      const tls = err.rawPacket?.[0] === TLS_HANDSHAKE;
-      this.#refuse(tls ? 'tls' : 'not-http');
+      if (err.rawPacket?.[0] === TLS_HANDSHAKE) {
+        this.#refuse('tls');
+        rawReply(socket, '400 Bad Request', 'this is a plain HTTP listener: TLS is not accepted here');
+        return;
+      }
+      // A request over a limit (431, 408) is refused as on the Gateway listeners; anything else is not HTTP.
+      const refusal = refusalForParseError(err.code);
+      if (refusal.status !== 400) {
+        rejections?.report(refusal.reason, { listener: 'east-west', code: err.code });
+        socket.end(rawRefusal(refusal));
+        return;
+      }
+      this.#refuse('not-http');
       rawReply(
         socket,
         '400 Bad Request',
-        tls
-          ? 'this is a plain HTTP listener: TLS is not accepted here'
-          : `not an HTTP/1.1 request; the east-west listener serves HTTP for ${HOSTNAME_HINT}`,
+        `not an HTTP/1.1 request; the east-west listener serves HTTP for ${HOSTNAME_HINT}`,
       );
     });
   }
@@ -146,6 +204,7 @@ export class EastWestServer {
       const timer = setTimeout(() => {
         this.#server.closeAllConnections();
         for (const socket of this.#tunnels) socket.destroy();
+        this.#http2.destroy();
       }, drainMs);
       timer.unref();
       this.#server.close(() => {
@@ -153,6 +212,9 @@ export class EastWestServer {
         resolve();
       });
       this.#server.closeIdleConnections();
+      this.#http2.close();
+      for (const socket of this.#sniffing) socket.destroy();
+      this.#sniffing.clear();
     });
   }
 

@@ -98,6 +98,8 @@ export class ProxyServer {
             logger: this.#logger,
             registry: options.registry ?? new Registry(),
             ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+            rejections: this.#rejections,
+            limits: this.#limits,
           });
   }
 

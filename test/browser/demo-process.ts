@@ -16,9 +16,12 @@ export interface DemoProcess {
 }
 
 /** `npm start` as a newcomer runs it (the built-in demo), on free ports, waiting for /readyz. */
-export async function startDemo(extraArgs: readonly string[] = []): Promise<DemoProcess> {
+export async function startDemo(
+  extraArgs: readonly string[] = [],
+): Promise<DemoProcess & { readonly eastWestPort: number }> {
   const eastWestPort = await freePort();
-  return startProgram(['--demo', '--east-west-port', String(eastWestPort), ...extraArgs]);
+  const program = await startProgram(['--demo', '--east-west-port', String(eastWestPort), ...extraArgs]);
+  return Object.assign(program, { eastWestPort });
 }
 
 /** The program with these flags and a free admin port; a Gateway listener on 8080 is served at `webUrl`. */

@@ -302,6 +302,32 @@ describe('east-west listener', () => {
     expect(metrics).toMatch(/clusterset_gateway_requests_total\{gateway="east-west",[^}]*code="200"\} [1-9]/);
   });
 
+  it('holds requests to the same limits as the Gateway listeners: 431, 400, counted by reason', async () => {
+    const exchange = (text: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(ewPort, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString('latin1');
+        });
+        socket.on('error', () => resolve(answer));
+        socket.on('close', () => resolve(answer));
+        socket.write(text);
+      });
+    const huge = `GET / HTTP/1.1\r\nHost: ${WEB}\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    expect(await exchange(huge)).toMatch(/^HTTP\/1\.1 431 /);
+    const twoHosts = `GET / HTTP/1.1\r\nHost: ${WEB}\r\nHost: other.demo.svc.clusterset.local\r\n\r\n`;
+    expect(await exchange(twoHosts)).toMatch(/^HTTP\/1\.1 400 [\s\S]*duplicate host/);
+    expect((await call(WEB, '/')).status).toBe(200);
+    const metrics = (await gw.adminGet('/metrics')).body;
+    expect(metrics).toMatch(
+      /clusterset_gateway_rejected_requests_total\{reason="request header fields too large"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /clusterset_gateway_rejected_requests_total\{reason="duplicate host header"\} [1-9]/,
+    );
+  });
+
   it('writes an access line with direction, source, service, endpoint cluster and zone', async () => {
     const accessLine = (path: string) =>
       eventually(async () => {

@@ -23,11 +23,15 @@ interface ScriptAnswer {
 }
 
 /** `npm run demo:grpc -- --url <gateway> --count n`, as a user runs it; its lines, parsed. */
-function runClientScript(url: string, count: number): Promise<{ exitCode: number; answers: ScriptAnswer[] }> {
+function runClientScript(
+  url: string,
+  count: number,
+  extra: readonly string[] = [],
+): Promise<{ exitCode: number; answers: ScriptAnswer[] }> {
   return new Promise((done, fail) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/greeter/grpc-hello.ts', '--url', url, '--count', String(count)],
+      ['--import', 'tsx', 'src/greeter/grpc-hello.ts', '--url', url, '--count', String(count), ...extra],
       { cwd: ROOT, timeout: 20_000 },
       (error, stdout) => {
         if (error && typeof error.code !== 'number') return fail(error);
@@ -46,7 +50,7 @@ function runClientScript(url: string, count: number): Promise<{ exitCode: number
 }
 
 describe('the demo gRPC service through the gateway', () => {
-  let demo: DemoProcess;
+  let demo: DemoProcess & { readonly eastWestPort: number };
   let stub: GreeterStub;
 
   beforeAll(async () => {
@@ -93,6 +97,29 @@ describe('the demo gRPC service through the gateway', () => {
         message: 'hello demo',
         grpcStatus: 0,
       });
+  }, 30_000);
+
+  it('is reachable east-west too: h2c with prior knowledge to greeter.demo.svc.clusterset.local:50051', async () => {
+    const eastWest = greeterStub(`127.0.0.1:${demo.eastWestPort}`, 'greeter.demo.svc.clusterset.local:50051');
+    try {
+      for (let i = 0; i < 5; i++) {
+        const reply = await hello(eastWest, 'east-west');
+        expect(reply).toMatchObject({ message: 'hello east-west', cluster: 'east-1', zone: 'us-east-1a' });
+      }
+      const script = await runClientScript(`http://127.0.0.1:${demo.eastWestPort}`, 2, [
+        '--authority',
+        'greeter.demo.svc.clusterset.local:50051',
+      ]);
+      expect(script.exitCode).toBe(0);
+      expect(script.answers.map((a) => `${a.cluster} ${a.zone} ${a.grpcStatus}`)).toEqual(
+        Array(2).fill('east-1 us-east-1a 0'),
+      );
+      const unknown = greeterStub(`127.0.0.1:${demo.eastWestPort}`, 'nope.demo.svc.clusterset.local:50051');
+      await expect(hello(unknown, 'x')).rejects.toThrow();
+      unknown.close();
+    } finally {
+      eastWest.close();
+    }
   }, 30_000);
 
   it('moves to the next tier when the near pods stop, and back when they start', async () => {

@@ -24,12 +24,19 @@ export type GreeterStub = grpc.Client & {
   HelloStream(request: { name: string }): grpc.ClientReadableStream<HelloReply>;
 };
 
-/** A grpc-js client of demo.Greeter at `host:port`, over h2c. */
-export function greeterStub(target: string): GreeterStub {
+/** A grpc-js client of demo.Greeter at `host:port`, over h2c; `authority` overrides the :authority it sends. */
+export function greeterStub(target: string, authority?: string): GreeterStub {
   const loaded = grpc.loadPackageDefinition(greeterDefinition()) as unknown as {
-    demo: { Greeter: new (address: string, credentials: grpc.ChannelCredentials) => GreeterStub };
+    demo: {
+      Greeter: new (
+        address: string,
+        credentials: grpc.ChannelCredentials,
+        options?: grpc.ChannelOptions,
+      ) => GreeterStub;
+    };
   };
-  return new loaded.demo.Greeter(target, grpc.credentials.createInsecure());
+  const options = authority === undefined ? {} : { 'grpc.default_authority': authority };
+  return new loaded.demo.Greeter(target, grpc.credentials.createInsecure(), options);
 }
 
 export function hello(stub: GreeterStub, name: string): Promise<HelloReply> {
