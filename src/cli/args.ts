@@ -92,7 +92,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     // /config_dump is the whole configuration: reachable from outside the host only when asked for by name.
     adminAddress: str('admin-address') ?? '127.0.0.1',
     ...optional('metrics', metricsServer(str('metrics-address'), str('metrics-port'))),
-    limits: parseLimits(str, integer),
+    limits: parseLimits(str),
     ...optional(
       'eastWestPort',
       eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
