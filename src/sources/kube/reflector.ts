@@ -4,7 +4,7 @@ import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/a
 import { Backoff, sleep } from '../../kube/backoff.ts';
 import { isRecord } from '../decode.ts';
 import type { ResolvedKind } from './discovery.ts';
-import { ObjectStore, type StoredObject } from './object-store.ts';
+import { ReflectorStore, type StoredObject } from './reflector-store.ts';
 import { kindLabel } from './resource-kinds.ts';
 import { type WatchEnd, type WatchHandlers, watchOnce } from './watch-once.ts';
 
@@ -34,12 +34,12 @@ export interface ReflectorOptions {
  * - 410 Gone (history compacted) relists; the list replaces the store, so deletions missed meanwhile show up.
  * - Errors back off exponentially with jitter; 403 is reported as a problem naming the missing permission.
  * - Objects failing envelope validation are logged and left out; they never stop the loop.
- * The objects live in an ObjectStore (object-store.ts); one watch request is watchOnce (watch-once.ts).
+ * The objects live in a ReflectorStore (reflector-store.ts); one watch request is watchOnce (watch-once.ts).
  */
 export class Reflector {
   readonly #o: ReflectorOptions;
   readonly #watch: Watch;
-  readonly #store: ObjectStore;
+  readonly #store: ReflectorStore;
   readonly #stop = new AbortController();
   readonly #handlers: WatchHandlers;
   readonly #backoff: Backoff;
@@ -58,7 +58,7 @@ export class Reflector {
     const { watched, version } = options.resolved;
     this.#path = `${groupVersionPath(watched.group, version)}/${watched.plural}`;
     this.#label = kindLabel(watched);
-    this.#store = new ObjectStore({
+    this.#store = new ReflectorStore({
       apiVersion: watched.group ? `${watched.group}/${version}` : version,
       kind: watched.kind,
       label: this.#label,

@@ -10,7 +10,7 @@ export interface StoredObject {
   readonly uid: string | undefined;
 }
 
-export interface ObjectStoreOptions {
+export interface ReflectorStoreOptions {
   /** `group/version` (or `version` for core) the objects are normalised to. */
   readonly apiVersion: string;
   readonly kind: string;
@@ -23,14 +23,14 @@ export interface ObjectStoreOptions {
  * One resource's objects as a Reflector last saw them: replaced whole by a list, changed by watch events.
  * Objects failing envelope validation are left out, remembered with their reason and logged once per version.
  */
-export class ObjectStore {
-  readonly #o: ObjectStoreOptions;
+export class ReflectorStore {
+  readonly #o: ReflectorStoreOptions;
   readonly #entries = new Map<string, StoredObject>();
   /** Objects currently skipped as malformed: key → reason. */
   readonly #invalid = new Map<string, string>();
   readonly #invalidLogged = new Set<string>();
 
-  constructor(options: ObjectStoreOptions) {
+  constructor(options: ReflectorStoreOptions) {
     this.#o = options;
   }
 
@@ -110,11 +110,11 @@ export class ObjectStore {
 
 /** The objects of one list, page by page, not yet in the store. */
 export class Listing {
-  readonly #store: ObjectStore;
+  readonly #store: ReflectorStore;
   readonly #next = new Map<string, StoredObject>();
   readonly #invalid = new Map<string, string>();
 
-  constructor(store: ObjectStore) {
+  constructor(store: ReflectorStore) {
     this.#store = store;
   }
 
