@@ -1,13 +1,15 @@
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { type AdminState, startAdminServer, startMetricsServer } from './admin/admin-server.ts';
+import { buildConfigDump } from './admin/config-dump.ts';
 import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
-import { type CliOptions, helpText, parseCli, UsageError } from './cli/args.ts';
-import { buildConfigDump } from './controller/config-dump.ts';
+import { type CliOptions, parseCli } from './cli/args.ts';
+import { UsageError } from './cli/flag-values.ts';
+import { helpText } from './cli/flags.ts';
 import { Reconciler } from './controller/reconciler.ts';
 import type { TranslateOptions } from './gateway/options.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';

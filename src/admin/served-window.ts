@@ -1,8 +1,6 @@
 import type { Registry } from 'prom-client';
+import { UPSTREAM_REQUESTS } from '../metrics/request-metrics.ts';
 import { type ServedCounts, servedKey } from './topology-builder.ts';
-
-/** The proxy's per-(backend, cluster, zone) attempt counter (src/proxy/proxy-metrics.ts); read, never bumped. */
-export const UPSTREAM_REQUESTS_METRIC = 'clusterset_gateway_upstream_requests_total';
 
 /** Attempt results that reached an endpoint and got an answer from it. */
 const ANSWERED = new Set(['success', 'http5xx']);
@@ -29,7 +27,8 @@ export class ServedWindow {
 
   async sample(nowMs: number): Promise<void> {
     const counts = new Map<string, { answered: number; failed: number }>();
-    const metric = this.#registry.getSingleMetric(UPSTREAM_REQUESTS_METRIC);
+    // The proxy's per-(backend, cluster, zone) attempt counter (proxy/proxy-metrics.ts): read, never bumped.
+    const metric = this.#registry.getSingleMetric(UPSTREAM_REQUESTS.name);
     if (metric) {
       const { values } = await metric.get();
       for (const { labels, value } of values) {

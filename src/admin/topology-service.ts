@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';
+import { type LocalityLabels, registerLocalityInfo } from '../metrics/locality-metrics.ts';
 import { ServedWindow } from './served-window.ts';
 import { buildTopology } from './topology-builder.ts';
 
@@ -70,7 +71,7 @@ export class TopologyService {
     this.#logger = logger.child({ component: 'topology' });
     this.#window = new ServedWindow(registry);
     this.#intervalMs = intervalMs;
-    registerLocalityInfo(registry, source);
+    registerLocalityInfo(registry, () => localityLabels(source));
   }
 
   start(): void {
@@ -176,29 +177,13 @@ export class TopologyService {
   }
 }
 
-/**
- * `clusterset_gateway_locality_info{cluster, zone, region, node} 1`: where the gateway runs, so that alert rules
- * can join it with per-cluster and per-zone series (deploy/monitoring/prometheus-rules.yaml).
- */
-function registerLocalityInfo(registry: Registry, source: TopologySource): void {
-  if (registry.getSingleMetric('clusterset_gateway_locality_info')) return;
-  new Gauge({
-    name: 'clusterset_gateway_locality_info',
-    help: "The gateway's own cluster, zone, region and node (value 1), for joins in alert rules.",
-    labelNames: ['cluster', 'zone', 'region', 'node'],
-    registers: [registry],
-    collect() {
-      const identity = source.identity();
-      this.reset();
-      this.set(
-        {
-          cluster: localClusterName(identity),
-          zone: identity.zone ?? '',
-          region: identity.region ?? '',
-          node: identity.node ?? '',
-        },
-        1,
-      );
-    },
-  });
+/** This gateway's locality as the locality info metric labels it. */
+function localityLabels(source: TopologySource): LocalityLabels {
+  const identity = source.identity();
+  return {
+    cluster: localClusterName(identity),
+    zone: identity.zone ?? '',
+    region: identity.region ?? '',
+    node: identity.node ?? '',
+  };
 }

@@ -1,3 +1,5 @@
+import { integer } from './flag-values.ts';
+
 /**
  * The limits and timeouts a user may need to change, each with the default a user of nginx or Envoy would
  * expect (README "Security" lists them). One table: flag, help with the default, and the parsed value.
@@ -84,10 +86,7 @@ export const LIMIT_FLAGS = Object.fromEntries(
   Object.entries(LIMITS).map(([name, limit]) => [name, { type: 'string', arg: 'n', help: limit.help }]),
 ) as { readonly [N in LimitName]: { type: 'string'; arg: 'n'; help: string } };
 
-export function parseLimits(
-  str: (name: LimitName) => string | undefined,
-  integer: (flag: string, text: string, min: number, max: number) => number,
-): Limits {
+export function parseLimits(str: (name: LimitName) => string | undefined): Limits {
   const out: Record<string, number> = {};
   for (const [name, limit] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
     const text = str(name);

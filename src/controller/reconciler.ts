@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
 import { type TranslationResult, translate } from '../gateway/translate.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 export interface ReconcilerOptions {
@@ -34,24 +35,10 @@ export class Reconciler {
   constructor(options: ReconcilerOptions) {
     this.#options = options;
     this.#logger = options.logger.child({ component: 'reconciler' });
-    this.#translations = new Counter({
-      name: 'clusterset_gateway_translations_total',
-      help: 'Translations of a snapshot into a routing table, by result.',
-      labelNames: ['result'],
-      registers: [options.registry],
-    });
-    this.#duration = new Histogram({
-      name: 'clusterset_gateway_translation_duration_seconds',
-      help: 'Time to translate a snapshot into a routing table and statuses.',
-      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-      registers: [options.registry],
-    });
-    this.#warningsGauge = new Gauge({
-      name: 'clusterset_gateway_config_warnings',
-      help: 'Input the last translation degraded around (unknown trafficDistribution, slices without a source cluster, ...), by code.',
-      labelNames: ['code'],
-      registers: [options.registry],
-    });
+    const metrics = createTranslationMetrics(options.registry);
+    this.#translations = metrics.translations;
+    this.#duration = metrics.duration;
+    this.#warningsGauge = metrics.warnings;
   }
 
   /** The last applied translation, for /config_dump. */

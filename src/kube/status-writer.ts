@@ -2,8 +2,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
+import { controllerMetrics } from '../metrics/controller-metrics.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
-import { controllerMetrics } from './controller-metrics.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
 

@@ -14,7 +14,14 @@ export class BadInputReporter {
   readonly #now: () => number;
   readonly #lastLog = new Map<string, { at: number; suppressed: number }>();
 
-  constructor(registry: Registry, logger: Logger, name: string, help: string, now = Date.now) {
+  /** `metric`: its name and help, defined in src/metrics (its one label is `reason`). */
+  constructor(
+    registry: Registry,
+    logger: Logger,
+    metric: { readonly name: string; readonly help: string },
+    now = Date.now,
+  ) {
+    const { name, help } = metric;
     const existing = registry.getSingleMetric(name);
     this.#counter =
       existing instanceof Counter
@@ -41,14 +48,4 @@ export class BadInputReporter {
     this.#lastLog.set(reason, { at: now, suppressed: 0 });
     this.#logger.warn({ reason, ...detail, ...(suppressed > 0 ? { suppressed } : {}) }, 'bad input refused');
   }
-}
-
-/** Request rejections: clusterset_gateway_rejected_requests_total{reason}. */
-export function requestRejections(registry: Registry, logger: Logger): BadInputReporter {
-  return new BadInputReporter(
-    registry,
-    logger,
-    'clusterset_gateway_rejected_requests_total',
-    'Requests refused by the gateway before routing (malformed, over a limit, timed out), by reason.',
-  );
 }

@@ -6,10 +6,6 @@ import { type CompiledListener, compileListeners, type ListenerDeps } from './co
 import type { HostSelector } from './host-selector.ts';
 import type { RequestSeries } from './proxy-metrics.ts';
 
-// Kept for importers not yet moved to the modules that own these types (forward-exchange.ts).
-export type { CompiledAction, CompiledMirror, ForwardTarget } from './compile-actions.ts';
-export type { CompiledBackend } from './compile-backends.ts';
-
 /** One listening socket's worth of compiled listeners: a Gateway port, or a clusterset service port. */
 export interface CompiledPort {
   readonly port: number;

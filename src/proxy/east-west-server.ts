@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
+import { EAST_WEST_REFUSED } from '../metrics/request-metrics.ts';
 import { listen } from '../net/listen.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { requestAuthority } from './east-west-authority.ts';
@@ -73,13 +74,12 @@ export class EastWestServer {
     this.#services = options.services;
     this.#accessLog = options.accessLog;
     this.#compiled = compiled;
-    const existing = options.registry.getSingleMetric('clusterset_gateway_east_west_refused_total');
+    const existing = options.registry.getSingleMetric(EAST_WEST_REFUSED.name);
     this.#refused =
       (existing as Counter<'reason'> | undefined) ??
       new Counter({
-        name: 'clusterset_gateway_east_west_refused_total',
-        help: 'Connections to the east-west listener refused before a request: tls, not-http, connect.',
-        labelNames: ['reason'],
+        ...EAST_WEST_REFUSED,
+        labelNames: [...EAST_WEST_REFUSED.labelNames],
         registers: [options.registry],
       });
     for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);

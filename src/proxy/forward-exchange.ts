@@ -1,152 +1,41 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
-import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
 import type { BadInputReporter } from '../net/bad-input.ts';
+import {
+  AttemptTimeoutError,
+  CLIENT_CLOSED,
+  type CodedError,
+  classifyAttemptError,
+  errorCode,
+  failureStatus,
+  isClosedLocally,
+  isLocalError,
+  RetryStatusError,
+} from './attempt-failure.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
-import type { CompiledAction, CompiledBackend, CompiledMirror, ForwardTarget } from './compile-table.ts';
+import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
+import type { CompiledBackend } from './compile-backends.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
-import { grpcTimeoutMs } from './grpc-local-reply.ts';
+import {
+  DEFAULT_SEND_TIMEOUT_MS,
+  onAttemptTimer,
+  onBackoffTimer,
+  onRequestTimer,
+  onSendTimer,
+  requestTimeoutMs,
+  type TimedExchange,
+} from './exchange-timers.ts';
 import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
-import { applyHeaderMods, connectionListedNames, dropNames, HOP_BY_HOP } from './header-ops.ts';
 import { sendLocalReply } from './local-reply.ts';
+import { sendMirrors } from './request-mirror.ts';
+import { relayedResponseHeaders } from './response-head.ts';
+import { type AttemptOwner, UpstreamAttempt } from './upstream-attempt.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
-import { http2Stream, type UpstreamRequestHead } from './upstream-request.ts';
-
-/** Status recorded for requests whose client went away before the answer (nginx's convention). */
-const CLIENT_CLOSED = 499;
-
-class AttemptTimeoutError extends Error {
-  readonly code = 'CSG_ATTEMPT_TIMEOUT';
-}
-
-class RetryStatusError extends Error {
-  readonly code = 'CSG_RETRY_STATUS';
-}
-
-/** Errors raised before anything reached the endpoint, by the request we built rather than by the network. */
-function isLocalError(err: Error & { code?: unknown }): boolean {
-  return (
-    err.code === 'UND_ERR_INVALID_ARG' ||
-    err.code === 'ERR_INVALID_CHAR' ||
-    err.code === 'ERR_INVALID_ARG_TYPE'
-  );
-}
-
-function classify(err: Error & { code?: unknown }, connected: boolean): AttemptResult {
-  const code = typeof err.code === 'string' ? err.code : '';
-  if (
-    code === 'CSG_ATTEMPT_TIMEOUT' ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return 'timeout';
-  }
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect-failure';
-  // The gateway's own error (a request undici refuses to send) says nothing about the endpoint.
-  if (isLocalError(err)) return 'success';
-  return connected ? 'reset' : 'connect-failure';
-}
-
-/**
- * One try of one request on one endpoint: the undici dispatch handler (legacy callback form, which undici
- * calls without wrapping). Callbacks of an attempt the exchange gave up on are ignored.
- */
-class UpstreamAttempt implements Dispatcher.DispatchHandler {
-  readonly exchange: Exchange;
-  readonly endpoint: UpstreamEndpoint;
-  readonly #end: (outcome: AttemptOutcome) => void;
-  readonly startMs: number;
-  connected = false;
-  stale = false;
-  ended = false;
-  status = 0;
-  abort: ((err?: Error) => void) | undefined;
-  resume: (() => void) | undefined;
-
-  constructor(exchange: Exchange, endpoint: UpstreamEndpoint, end: (outcome: AttemptOutcome) => void) {
-    this.exchange = exchange;
-    this.endpoint = endpoint;
-    this.#end = end;
-    this.startMs = performance.now();
-  }
-
-  /** Reports the outcome to the balancer and metrics, once. */
-  finish(result: AttemptResult): void {
-    if (this.ended) return;
-    this.ended = true;
-    const latencyMs = performance.now() - this.startMs;
-    this.#end({ result, latencyMs });
-    this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);
-  }
-
-  /** Gives up on this attempt: its later callbacks are ignored and its upstream request is cancelled. */
-  cancel(reason: Error): void {
-    this.stale = true;
-    this.abort?.(reason);
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abort = abort;
-    this.connected = true;
-    if (this.stale) abort(new Error('attempt cancelled'));
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    if (this.stale) return false;
-    this.resume = resume;
-    return this.exchange.onUpstreamHeaders(this, statusCode, rawHeaders);
-  }
-
-  onData(chunk: Buffer): boolean {
-    if (this.stale) return false;
-    return this.exchange.onUpstreamData(this, chunk);
-  }
-
-  onComplete(trailers?: unknown): void {
-    if (!this.stale) this.exchange.onUpstreamComplete(this, trailers);
-  }
-
-  onError(err: Error): void {
-    if (!this.stale) this.exchange.onUpstreamError(this, err);
-  }
-}
-
-/** A mirrored copy's answer is read and thrown away (RequestMirror is fire-and-forget). */
-class DiscardHandler implements Dispatcher.DispatchHandler {
-  readonly #end: (outcome: AttemptOutcome) => void;
-  readonly #body: PassThrough | null;
-  readonly #startMs = performance.now();
-  #status = 0;
-
-  constructor(end: (outcome: AttemptOutcome) => void, body: PassThrough | null) {
-    this.#end = end;
-    this.#body = body;
-  }
-
-  onConnect(): void {}
-  onHeaders(statusCode: number): boolean {
-    this.#status = statusCode;
-    return true;
-  }
-  onData(): boolean {
-    return true;
-  }
-  onComplete(): void {
-    this.#end({
-      result: this.#status >= 500 ? 'http5xx' : 'success',
-      latencyMs: performance.now() - this.#startMs,
-    });
-  }
-  onError(): void {
-    // Destroying the copy's body unpipes it, so a dead mirror never holds back the client's request.
-    this.#body?.destroy();
-    this.#end({ result: 'reset', latencyMs: performance.now() - this.#startMs });
-  }
-}
+import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
 
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
@@ -160,24 +49,15 @@ export interface ExchangeServices {
 /**
  * One client request being forwarded: chooses endpoints, streams the body both ways with backpressure,
  * retries where it is safe, applies timeouts and maps failures to 502/503/504.
+ *
+ * This class only coordinates; its parts live beside it: the per-endpoint dispatch handler (upstream-attempt.ts),
+ * the request head and dispatch options (upstream-request.ts), the response head relayed to the client
+ * (response-head.ts), what a failure was and what the client gets for it (attempt-failure.ts), whether a failed
+ * attempt is sent again (connection-retry.ts), the timers (exchange-timers.ts) and mirroring (request-mirror.ts).
+ * Over 300 lines for a reason: it is the hot path, so the state of a request (attempt, counters, timers) is this
+ * one object, with no helper objects or closures per request, and every transition of that state sits here.
  */
-function onAttemptTimer(exchange: Exchange): void {
-  exchange.attemptTimedOut();
-}
-
-function onRequestTimer(exchange: Exchange): void {
-  exchange.requestTimedOut();
-}
-
-function onSendTimer(exchange: Exchange): void {
-  exchange.sendTimedOut();
-}
-
-function onBackoffTimer(exchange: Exchange): void {
-  exchange.retryAfterBackoff();
-}
-
-export class Exchange implements ClientBound {
+export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly action: CompiledAction;
@@ -234,16 +114,11 @@ export class Exchange implements ClientBound {
 
   start(): void {
     watchClient(this.#socket, this);
-    // A gRPC client's deadline (grpc-timeout) bounds the request like HTTPRouteTimeouts.request.
-    const deadlineMs = grpcTimeoutMs(this.req);
-    const requestTimeoutMs =
-      deadlineMs === undefined
-        ? this.action.requestTimeoutMs
-        : Math.min(deadlineMs, this.action.requestTimeoutMs ?? deadlineMs);
-    if (requestTimeoutMs !== undefined) {
-      this.#requestTimer = setTimeout(onRequestTimer, requestTimeoutMs, this);
+    const timeoutMs = requestTimeoutMs(this.req, this.action);
+    if (timeoutMs !== undefined) this.#requestTimer = setTimeout(onRequestTimer, timeoutMs, this);
+    if (this.target.mirrors.length > 0) {
+      this.#body = sendMirrors(this.#services.pools, this.req, this.#head, this.#body, this.target.mirrors);
     }
-    if (this.target.mirrors.length > 0) this.#mirror(this.target.mirrors);
     this.#attempt();
   }
 
@@ -272,10 +147,9 @@ export class Exchange implements ClientBound {
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
     }
-    const head = this.#head;
+    const tls = backend.cluster.tls;
     let dispatcher: Dispatcher;
     try {
-      const tls = backend.cluster.tls;
       dispatcher =
         fresh !== undefined
           ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
@@ -285,17 +159,7 @@ export class Exchange implements ClientBound {
       attempt.onError(Object.assign(new Error((err as Error).message), { code: 'CSG_BAD_ENDPOINT' }));
       return;
     }
-    dispatcher.dispatch(
-      {
-        path: head.path,
-        method: this.req.method as Dispatcher.HttpMethod,
-        headers: head.headers,
-        body: this.#body,
-        // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
-        ...(backend.cluster.tls ? { servername: backend.cluster.tls.serverName } : {}),
-      },
-      attempt,
-    );
+    dispatcher.dispatch(upstreamDispatchOptions(this.#head, this.req.method, this.#body, tls), attempt);
   }
 
   onUpstreamHeaders(attempt: UpstreamAttempt, statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -317,25 +181,12 @@ export class Exchange implements ClientBound {
       return false;
     }
     if (this.#finished) return false;
-    let headers: string[] = [];
-    let listed: string[] | undefined;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString('latin1');
-      const lower = name.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) {
-        if (lower === 'connection') {
-          const extra = connectionListedNames(rawHeaders[i + 1]!.toString('latin1'));
-          if (extra !== undefined) listed = listed === undefined ? extra : listed.concat(extra);
-        }
-        continue;
-      }
-      headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
-    }
-    if (listed !== undefined) headers = dropNames(headers, listed);
-    if (this.target.responseMods.length > 0) headers = applyHeaderMods(headers, this.target.responseMods);
-    if (this.#corsOrigin !== undefined && this.target.cors !== undefined) {
-      for (const h of this.target.cors.responseHeaders(this.#corsOrigin)) headers.push(h);
-    }
+    const headers = relayedResponseHeaders(
+      rawHeaders,
+      this.target.responseMods,
+      this.target.cors,
+      this.#corsOrigin,
+    );
     // A gRPC Trailers-Only answer (grpc-status in the headers) must end the client's stream with that one HEADERS
     // frame, or gRPC clients find no status at the end of the stream.
     if (this.req.httpVersionMajor === 2 && respondTrailersOnly(this.res, statusCode, headers)) {
@@ -373,10 +224,10 @@ export class Exchange implements ClientBound {
     this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
   }
 
-  onUpstreamError(attempt: UpstreamAttempt, err: Error & { code?: unknown }): void {
+  onUpstreamError(attempt: UpstreamAttempt, err: CodedError): void {
     this.#clearAttemptTimer();
-    const result = classify(err, attempt.connected);
-    const code = typeof err.code === 'string' ? err.code : '';
+    const result = classifyAttemptError(err, attempt.connected);
+    const code = errorCode(err);
     const responseStarted = attempt.status !== 0 || this.res.headersSent;
     const decision = this.#finished
       ? ({ retry: false } as const)
@@ -390,8 +241,9 @@ export class Exchange implements ClientBound {
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
     // retry on a fresh connection tells, and is what counts.
     // So is a pool this process closed (a table swap) under the request: a local error, not the endpoint's.
-    const local = !attempt.connected && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED');
-    const notTheEndpoints = local || (decision.retry && decision.reason === 'reset-before-response');
+    const notTheEndpoints =
+      isClosedLocally(code, attempt.connected) ||
+      (decision.retry && decision.reason === 'reset-before-response');
     attempt.finish(notTheEndpoints ? 'success' : result);
     if (this.#finished) return;
     if (isLocalError(err)) {
@@ -414,8 +266,7 @@ export class Exchange implements ClientBound {
       }
       return;
     }
-    if (result === 'timeout') this.#finish(504);
-    else this.#finish(502);
+    this.#finish(failureStatus(result));
   }
 
   /** Whether the request body can still be sent again: none, untouched, or partly streamed already. */
@@ -440,7 +291,7 @@ export class Exchange implements ClientBound {
   /** A client that stops reading holds an upstream connection: cut it when no drain comes in time. */
   #armSendTimer(): void {
     if (this.#sendTimer !== undefined) return;
-    this.#sendTimer = setTimeout(onSendTimer, this.#services.sendTimeoutMs ?? 60_000, this);
+    this.#sendTimer = setTimeout(onSendTimer, this.#services.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS, this);
     this.#sendTimer.unref();
   }
 
@@ -504,54 +355,6 @@ export class Exchange implements ClientBound {
     if (this.#requestTimer !== undefined) {
       clearTimeout(this.#requestTimer);
       this.#requestTimer = undefined;
-    }
-  }
-
-  /**
-   * Sends a copy to each mirror backend that the percentage selects, without waiting for or reading its
-   * answer. A body is teed: the request stream feeds the main attempt and the copy through PassThroughs.
-   */
-  #mirror(mirrors: readonly CompiledMirror[]): void {
-    const selected: CompiledBackend[] = [];
-    for (const mirror of mirrors) {
-      if (mirror.backend !== undefined && (mirror.fraction >= 1 || Math.random() < mirror.fraction)) {
-        selected.push(mirror.backend);
-      }
-    }
-    if (selected.length === 0) return;
-    let bodies: PassThrough[] | undefined;
-    if (this.#body !== null) {
-      const main = new PassThrough();
-      this.req.pipe(main);
-      this.#body = main;
-      bodies = [];
-    }
-    for (const backend of selected) {
-      const endpoint = backend.balancer.pick();
-      if (endpoint === undefined) continue;
-      let body: PassThrough | null = null;
-      if (bodies !== undefined) {
-        body = new PassThrough({ highWaterMark: 1 << 20 });
-        body.on('error', () => {});
-        this.req.pipe(body);
-        bodies.push(body);
-      }
-      if (!this.#services.pools.reserve(endpoint)) continue;
-      const end = backend.balancer.begin(endpoint);
-      const pools = this.#services.pools;
-      this.#services.pools.get(backend.protocol, endpoint, backend.cluster.tls).dispatch(
-        {
-          path: this.#head.path,
-          method: this.req.method as Dispatcher.HttpMethod,
-          headers: this.#head.headers,
-          body,
-          ...(backend.cluster.tls ? { servername: backend.cluster.tls.serverName } : {}),
-        },
-        new DiscardHandler((outcome) => {
-          pools.release(endpoint);
-          end(outcome);
-        }, body),
-      );
     }
   }
 }

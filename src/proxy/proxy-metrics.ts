@@ -1,10 +1,13 @@
 import type { Registry } from 'prom-client';
 import type { AttemptResult } from '../lb/balancer.ts';
-import { type CounterCell, FastCounter, FastHistogram, type HistogramCell } from './fast-metrics.ts';
-
-const LATENCY_BUCKETS_SECONDS = [
-  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-];
+import { type CounterCell, FastCounter, FastHistogram, type HistogramCell } from '../metrics/fast-metrics.ts';
+import {
+  LATENCY_BUCKETS_SECONDS,
+  REQUEST_DURATION,
+  REQUESTS,
+  UPSTREAM_REQUEST_DURATION,
+  UPSTREAM_REQUESTS,
+} from '../metrics/request-metrics.ts';
 
 /** Series of one (gateway, route, backend) triple, bound once at compile time. */
 export class RequestSeries {
@@ -56,8 +59,8 @@ export class UpstreamSeries {
 }
 
 /**
- * Proxy metrics with Prometheus names and low-cardinality labels: route is `namespace/name`, backend the
- * BackendCluster id, never a path. Series are bound at compile time; recording is a few field updates.
+ * The proxy's request metrics (defined in metrics/request-metrics.ts). Series are bound at compile time;
+ * recording is a few field updates.
  */
 export class ProxyMetrics {
   readonly #requests: FastCounter;
@@ -68,32 +71,10 @@ export class ProxyMetrics {
   readonly #upstreamSeries = new Map<string, UpstreamSeries>();
 
   constructor(registry: Registry) {
-    this.#requests = new FastCounter(
-      registry,
-      'clusterset_gateway_requests_total',
-      'Requests answered by the gateway, by gateway, route, backend and status code.',
-      ['gateway', 'route', 'backend', 'code'],
-    );
-    this.#requestSeconds = new FastHistogram(
-      registry,
-      'clusterset_gateway_request_duration_seconds',
-      'Time from request arrival to the end of the response, by gateway, route and backend.',
-      ['gateway', 'route', 'backend'],
-      LATENCY_BUCKETS_SECONDS,
-    );
-    this.#upstream = new FastCounter(
-      registry,
-      'clusterset_gateway_upstream_requests_total',
-      'Attempts sent to upstream endpoints, by backend, cluster, zone and result.',
-      ['backend', 'cluster', 'zone', 'result'],
-    );
-    this.#upstreamSeconds = new FastHistogram(
-      registry,
-      'clusterset_gateway_upstream_request_duration_seconds',
-      'Time from dispatching an attempt to its end, by backend, cluster and zone.',
-      ['backend', 'cluster', 'zone'],
-      LATENCY_BUCKETS_SECONDS,
-    );
+    this.#requests = new FastCounter(registry, REQUESTS);
+    this.#requestSeconds = new FastHistogram(registry, REQUEST_DURATION, LATENCY_BUCKETS_SECONDS);
+    this.#upstream = new FastCounter(registry, UPSTREAM_REQUESTS);
+    this.#upstreamSeconds = new FastHistogram(registry, UPSTREAM_REQUEST_DURATION, LATENCY_BUCKETS_SECONDS);
   }
 
   requestSeries(gateway: string, route: string, backend: string): RequestSeries {

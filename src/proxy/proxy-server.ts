@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
-import { type BadInputReporter, requestRejections } from '../net/bad-input.ts';
+import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
+import { BadInputReporter } from '../net/bad-input.ts';
 import { type CompiledTable, compileRouteTable } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
@@ -78,7 +79,11 @@ export class ProxyServer {
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
-    this.#rejections = requestRejections(options.registry ?? new Registry(), this.#logger);
+    this.#rejections = new BadInputReporter(
+      options.registry ?? new Registry(),
+      this.#logger,
+      REJECTED_REQUESTS,
+    );
     this.#accessLog = options.accessLog;
     this.#tlsPorts = new TlsPorts({
       host: this.#host,

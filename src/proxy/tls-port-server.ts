@@ -2,11 +2,11 @@ import { createServer, connect as netConnect, type Server, type Socket } from 'n
 import { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
+import type { TlsMetrics } from '../metrics/tls-metrics.ts';
 import { listen } from '../net/listen.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from './tls-compile.ts';
-import type { TlsMetrics } from './tls-metrics.ts';
 
 export interface TlsPortOptions {
   /** How long a client may take to send its whole ClientHello (and, for Terminate, finish the handshake). */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RouteTable } from '../ir/route-table.ts';
+import { TlsMetrics } from '../metrics/tls-metrics.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { compileTlsPorts } from './tls-compile.ts';
-import { TlsMetrics } from './tls-metrics.ts';
 import { DEFAULT_TLS_PORT_OPTIONS, type TlsPortOptions, TlsPortServer } from './tls-port-server.ts';
 
 export interface TlsPortsOptions {

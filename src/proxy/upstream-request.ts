@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2Stream } from 'node:http2';
+import type { Dispatcher } from 'undici';
+import type { BackendTls } from '../ir/route-table.ts';
 import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
 import { applyHeaderMods, connectionListedNames, dropNames } from './header-ops.ts';
 import { rewritePath } from './redirect.ts';
@@ -139,4 +141,21 @@ export function buildUpstreamHead(
       : rewritePath(target.rewritePath, view.path, action.matchedPrefix) +
         (view.rawQuery === '' ? '' : `?${view.rawQuery}`);
   return { headers, hasBody, path: outPath };
+}
+
+/** The undici dispatch options that send `head` (with `body`) to an endpoint of a backend. */
+export function upstreamDispatchOptions(
+  head: UpstreamRequestHead,
+  method: string | undefined,
+  body: Dispatcher.DispatchOptions['body'],
+  tls: BackendTls | undefined,
+): Dispatcher.DispatchOptions {
+  return {
+    path: head.path,
+    method: method as Dispatcher.HttpMethod,
+    headers: head.headers,
+    body,
+    // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
+    ...(tls ? { servername: tls.serverName } : {}),
+  };
 }

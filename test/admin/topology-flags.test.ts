@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli, UsageError } from '../../src/cli/args.ts';
+import { parseCli } from '../../src/cli/args.ts';
+import { UsageError } from '../../src/cli/flag-values.ts';
 
 describe('topology limits on the command line', () => {
   it('defaults to 16 live streams and 50 endpoints listed per zone', () => {

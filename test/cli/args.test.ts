@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { helpText, parseCli } from '../../src/cli/args.ts';
+import { parseCli } from '../../src/cli/args.ts';
+import { helpText } from '../../src/cli/flags.ts';
 
 describe('parseCli', () => {
   it('defaults to the demo on loopback', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli, UsageError } from '../../src/cli/args.ts';
+import { parseCli } from '../../src/cli/args.ts';
+import { UsageError } from '../../src/cli/flag-values.ts';
 
 describe('health check flags (issue 10)', () => {
   it('defaults: on, 2 s ± 10%, 1 s timeout, 2 failures / 1 success, 250 probes/s, 5 s minimum ejection', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfigDump } from '../../src/controller/config-dump.ts';
+import { buildConfigDump } from '../../src/admin/config-dump.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
 import { goldenInput, translateYaml } from './translation.ts';
 

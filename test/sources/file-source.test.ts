@@ -27,7 +27,8 @@ describe('FileSource', () => {
   } {
     const snapshots: Snapshot[] = [];
     const waiters: { pred: (s: Snapshot) => boolean; resolve: (s: Snapshot) => void }[] = [];
-    source = new FileSource({ dir, logger: pino({ level: 'silent' }), debounceMs: 20 });
+    // No debounce: the test waits for each snapshot (an event), never for a timer on the wall clock.
+    source = new FileSource({ dir, logger: pino({ level: 'silent' }), debounceMs: 0 });
     const onSnapshot = (snapshot: Snapshot) => {
       snapshots.push(snapshot);
       for (const waiter of waiters.splice(0)) {

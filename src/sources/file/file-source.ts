@@ -3,13 +3,14 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import { type Gauge, Registry } from 'prom-client';
+import { invalidObjectsGauge, MANIFEST_PROBLEMS } from '../../metrics/source-metrics.ts';
 import { BadInputReporter } from '../../net/bad-input.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import type { DecodeOptions } from '../decode.ts';
 import { type Source, SourceError } from '../source.ts';
-import { defaultFileValidator, invalidObjectsGauge } from './file-validation.ts';
+import { defaultFileValidator } from './file-validation.ts';
 import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
 import { ObjectStore } from './object-store.ts';
 
@@ -66,8 +67,7 @@ export class FileSource implements Source {
     this.#problemCounter = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
-      'clusterset_gateway_manifest_problems_total',
-      'Problems found in manifest files (syntax, invalid or duplicate objects, limits), counted when first seen.',
+      MANIFEST_PROBLEMS,
     );
     const validator =
       options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
 import { loadCrdChannel } from '../../validation/crd-loader.ts';
 import { CrdValidator } from '../../validation/index.ts';
 
@@ -22,20 +21,4 @@ export function defaultFileValidator(logger: Logger): CrdValidator | undefined {
     logger.error({ err: error }, 'cannot load the CRDs: objects read from files are not validated');
   }
   return shared;
-}
-
-const gauges = new WeakMap<Registry, Gauge>();
-
-/** clusterset_gateway_invalid_objects: objects the source refused at its last reload. */
-export function invalidObjectsGauge(registry: Registry): Gauge {
-  let gauge = gauges.get(registry);
-  if (!gauge) {
-    gauge = new Gauge({
-      name: 'clusterset_gateway_invalid_objects',
-      help: 'Objects in the manifests folder refused by CRD validation at the last reload (their last valid version, if any, stays in effect).',
-      registers: [registry],
-    });
-    gauges.set(registry, gauge);
-  }
-  return gauge;
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { KubeApiClient } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
-import { controllerMetrics } from '../../kube/controller-metrics.ts';
+import { controllerMetrics } from '../../metrics/controller-metrics.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../source.ts';

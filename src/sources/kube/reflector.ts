@@ -2,12 +2,11 @@ import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
-import type { AnyResource } from '../../snapshot/resources.ts';
-import { objectKey } from '../../snapshot/snapshot.ts';
 import { isRecord } from '../decode.ts';
 import type { ResolvedKind } from './discovery.ts';
-import { normalizeObject } from './normalize.ts';
+import { ReflectorStore, type StoredObject } from './reflector-store.ts';
 import { kindLabel } from './resource-kinds.ts';
+import { type WatchEnd, type WatchHandlers, watchOnce } from './watch-once.ts';
 
 export interface ReflectorOptions {
   readonly client: KubeApiClient;
@@ -28,17 +27,6 @@ export interface ReflectorOptions {
   readonly pageSize: number;
 }
 
-interface Entry {
-  readonly object: AnyResource;
-  readonly fingerprint: string;
-  readonly uid: string | undefined;
-}
-
-type WatchEnd =
-  | { readonly kind: 'closed'; readonly events: number; readonly durationMs: number }
-  | { readonly kind: 'expired' }
-  | { readonly kind: 'error'; readonly error: unknown };
-
 /**
  * List, then watch from the list's resourceVersion, for one resource; like client-go's Reflector.
  * - A watch that ends cleanly (server timeout, dropped connection) resumes from the last resourceVersion seen,
@@ -46,24 +34,21 @@ type WatchEnd =
  * - 410 Gone (history compacted) relists; the list replaces the store, so deletions missed meanwhile show up.
  * - Errors back off exponentially with jitter; 403 is reported as a problem naming the missing permission.
  * - Objects failing envelope validation are logged and left out; they never stop the loop.
+ * The objects live in a ReflectorStore (reflector-store.ts); one watch request is watchOnce (watch-once.ts).
  */
 export class Reflector {
   readonly #o: ReflectorOptions;
   readonly #watch: Watch;
-  readonly #store = new Map<string, Entry>();
+  readonly #store: ReflectorStore;
   readonly #stop = new AbortController();
+  readonly #handlers: WatchHandlers;
   readonly #backoff: Backoff;
-  readonly #apiVersion: string;
   readonly #path: string;
   readonly #label: string;
-  readonly #invalidLogged = new Set<string>();
-  /** Objects currently skipped as malformed: key → reason. */
-  readonly #invalid = new Map<string, string>();
   #resourceVersion = '';
   #phase: 'list' | 'watch' = 'list';
   #synced = false;
   #problem: string | undefined;
-  #current: AbortController | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(options: ReflectorOptions) {
@@ -71,9 +56,22 @@ export class Reflector {
     this.#watch = new Watch(options.client.kubeConfig);
     this.#backoff = new Backoff(options.backoffInitialMs, options.backoffMaxMs);
     const { watched, version } = options.resolved;
-    this.#apiVersion = watched.group ? `${watched.group}/${version}` : version;
     this.#path = `${groupVersionPath(watched.group, version)}/${watched.plural}`;
     this.#label = kindLabel(watched);
+    this.#store = new ReflectorStore({
+      apiVersion: watched.group ? `${watched.group}/${version}` : version,
+      kind: watched.kind,
+      label: this.#label,
+      logger: options.logger,
+    });
+    this.#handlers = {
+      onEvent: (type) => this.#o.countEvent(type),
+      onErrorEvent: (status) => this.#o.logger.warn({ resource: this.#label, status }, 'watch error event'),
+      onObject: (type, obj) => {
+        this.#backoff.reset();
+        this.#apply(type, obj);
+      },
+    };
   }
 
   get synced(): boolean {
@@ -90,10 +88,10 @@ export class Reflector {
 
   /** Malformed objects currently left out, for problems in /config_dump. */
   invalidObjects(): ReadonlyMap<string, string> {
-    return this.#invalid;
+    return this.#store.invalidObjects();
   }
 
-  objects(): IterableIterator<Entry> {
+  objects(): IterableIterator<StoredObject> {
     return this.#store.values();
   }
 
@@ -102,8 +100,8 @@ export class Reflector {
   }
 
   async stop(): Promise<void> {
+    // Aborting `#stop` also ends the watch in flight (watchOnce listens to it).
     this.#stop.abort();
-    this.#current?.abort();
     await this.#loop;
   }
 
@@ -164,8 +162,7 @@ export class Reflector {
 
   async #list(): Promise<void> {
     this.#phase = 'list';
-    const next = new Map<string, Entry>();
-    const invalid = new Map<string, string>();
+    const listing = this.#store.listing();
     let token: string | undefined;
     let resourceVersion = '';
     do {
@@ -174,130 +171,35 @@ export class Reflector {
       });
       if (!isRecord(page) || !Array.isArray(page.items))
         throw new Error(`unexpected list response from ${this.#path}`);
-      for (const item of page.items) {
-        const entry = this.#entry(item, invalid);
-        if (entry) next.set(objectKey(entry.object), entry);
-      }
+      for (const item of page.items) listing.add(item);
       const meta = isRecord(page.metadata) ? page.metadata : {};
       token = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
       if (typeof meta.resourceVersion === 'string') resourceVersion = meta.resourceVersion;
     } while (token);
-    let changed = next.size !== this.#store.size;
-    for (const [key, entry] of next) {
-      if (this.#store.get(key)?.fingerprint !== entry.fingerprint) changed = true;
-    }
-    this.#store.clear();
-    for (const [key, entry] of next) this.#store.set(key, entry);
-    this.#invalid.clear();
-    for (const [key, reason] of invalid) this.#invalid.set(key, reason);
+    const changed = listing.commit();
     this.#resourceVersion = resourceVersion;
     this.#o.countEvent('LIST');
     this.#backoff.reset();
     this.#setProblem(undefined);
-    this.#o.logger.debug({ resource: this.#label, objects: next.size, resourceVersion }, 'listed');
+    this.#o.logger.debug({ resource: this.#label, objects: listing.size, resourceVersion }, 'listed');
     const first = !this.#synced;
     this.#synced = true;
     if (first) this.#o.onSynced();
     if (changed || first) this.#o.onChange();
   }
 
-  #entry(item: unknown, invalid: Map<string, string>): Entry | undefined {
-    const result = normalizeObject(item, this.#apiVersion, this.#o.resolved.watched.kind);
-    const meta = isRecord(item) && isRecord(item.metadata) ? item.metadata : {};
-    const key = meta.namespace ? `${String(meta.namespace)}/${String(meta.name)}` : String(meta.name ?? '?');
-    if (result.ok) invalid.delete(key);
-    else {
-      invalid.set(key, result.reason);
-      const id = `${String(meta.namespace ?? '')}/${String(meta.name ?? '?')}@${String(meta.resourceVersion ?? '')}`;
-      if (!this.#invalidLogged.has(id)) {
-        this.#invalidLogged.add(id);
-        if (this.#invalidLogged.size > 10_000) this.#invalidLogged.clear();
-        this.#o.logger.warn(
-          { resource: this.#label, namespace: meta.namespace, name: meta.name, reason: result.reason },
-          'skipping malformed object',
-        );
-      }
-      return undefined;
-    }
-    return { object: result.object, fingerprint: result.fingerprint, uid: result.object.metadata.uid };
-  }
-
   #watchOnce(): Promise<WatchEnd> {
-    const signal = this.#stop.signal;
     this.#phase = 'watch';
-    const startedAt = performance.now();
-    return new Promise<WatchEnd>((resolve) => {
-      let events = 0;
-      let expired = false;
-      let settled = false;
-      const controller = new AbortController();
-      this.#current = controller;
-      // Randomised like client-go's minWatchTimeout, so replicas do not reconnect in lockstep.
-      const timeoutSeconds = Math.round(this.#o.watchTimeoutSeconds * (1 + Math.random()));
-      let watchdog: NodeJS.Timeout | undefined;
-      const arm = (): void => {
-        clearTimeout(watchdog);
-        // No byte for longer than the server-side timeout plus slack means a half-open connection.
-        watchdog = setTimeout(() => controller.abort(), (timeoutSeconds + 30) * 1000);
-      };
-      const closed = (): WatchEnd => ({ kind: 'closed', events, durationMs: performance.now() - startedAt });
-      const onStop = (): void => finish(closed());
-      const finish = (end: WatchEnd): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(watchdog);
-        signal.removeEventListener('abort', onStop);
-        controller.abort();
-        resolve(end);
-      };
-      const onEvent = (type: string, obj: unknown): void => {
-        if (settled) return;
-        arm();
-        this.#o.countEvent(type);
-        if (type === 'ERROR') {
-          const code = isRecord(obj) ? obj.code : undefined;
-          if (code === 410) expired = true;
-          else this.#o.logger.warn({ resource: this.#label, status: obj }, 'watch error event');
-          return;
-        }
-        events++;
-        this.#backoff.reset();
-        this.#apply(type, obj);
-      };
-      const onDone = (err: unknown): void => {
-        if (expired) finish({ kind: 'expired' });
-        else if (err) {
-          const status = isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : 0;
-          if (status === 410) finish({ kind: 'expired' });
-          else if (status !== 0) {
-            finish({
-              kind: 'error',
-              error: new KubeApiError(
-                'GET',
-                this.#path,
-                status,
-                undefined,
-                err instanceof Error ? err.message : 'watch failed',
-              ),
-            });
-          } else finish({ kind: 'error', error: err });
-        } else finish(closed());
-      };
-      arm();
-      this.#watch
-        .watch(
-          this.#path,
-          { resourceVersion: this.#resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-          onEvent,
-          onDone,
-        )
-        .then((req) => {
-          if (settled || signal.aborted) req.abort();
-          else controller.signal.addEventListener('abort', () => req.abort());
-        })
-        .catch((err: unknown) => finish({ kind: 'error', error: err }));
-      signal.addEventListener('abort', onStop);
-    });
+    return watchOnce(
+      {
+        watch: this.#watch,
+        path: this.#path,
+        resourceVersion: this.#resourceVersion,
+        watchTimeoutSeconds: this.#o.watchTimeoutSeconds,
+        stop: this.#stop.signal,
+      },
+      this.#handlers,
+    );
   }
 
   #apply(type: string, obj: unknown): void {
@@ -305,27 +207,6 @@ export class Reflector {
     if (meta && typeof meta.resourceVersion === 'string' && meta.resourceVersion) {
       this.#resourceVersion = meta.resourceVersion;
     }
-    if (type === 'BOOKMARK' || !meta || typeof meta.name !== 'string') return;
-    const key =
-      typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
-    const existing = this.#store.get(key);
-    if (type === 'DELETED') {
-      if (this.#invalid.delete(key)) this.#o.onChange();
-      // A delete of an older incarnation (different uid) must not remove the object that replaced it.
-      if (!existing || (existing.uid && meta.uid && existing.uid !== meta.uid)) return;
-      this.#store.delete(key);
-      this.#o.onChange();
-      return;
-    }
-    if (type !== 'ADDED' && type !== 'MODIFIED') return;
-    const entry = this.#entry(obj, this.#invalid);
-    if (!entry) {
-      // Left out of the snapshot (and listed as a problem) until it is fixed or deleted.
-      this.#store.delete(key);
-      this.#o.onChange();
-      return;
-    }
-    this.#store.set(key, entry);
-    if (existing?.fingerprint !== entry.fingerprint) this.#o.onChange();
+    if (this.#store.apply(type, obj)) this.#o.onChange();
   }
 }

@@ -1,8 +1,18 @@
-import type { TranslationResult } from '../gateway/translate.ts';
-import { statusKey } from '../ir/status.ts';
+import type { RouteTable } from '../ir/route-table.ts';
+import { type StatusUpdate, statusKey } from '../ir/status.ts';
+
+/**
+ * What the dump shows of one translation; gateway's TranslationResult is one. Typed by the IR so that the admin
+ * server reads what translation produced without depending on the translator.
+ */
+export interface DumpedTranslation {
+  readonly table: RouteTable;
+  readonly statuses: readonly StatusUpdate[];
+  readonly problems?: readonly string[];
+}
 
 export interface ConfigDumpInput {
-  readonly result: TranslationResult | undefined;
+  readonly result: DumpedTranslation | undefined;
   readonly balancers: unknown;
   readonly problems: readonly string[];
 }

@@ -1,4 +1,5 @@
 import type { Metric, Registry } from 'prom-client';
+import type { MetricDefinition } from './metric-definition.ts';
 
 /**
  * Counters and histograms whose label-bound cells are plain objects the hot path bumps directly, with no
@@ -60,7 +61,7 @@ export class FastCounter {
   readonly aggregator = 'sum';
   readonly #cells: CellFamilies<CounterCell>;
 
-  constructor(registry: Registry, name: string, help: string, labelNames: readonly string[]) {
+  constructor(registry: Registry, { name, help, labelNames }: MetricDefinition) {
     this.name = name;
     this.help = help;
     this.#cells = new CellFamilies(labelNames, () => ({ value: 0 }));
@@ -115,9 +116,7 @@ export class FastHistogram {
 
   constructor(
     registry: Registry,
-    name: string,
-    help: string,
-    labelNames: readonly string[],
+    { name, help, labelNames }: MetricDefinition,
     upperBounds: readonly number[],
   ) {
     this.name = name;

@@ -1,0 +1,208 @@
+import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
+import { LIMIT_FLAGS } from './limits.ts';
+
+/** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
+export const FLAGS = {
+  manifests: {
+    type: 'string',
+    arg: 'dir',
+    help: 'Read and watch a folder of Kubernetes YAML (the file source).',
+  },
+  kubernetes: {
+    type: 'boolean',
+    help: 'Watch a Kubernetes API server (in-cluster config, else --kubeconfig/KUBECONFIG).',
+  },
+  kubeconfig: { type: 'string', arg: 'path', help: 'Kubeconfig file for --kubernetes.' },
+  demo: {
+    type: 'boolean',
+    help: 'Run the built-in demo of simulated clusters (the default with no source flag).',
+  },
+  address: {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address the listeners bind. Default 127.0.0.1; 0.0.0.0 with --kubernetes.',
+  },
+  'listener-port-offset': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve every Gateway listener port P at P + n. Default 0.',
+  },
+  'admin-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Port of /healthz, /readyz, /metrics, /config_dump. Default 9901.',
+  },
+  'admin-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address of the admin server (/config_dump shows the whole configuration). Default 127.0.0.1, always.',
+  },
+  'metrics-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address of the metrics server (/metrics, /healthz, /readyz only). Default 0.0.0.0 when --metrics-port is set.',
+  },
+  'metrics-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve /metrics, /healthz and /readyz on their own port, for Prometheus and probes (off by default).',
+  },
+  ...LIMIT_FLAGS,
+  'east-west-port': {
+    type: 'string',
+    arg: 'n',
+    help: 'Serve <svc>.<ns>.svc.clusterset.local on this port (off by default).',
+  },
+  'access-log': {
+    type: 'boolean',
+    help: 'Log one JSON line per request (direction, source, service, endpoint cluster/zone, status, duration).',
+  },
+  'controller-name': {
+    type: 'string',
+    arg: 'name',
+    help: `GatewayClass controllerName to own. Default ${DEFAULT_CONTROLLER_NAME}.`,
+  },
+  'gateway-address': {
+    type: 'string',
+    arg: 'ip',
+    help: 'Address written to Gateway status.addresses. Default: the listen address, or 127.0.0.1.',
+  },
+  cluster: {
+    type: 'string',
+    arg: 'name',
+    help: "This cluster's name (overrides ClusterProperty cluster.clusterset.k8s.io). Env CLUSTERSET_GATEWAY_CLUSTER.",
+  },
+  clusterset: {
+    type: 'string',
+    arg: 'name',
+    help: "The clusterset's name (overrides ClusterProperty clusterset.k8s.io).",
+  },
+  region: { type: 'string', arg: 'name', help: "The gateway's region. Env CLUSTERSET_GATEWAY_REGION." },
+  zone: { type: 'string', arg: 'name', help: "The gateway's zone. Env CLUSTERSET_GATEWAY_ZONE." },
+  node: {
+    type: 'string',
+    arg: 'name',
+    help: "The gateway's node. Env CLUSTERSET_GATEWAY_NODE, else NODE_NAME.",
+  },
+  'service-import-kinds': {
+    type: 'string',
+    arg: 'group/Kind,...',
+    help: 'backendRef kinds treated as ServiceImports. Default multicluster.x-k8s.io/ServiceImport.',
+  },
+  'lb-policy': {
+    type: 'string',
+    arg: 'p2c|wrr',
+    help: 'Picker inside a locality tier: P2C over peak-EWMA (default) or weighted round-robin.',
+  },
+  'overprovisioning-factor': {
+    type: 'string',
+    arg: 'x',
+    help: 'A tier keeps all traffic while healthy share x factor >= 100%. Default 1.4.',
+  },
+  'panic-threshold': {
+    type: 'string',
+    arg: 'percent',
+    help: 'Below this healthy share, ignore health and spread over all endpoints. Default 50.',
+  },
+  'outlier-base-ejection-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: "An endpoint's n-th ejection by outlier detection lasts n x this. Default 30000.",
+  },
+  'no-health-checks': {
+    type: 'boolean',
+    help: 'Turn active health checks off (on by default: a TCP connect per endpoint, or HTTP by annotation).',
+  },
+  'health-check-interval-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'Time between two probes of an endpoint. Default 2000.',
+  },
+  'health-check-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'A probe fails after this long. Default 1000.',
+  },
+  'health-check-jitter': {
+    type: 'string',
+    arg: 'percent',
+    help: 'Each probe interval varies at random by up to this much. Default 10.',
+  },
+  'health-check-max-rate': {
+    type: 'string',
+    arg: 'n',
+    help: 'Probes per second at most; passing endpoints are probed less often beyond it (0 = no limit). Default 250.',
+  },
+  'health-check-unhealthy-threshold': {
+    type: 'string',
+    arg: 'n',
+    help: 'Failed probes in a row that make an endpoint unhealthy. Default 2.',
+  },
+  'health-check-healthy-threshold': {
+    type: 'string',
+    arg: 'n',
+    help: 'Passing probes in a row that make it healthy again. Default 1.',
+  },
+  'min-ejection-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'An ejected endpoint whose probes pass is back this long after its ejection began. Default 5000.',
+  },
+  'avoidance-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'After a failed attempt an endpoint is left out this long, or until it succeeds. Default 5000.',
+  },
+  'tls-client-hello-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'TLS listeners: time a client has to send its ClientHello (and finish a Terminate handshake). Default 10000.',
+  },
+  'tls-client-hello-max-bytes': {
+    type: 'string',
+    arg: 'n',
+    help: 'TLS listeners: largest ClientHello read for its SNI; larger ones are reset. Default 16384.',
+  },
+  workers: {
+    type: 'string',
+    arg: 'n|auto',
+    help: 'Data plane worker processes (node:cluster); auto = one per core. Default 1 (no workers).',
+  },
+  'admin-max-streams': {
+    type: 'string',
+    arg: 'n',
+    help: 'Live topology streams (/api/topology/stream) open at once; more get 503. Default 16.',
+  },
+  'topology-endpoint-limit': {
+    type: 'string',
+    arg: 'n',
+    help: 'Endpoints the topology page lists per zone; past it, counts and the unhealthy ones. Default 50.',
+  },
+  'log-level': {
+    type: 'string',
+    arg: 'level',
+    help: 'trace, debug, info, warn, error. Default info (warn for the demo).',
+  },
+  help: { type: 'boolean', short: 'h', help: 'Show this help.' },
+} as const satisfies Record<
+  string,
+  { type: 'string' | 'boolean'; arg?: string; short?: string; help: string }
+>;
+
+export type FlagName = keyof typeof FLAGS;
+
+export function helpText(): string {
+  const lines = Object.entries(FLAGS).map(([name, flag]) => {
+    const arg = 'arg' in flag ? ` <${flag.arg}>` : '';
+    return `  --${name}${arg}`.padEnd(44) + flag.help;
+  });
+  return [
+    'clusterset-gateway: a Gateway API gateway that load-balances across clusters.',
+    '',
+    'Usage: clusterset-gateway [--manifests <dir> | --kubernetes | --demo] [flags]',
+    '       (no source flag: the built-in demo of simulated clusters)',
+    '',
+    ...lines,
+    '',
+  ].join('\n');
+}

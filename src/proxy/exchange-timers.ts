@@ -1,0 +1,45 @@
+import type { IncomingMessage } from 'node:http';
+import type { CompiledAction } from './compile-actions.ts';
+import { grpcTimeoutMs } from './grpc-local-reply.ts';
+
+/**
+ * The timers of one forwarded request. The callbacks are module-level functions that take the exchange as
+ * setTimeout's argument, so arming a timer allocates no closure on the hot path.
+ */
+export interface TimedExchange {
+  /** HTTPRouteTimeouts.backendRequest elapsed on the current attempt. */
+  attemptTimedOut(): void;
+  /** HTTPRouteTimeouts.request (or the gRPC deadline) elapsed. */
+  requestTimedOut(): void;
+  /** The client read nothing of the response for the send timeout. */
+  sendTimedOut(): void;
+  /** A retry's backoff elapsed. */
+  retryAfterBackoff(): void;
+}
+
+export function onAttemptTimer(exchange: TimedExchange): void {
+  exchange.attemptTimedOut();
+}
+
+export function onRequestTimer(exchange: TimedExchange): void {
+  exchange.requestTimedOut();
+}
+
+export function onSendTimer(exchange: TimedExchange): void {
+  exchange.sendTimedOut();
+}
+
+export function onBackoffTimer(exchange: TimedExchange): void {
+  exchange.retryAfterBackoff();
+}
+
+/** A response the client stops reading is cut after this long without progress, unless configured. */
+export const DEFAULT_SEND_TIMEOUT_MS = 60_000;
+
+/** The request's whole-exchange timeout: a gRPC client's deadline (grpc-timeout) bounds it like HTTPRouteTimeouts.request. */
+export function requestTimeoutMs(req: IncomingMessage, action: CompiledAction): number | undefined {
+  const deadlineMs = grpcTimeoutMs(req);
+  return deadlineMs === undefined
+    ? action.requestTimeoutMs
+    : Math.min(deadlineMs, action.requestTimeoutMs ?? deadlineMs);
+}
