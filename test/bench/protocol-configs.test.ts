@@ -11,6 +11,7 @@ import {
   nginxTlsPassthroughConfig,
 } from '../../bench/harness/nginx-config.ts';
 import { findScenarios } from '../../bench/harness/scenarios.ts';
+import { derive } from '../../bench/harness/summarize.ts';
 import { wrkUrl } from '../../bench/harness/wrk-load.ts';
 import { snapshotOf, TRANSLATE_OPTIONS } from '../../bench/micro/fixtures.ts';
 import { translate } from '../../src/gateway/translate.ts';
@@ -200,5 +201,39 @@ describe('gRPC wire and load helpers', () => {
       kind: 'tls',
       hostname: 'localhost',
     });
+  });
+});
+
+describe('gRPC and TLS findings', () => {
+  it('compares the gateway with nginx and haproxy per core, at p99 and in RSS', () => {
+    const row = (config: string, rps: number, cores: number, p99: number, rss: number) => ({
+      scenario: 'grpc-unary',
+      config,
+      label: config,
+      status: 'ok' as const,
+      tool: 'grpc' as const,
+      runs: [
+        {
+          tool: 'grpc' as const,
+          requests: rps,
+          durationSec: 1,
+          rps,
+          latencyMs: { p50: 1, p99, p999: p99, max: p99, mean: 1 },
+          errors: 0,
+          non2xx: 0,
+          proxyCpuCores: cores,
+          proxyRssBytes: rss * 1024 * 1024,
+        },
+      ],
+    });
+    const { findings } = derive({ name: 'grpc-unary' }, [
+      row('direct', 10_000, 0, 5, 0),
+      row('gateway', 2_000, 0.5, 40, 120),
+      row('nginx', 8_000, 0.5, 10, 25),
+      row('haproxy', 8_000, 0.25, 8, 16),
+    ]);
+    expect(findings).toEqual([
+      'grpc: clusterset-gateway 4,000 req/s per proxy core: 25.0% of nginx, 12.5% of haproxy; p99 40.000 ms (nginx 10.000 ms, haproxy 8.000 ms); RSS 120 MiB (nginx 25 MiB, haproxy 16 MiB)',
+    ]);
   });
 });
