@@ -121,4 +121,30 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
     expect(result.options.tools).toEqual(['grpc']);
     expect(lines.some((l) => l.includes('direct to backend grpc run 1/1'))).toBe(true);
   }, 30_000);
+  it('terminates HTTPS in the gateway and passes TLS through by SNI (Node backend with its HTTPS listener)', async () => {
+    const result = await runSuite({
+      scenarios: findScenarios(['https-terminate', 'tls-passthrough']),
+      onlyConfigs: ['direct', 'gateway'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      programs: sourcePrograms(projectDir),
+      forceNodeBackend: true,
+      log: () => {},
+    });
+    for (const scenario of result.scenarios) {
+      expect(scenario.rows.map((r) => [r.config, r.status, r.reason])).toEqual([
+        ['direct', 'ok', undefined],
+        ['gateway', 'ok', undefined],
+      ]);
+      for (const row of scenario.rows) {
+        expect(row.rps).toBeGreaterThan(0);
+        expect(row.errors).toBe(0);
+        expect(row.non2xx).toBe(0);
+      }
+    }
+  }, 90_000);
 });
