@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs the peers and load generator that `npm run bench` compares against: nginx, haproxy, wrk.
+# Installs the peers and load generator that `npm run bench` compares against: nginx, haproxy, wrk, and
+# nginx's stream module (Debian: libnginx-mod-stream) for the TLS passthrough peer.
 # Debian/Ubuntu packages only; never needed by `npm test`. Safe to run twice: installs only what is missing.
 set -eu
 
@@ -8,12 +9,18 @@ command -v nginx >/dev/null 2>&1 || missing="$missing nginx"
 command -v haproxy >/dev/null 2>&1 || missing="$missing haproxy"
 command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
 
-if [ -z "$missing" ]; then
-  echo "install-bench-tools: nginx, haproxy and wrk are already installed; nothing to do"
+# Where nginx builds the stream module as a loadable one, Debian packages it apart.
+stream_module=""
+if ! command -v nginx >/dev/null 2>&1 || { nginx -V 2>&1 | grep -q -- '--with-stream=dynamic' && [ ! -e /usr/lib/nginx/modules/ngx_stream_module.so ]; }; then
+  stream_module="libnginx-mod-stream"
+fi
+
+if [ -z "$missing" ] && [ -z "$stream_module" ]; then
+  echo "install-bench-tools: nginx (with its stream module), haproxy and wrk are already installed; nothing to do"
   exit 0
 fi
 
-echo "install-bench-tools: missing:$missing"
+echo "install-bench-tools: missing:$missing${stream_module:+ $stream_module}"
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-bench-tools: apt-get not found; install$missing yourself (the bench skips what is missing)" >&2
   exit 1
@@ -40,6 +47,7 @@ for tool in $missing; do
     *) packages="$packages $tool" ;;
   esac
 done
+if [ -n "$stream_module" ] && apt-cache show "$stream_module" >/dev/null 2>&1; then packages="$packages $stream_module"; fi
 echo "install-bench-tools: apt-get install -y --no-install-recommends$packages"
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $packages
 for tool in $missing; do

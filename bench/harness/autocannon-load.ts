@@ -17,6 +17,8 @@ export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     connections: spec.connections,
     duration: spec.durationSec,
     timeout: 10,
+    // autocannon never verifies certificates; the SNI is the only TLS setting the bench needs.
+    ...(spec.serverName ? { servername: spec.serverName } : {}),
     requests,
   });
   const result = await instance;

@@ -23,9 +23,11 @@ export const BENCH_HELP = `npm run bench -- [flags]
   --quick               short runs (2 s each, 1 s warm-up), still 3 runs and medians
   --scenario <names>    comma-separated or repeated; default: all
                         (small, download-64k, upload-64k, download-1m, upload-1m, one-connection,
-                         c1000, routes-10k, service-import, config-churn)
+                         c1000, routes-10k, service-import, config-churn, grpc-unary,
+                         https-terminate, tls-passthrough)
   --config <kinds>      only these configs: ${PEERS.join(', ')}
-  --tool <names>        autocannon, wrk (default: both where installed)
+  --tool <names>        autocannon, wrk (default: both where installed); grpc-unary always uses
+                        its own h2c gRPC client
   --duration <s>        seconds per measured run (default 5, quick 2)
   --runs <n>            measured runs per config and tool (default 3)
   --warmup <s>          warm-up seconds per config (default 2, quick 1)

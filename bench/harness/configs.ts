@@ -1,21 +1,26 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCommand } from './affinity.ts';
+import { type BenchCertificate, TLS_SERVER_NAME } from './bench-certificate.ts';
 import type { Programs } from './compiled.ts';
-import type { Endpoint } from './endpoints.ts';
+import { type Endpoint, endpointKey } from './endpoints.ts';
 import {
   churnedRouteYaml,
   type GatewayManifestOptions,
   gatewayManifests,
   LISTENER_PORT,
 } from './gateway-manifests.ts';
-import { haproxyConfig } from './haproxy-config.ts';
+import { waitForGrpc } from './grpc-load.ts';
+import { type HaproxyFrontend, haproxyConfig } from './haproxy-config.ts';
 import type { LoadTarget } from './load.ts';
-import { nginxProxyConfig } from './nginx-config.ts';
+import { nginxGrpcProxyConfig, nginxProxyConfig, nginxTlsPassthroughConfig } from './nginx-config.ts';
 import { freePort } from './ports.ts';
 import { type BenchProcess, spawnPinned, waitForHttp } from './processes.ts';
 import { RuntimeMeter } from './runtime-meter.ts';
+import { type Traffic, usesTls } from './traffic.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
 export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici';
@@ -59,8 +64,16 @@ export interface ConfigContext {
   readonly proxyCpus: string;
   readonly projectDir: string;
   readonly programs: Programs;
-  /** Where the backend listens: the primary endpoint and, for multi-endpoint scenarios, all of them. */
+  readonly traffic: Traffic;
+  /**
+   * Where the proxies forward to: the primary endpoint and, for multi-endpoint scenarios, all of them (for
+   * TLS passthrough, the backend's HTTPS listener).
+   */
   readonly upstream: readonly Endpoint[];
+  /** The backend's HTTPS listener: what `direct` dials in the TLS scenarios. */
+  readonly backendHttps?: Endpoint;
+  /** The TLS scenarios' certificate, for every proxy that terminates. */
+  readonly certificate?: BenchCertificate;
   /** A request that must answer 2xx through the config before it is measured. */
   readonly probe: LoadTarget;
   readonly gatewayReadyTimeoutMs: number;
@@ -71,12 +84,13 @@ export interface ConfigContext {
 export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise<StartOutcome> {
   const [primary] = ctx.upstream;
   if (!primary) return { ok: false, reason: 'no upstream endpoints' };
+  if (usesTls(ctx.traffic) && !ctx.certificate) return { ok: false, reason: 'no TLS certificate' };
   switch (spec.kind) {
-    case 'direct':
-      return {
-        ok: true,
-        started: { origin: `http://${primary.address}:${primary.port}`, stop: async () => {} },
-      };
+    case 'direct': {
+      const target = usesTls(ctx.traffic) ? ctx.backendHttps : primary;
+      if (!target) return { ok: false, reason: 'the backend has no HTTPS listener' };
+      return { ok: true, started: { origin: originOf(ctx.traffic, target), stop: async () => {} } };
+    }
     case 'gateway':
       return startGateway(spec, ctx);
     case 'nginx': {
@@ -85,7 +99,9 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       const dir = await mkdtemp(join(tmpdir(), 'bench-nginx-proxy-'));
       const port = await freePort();
       const config = join(dir, 'nginx.conf');
-      await writeFile(config, nginxProxyConfig({ dir, workers: 1 }, port, ctx.upstream));
+      const text = nginxPeerConfig(ctx, { dir, workers: 1 }, port);
+      if (!text.ok) return text;
+      await writeFile(config, text.config);
       const proc = spawnPinned('nginx', 'nginx', ['-c', config, '-p', dir, '-e', join(dir, 'error.log')], {
         cpus: ctx.proxyCpus,
       });
@@ -97,12 +113,13 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       const dir = await mkdtemp(join(tmpdir(), 'bench-haproxy-'));
       const port = await freePort();
       const config = join(dir, 'haproxy.cfg');
-      await writeFile(config, haproxyConfig(port, ctx.upstream));
+      await writeFile(config, haproxyConfig(port, ctx.upstream, haproxyFrontend(ctx)));
       const proc = spawnPinned('haproxy', 'haproxy', ['-db', '-f', config], { cpus: ctx.proxyCpus });
       return ready(proc, port, ctx, 10_000);
     }
     case 'http-proxy':
     case 'undici': {
+      if (ctx.traffic !== 'http') return { ok: false, reason: `speaks HTTP/1.1 only, not ${ctx.traffic}` };
       if (ctx.upstream.length > 1) {
         return {
           ok: false,
@@ -130,6 +147,81 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
   }
 }
 
+function originOf(traffic: Traffic, endpoint: Endpoint): string {
+  return `${usesTls(traffic) ? 'https' : 'http'}://${endpointKey(endpoint)}`;
+}
+
+/** The scenario's probe through `origin`, in the scenario's protocol, until it answers. */
+function reachable(
+  origin: string,
+  proc: BenchProcess,
+  ctx: ConfigContext,
+  timeoutMs: number,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  if (ctx.traffic === 'grpc') return waitForGrpc(origin, ctx.probe, proc, timeoutMs);
+  return waitForHttp(
+    `${origin}${ctx.probe.path}`,
+    proc,
+    timeoutMs,
+    { host: ctx.probe.host },
+    usesTls(ctx.traffic) ? TLS_SERVER_NAME : undefined,
+  );
+}
+
+function nginxPeerConfig(
+  ctx: ConfigContext,
+  common: { dir: string; workers: number },
+  port: number,
+): { ok: true; config: string } | { ok: false; reason: string } {
+  switch (ctx.traffic) {
+    case 'http':
+      return { ok: true, config: nginxProxyConfig(common, port, ctx.upstream) };
+    case 'https-terminate':
+      return { ok: true, config: nginxProxyConfig(common, port, ctx.upstream, ctx.certificate) };
+    case 'grpc':
+      return { ok: true, config: nginxGrpcProxyConfig(common, port, ctx.upstream) };
+    case 'tls-passthrough': {
+      const module = nginxStreamModule();
+      if (!module.ok) return module;
+      return {
+        ok: true,
+        config: nginxTlsPassthroughConfig(common, port, ctx.upstream, TLS_SERVER_NAME, module.loadModule),
+      };
+    }
+  }
+}
+
+/** Where nginx's stream module comes from: built in, a loadable file (Debian: libnginx-mod-stream), or absent. */
+function nginxStreamModule(): { ok: true; loadModule: string | undefined } | { ok: false; reason: string } {
+  let flags = '';
+  try {
+    flags = execFileSync('sh', ['-c', 'nginx -V 2>&1'], { encoding: 'utf8' });
+  } catch {
+    return { ok: false, reason: 'nginx -V failed' };
+  }
+  if (/--with-stream(\s|$)/.test(flags)) return { ok: true, loadModule: undefined };
+  if (!flags.includes('--with-stream=dynamic'))
+    return { ok: false, reason: 'nginx was built without the stream module' };
+  const modules = /--modules-path=(\S+)/.exec(flags)?.[1] ?? '/usr/lib/nginx/modules';
+  const file = join(modules, 'ngx_stream_module.so');
+  if (!existsSync(file))
+    return { ok: false, reason: `no ${file} (Debian: libnginx-mod-stream, scripts/install-bench-tools.sh)` };
+  return { ok: true, loadModule: file };
+}
+
+function haproxyFrontend(ctx: ConfigContext): HaproxyFrontend {
+  switch (ctx.traffic) {
+    case 'http':
+      return { kind: 'http' };
+    case 'https-terminate':
+      return { kind: 'https', certificateFile: ctx.certificate?.combinedFile ?? '' };
+    case 'grpc':
+      return { kind: 'grpc' };
+    case 'tls-passthrough':
+      return { kind: 'tls-passthrough', serverName: TLS_SERVER_NAME };
+  }
+}
+
 async function ready(
   proc: BenchProcess,
   port: number,
@@ -137,8 +229,8 @@ async function ready(
   timeoutMs: number,
   runtime?: RuntimeMeter,
 ): Promise<StartOutcome> {
-  const origin = `http://127.0.0.1:${port}`;
-  const up = await waitForHttp(`${origin}${ctx.probe.path}`, proc, timeoutMs, { host: ctx.probe.host });
+  const origin = originOf(ctx.traffic, { address: '127.0.0.1', port });
+  const up = await reachable(origin, proc, ctx, timeoutMs);
   if (!up.ok) {
     await proc.stop();
     return { ok: false, reason: up.reason };
@@ -153,7 +245,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
   const manifests = spec.gateway;
   if (!manifests) return { ok: false, reason: 'no manifests for the gateway config' };
   const dir = await mkdtemp(join(tmpdir(), 'bench-gateway-'));
-  for (const [name, text] of Object.entries(gatewayManifests(manifests)))
+  for (const [name, text] of Object.entries(gatewayManifests(manifests, ctx.certificate)))
     await writeFile(join(dir, name), text);
   const servedPort = await freePort();
   const adminPort = await freePort();
@@ -182,8 +274,8 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     await proc.stop();
     return { ok: false, reason: `gateway not ready (${readyz.reason})` };
   }
-  const origin = `http://127.0.0.1:${servedPort}`;
-  const serving = await waitForHttp(`${origin}${ctx.probe.path}`, proc, 10_000, { host: ctx.probe.host });
+  const origin = originOf(ctx.traffic, { address: '127.0.0.1', port: servedPort });
+  const serving = await reachable(origin, proc, ctx, 10_000);
   if (!serving.ok) {
     await proc.stop();
     return {

@@ -1,10 +1,12 @@
 import { stringify } from 'yaml';
 import type { Endpoint } from './endpoints.ts';
+import { GRPC_METHOD_PATH } from './grpc-wire.ts';
 
 /**
  * Plain Kubernetes YAML for the gateway under test, as a user would write it: a GatewayClass, one Gateway
- * with one HTTP listener, the routes of the scenario, and Services or a ServiceImport with their
- * EndpointSlices pointing at the bench backend.
+ * with one listener (HTTP, HTTPS with a Secret, or TLS passthrough), the routes of the scenario (HTTPRoutes,
+ * a GRPCRoute or a TLSRoute), and Services or a ServiceImport with their EndpointSlices pointing at the
+ * bench backend.
  */
 export const BENCH_NAMESPACE = 'bench';
 export const CONTROLLER_NAME = 'clusterset-gateway.io/gateway-controller';
@@ -13,41 +15,97 @@ export const LISTENER_PORT = 8080;
 export type RouteLayout =
   /** One HTTPRoute matching every request. */
   | { readonly kind: 'catch-all' }
+  /** One GRPCRoute matching every call (a rule without matches). */
+  | { readonly kind: 'grpc' }
+  /** One TLSRoute for this SNI (the listener must be TLS passthrough). */
+  | { readonly kind: 'tls'; readonly hostname: string }
   /** hosts × pathsPerHost HTTPRoutes: `h<i>.bench.test`, PathPrefix `/p<j>`. */
   | { readonly kind: 'grid'; readonly hosts: number; readonly pathsPerHost: number };
 
 export type BackendLayout =
-  | { readonly kind: 'service'; readonly endpoint: Endpoint }
+  /** `appProtocol` on the Service port: `kubernetes.io/h2c` makes the gateway speak HTTP/2 to it. */
+  | { readonly kind: 'service'; readonly endpoint: Endpoint; readonly appProtocol?: string }
   /** A ServiceImport whose endpoints come from several clusters (MCS API EndpointSlice labels). */
   | {
       readonly kind: 'service-import';
       readonly clusters: readonly { readonly name: string; readonly endpoints: readonly Endpoint[] }[];
     };
 
+/** The Gateway's one listener; HTTPS terminates with the bench certificate, TLS passes through by SNI. */
+export type ListenerLayout = 'HTTP' | 'HTTPS' | 'TLS-passthrough';
+
 export interface GatewayManifestOptions {
   readonly routes: RouteLayout;
   readonly backend: BackendLayout;
+  /** HTTP when absent. */
+  readonly listener?: ListenerLayout;
 }
 
-/** The YAML files of the manifests folder, by file name. `route.yaml` holds the routes. */
-export function gatewayManifests(options: GatewayManifestOptions): Record<string, string> {
+/** PEM text of the HTTPS listener's certificate, put into a kubernetes.io/tls Secret. */
+export interface ListenerCertificate {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+export const CERTIFICATE_SECRET = 'bench-cert';
+
+/**
+ * The YAML files of the manifests folder, by file name. `route.yaml` holds the routes. An HTTPS listener
+ * needs `certificate`.
+ */
+export function gatewayManifests(
+  options: GatewayManifestOptions,
+  certificate?: ListenerCertificate,
+): Record<string, string> {
   return {
-    'gateway.yaml': toYaml(baseObjects()),
+    'gateway.yaml': toYaml(baseObjects(options.listener ?? 'HTTP', certificate)),
     'backend.yaml': toYaml(backendObjects(options.backend)),
     'route.yaml': toYaml(routeObjects(options.routes, options.backend, undefined)),
   };
 }
 
 /** The same objects as plain data (for micro benchmarks that build a Snapshot without YAML). */
-export function gatewayObjects(options: GatewayManifestOptions): unknown[] {
+export function gatewayObjects(
+  options: GatewayManifestOptions,
+  certificate?: ListenerCertificate,
+): unknown[] {
   return [
-    ...baseObjects(),
+    ...baseObjects(options.listener ?? 'HTTP', certificate),
     ...backendObjects(options.backend),
     ...routeObjects(options.routes, options.backend, undefined),
   ];
 }
 
-function baseObjects(): unknown[] {
+function listenerObject(layout: ListenerLayout): Record<string, unknown> {
+  switch (layout) {
+    case 'HTTP':
+      return { name: 'http', protocol: 'HTTP', port: LISTENER_PORT };
+    case 'HTTPS':
+      return {
+        name: 'https',
+        protocol: 'HTTPS',
+        port: LISTENER_PORT,
+        tls: { mode: 'Terminate', certificateRefs: [{ name: CERTIFICATE_SECRET }] },
+      };
+    case 'TLS-passthrough':
+      return { name: 'tls', protocol: 'TLS', port: LISTENER_PORT, tls: { mode: 'Passthrough' } };
+  }
+}
+
+function baseObjects(listener: ListenerLayout, certificate: ListenerCertificate | undefined): unknown[] {
+  if (listener === 'HTTPS' && !certificate) throw new Error('an HTTPS listener needs a certificate');
+  const secret =
+    listener === 'HTTPS' && certificate
+      ? [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: CERTIFICATE_SECRET, namespace: BENCH_NAMESPACE },
+            type: 'kubernetes.io/tls',
+            stringData: { 'tls.crt': certificate.certPem, 'tls.key': certificate.keyPem },
+          },
+        ]
+      : [];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BENCH_NAMESPACE } },
     {
@@ -62,9 +120,10 @@ function baseObjects(): unknown[] {
       metadata: { name: 'bench', namespace: BENCH_NAMESPACE },
       spec: {
         gatewayClassName: 'bench',
-        listeners: [{ name: 'http', protocol: 'HTTP', port: LISTENER_PORT }],
+        listeners: [listenerObject(listener)],
       },
     },
+    ...secret,
   ];
 }
 
@@ -75,7 +134,11 @@ export function churnedRouteYaml(options: GatewayManifestOptions, generation: nu
 
 /** Host and path pairs that each hit a distinct route of the layout. */
 export function routeTargets(layout: RouteLayout): { host: string; path: string }[] {
-  if (layout.kind === 'catch-all') return [{ host: 'bench.test', path: '/' }];
+  if (layout.kind === 'grid') return gridTargets(layout);
+  return [{ host: 'bench.test', path: layout.kind === 'grpc' ? GRPC_METHOD_PATH : '/' }];
+}
+
+function gridTargets(layout: Extract<RouteLayout, { kind: 'grid' }>): { host: string; path: string }[] {
   const out: { host: string; path: string }[] = [];
   for (let h = 0; h < layout.hosts; h++) {
     for (let p = 0; p < layout.pathsPerHost; p++) out.push({ host: gridHost(h), path: `/p${p}/item` });
@@ -128,6 +191,30 @@ function routeObjects(
     },
   });
   if (layout.kind === 'catch-all') return [route('bench', undefined, '/')];
+  if (layout.kind === 'grpc') {
+    return [
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GRPCRoute',
+        metadata: { name: 'bench', namespace: BENCH_NAMESPACE },
+        spec: { parentRefs: [{ name: 'bench' }], rules: [{ backendRefs: [backendRef(backend)] }] },
+      },
+    ];
+  }
+  if (layout.kind === 'tls') {
+    return [
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'TLSRoute',
+        metadata: { name: 'bench', namespace: BENCH_NAMESPACE },
+        spec: {
+          parentRefs: [{ name: 'bench' }],
+          hostnames: [layout.hostname],
+          rules: [{ backendRefs: [backendRef(backend)] }],
+        },
+      },
+    ];
+  }
   const out: unknown[] = [];
   for (let h = 0; h < layout.hosts; h++) {
     for (let p = 0; p < layout.pathsPerHost; p++) out.push(route(`r-${h}-${p}`, [gridHost(h)], `/p${p}`));
@@ -142,7 +229,17 @@ function backendObjects(backend: BackendLayout): unknown[] {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name: 'backend', namespace: BENCH_NAMESPACE },
-        spec: { ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: backend.endpoint.port }] },
+        spec: {
+          ports: [
+            {
+              name: 'http',
+              protocol: 'TCP',
+              port: 80,
+              targetPort: backend.endpoint.port,
+              ...(backend.appProtocol ? { appProtocol: backend.appProtocol } : {}),
+            },
+          ],
+        },
       },
       slice('backend-0', { 'kubernetes.io/service-name': 'backend' }, [backend.endpoint]),
     ];

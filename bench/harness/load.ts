@@ -1,21 +1,26 @@
-/** What a load generator is asked to do and what it reports, the same for autocannon and wrk. */
+/** What a load generator is asked to do and what it reports, the same for autocannon, wrk and the gRPC client. */
 export interface LoadTarget {
   readonly host: string;
   readonly path: string;
 }
 
 export interface LoadSpec {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`, or `https://...` for the TLS rows (certificates are not verified). */
   readonly origin: string;
+  /** The SNI an `https` origin is dialled with. */
+  readonly serverName?: string;
   readonly method: 'GET' | 'POST';
   /** Requests cycle through these Host/path pairs. */
   readonly targets: readonly LoadTarget[];
   readonly bodyBytes?: number;
   readonly connections: number;
+  /** gRPC: calls in flight on each HTTP/2 connection at all times. */
+  readonly streamsPerConnection?: number;
   readonly durationSec: number;
 }
 
-export type LoadTool = 'autocannon' | 'wrk';
+/** `grpc`: the h2c unary-call client of bench/harness/grpc-load.ts (requests are calls). */
+export type LoadTool = 'autocannon' | 'wrk' | 'grpc';
 
 export interface LoadResult {
   readonly tool: LoadTool;
@@ -29,10 +34,15 @@ export interface LoadResult {
     readonly max: number;
     readonly mean: number;
   };
-  /** Connection errors, read/write errors and timeouts. */
+  /** Connection errors, read/write errors and timeouts (gRPC: streams reset or cut). */
   readonly errors: number;
+  /** HTTP status outside 2xx (gRPC: a grpc-status other than OK). */
   readonly non2xx: number;
 }
 
 /** Smallest latency step each tool records: autocannon's histogram counts whole milliseconds. */
-export const LATENCY_RESOLUTION_MS: Readonly<Record<LoadTool, number>> = { autocannon: 1, wrk: 0.001 };
+export const LATENCY_RESOLUTION_MS: Readonly<Record<LoadTool, number>> = {
+  autocannon: 1,
+  wrk: 0.001,
+  grpc: 0.001,
+};

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pinnedArgv } from './affinity.ts';
 
@@ -128,18 +129,22 @@ export function spawnPinned(
   return new BenchProcess(name, child);
 }
 
-/** GET `url` until it answers `expect` (or any 2xx when omitted), the process dies or the time is up. */
+/**
+ * GET `url` until it answers 2xx, the process dies or the time is up. An `https` URL is dialled with
+ * `serverName` as SNI and the certificate is not verified (the bench's own, self-signed).
+ */
 export async function waitForHttp(
   url: string,
   process_: BenchProcess | undefined,
   timeoutMs: number,
   headers: Record<string, string> = {},
+  serverName?: string,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer';
   while (Date.now() < deadline) {
     if (process_?.exited) return { ok: false, reason: process_.describeExit() };
-    const status = await probe(url, headers).catch((error: unknown) => {
+    const status = await probe(url, headers, 2000, serverName).catch((error: unknown) => {
       last = error instanceof Error ? error.message : String(error);
       return 0;
     });
@@ -151,9 +156,22 @@ export async function waitForHttp(
 }
 
 /** One GET; resolves with the status code after reading the body. */
-export function probe(url: string, headers: Record<string, string> = {}, timeoutMs = 2000): Promise<number> {
+export function probe(
+  url: string,
+  headers: Record<string, string> = {},
+  timeoutMs = 2000,
+  serverName?: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false, timeout: timeoutMs }, (res) => {
+    const tls = url.startsWith('https:');
+    const request = tls ? httpsRequest : httpRequest;
+    const options = {
+      headers,
+      agent: false as const,
+      timeout: timeoutMs,
+      ...(tls ? { rejectUnauthorized: false, ...(serverName ? { servername: serverName } : {}) } : {}),
+    };
+    const req = request(url, options, (res) => {
       res.resume();
       res.once('end', () => resolve(res.statusCode ?? 0));
       res.once('error', reject);

@@ -1,8 +1,16 @@
 import { DOWNLOAD_PATHS } from './backend-content.ts';
+import { TLS_SERVER_NAME } from './bench-certificate.ts';
 import { CONFIG_LABELS, type ConfigKind, type ConfigSpec } from './configs.ts';
 import type { Endpoint } from './endpoints.ts';
-import { type BackendLayout, type RouteLayout, routeTargets } from './gateway-manifests.ts';
-import type { LoadTarget } from './load.ts';
+import {
+  type BackendLayout,
+  type GatewayManifestOptions,
+  type RouteLayout,
+  routeTargets,
+} from './gateway-manifests.ts';
+import { GRPC_METHOD_PATH } from './grpc-wire.ts';
+import type { LoadTarget, LoadTool } from './load.ts';
+import type { Traffic } from './traffic.ts';
 
 /** How the backend's endpoints are laid out for a scenario. */
 export type UpstreamPlan =
@@ -13,9 +21,15 @@ export type UpstreamPlan =
 export interface Scenario {
   readonly name: string;
   readonly title: string;
+  /** HTTP when absent. */
+  readonly traffic?: Traffic;
+  /** The load generators that speak the traffic; the suite's (--tool) when absent. */
+  readonly tools?: readonly LoadTool[];
   readonly method: 'GET' | 'POST';
   readonly bodyBytes?: number;
   readonly connections: number;
+  /** gRPC: calls in flight per connection. */
+  readonly streamsPerConnection?: number;
   readonly upstream: UpstreamPlan;
   /** Honest notes printed with the results: what was simulated, what the numbers mean. */
   readonly notes: readonly string[];
@@ -32,13 +46,26 @@ function simple(
   kind: ConfigKind,
   upstream: readonly Endpoint[],
   routes: RouteLayout = CATCH_ALL,
+  gateway: Pick<GatewayManifestOptions, 'listener'> & { readonly appProtocol?: string } = {},
 ): ConfigSpec {
   const [primary] = upstream;
-  const backend: BackendLayout = { kind: 'service', endpoint: primary ?? { address: '127.0.0.1', port: 0 } };
+  const backend: BackendLayout = {
+    kind: 'service',
+    endpoint: primary ?? { address: '127.0.0.1', port: 0 },
+    ...(gateway.appProtocol ? { appProtocol: gateway.appProtocol } : {}),
+  };
   return kind === 'gateway'
-    ? { id: kind, kind, label: CONFIG_LABELS[kind], gateway: { routes, backend } }
+    ? {
+        id: kind,
+        kind,
+        label: CONFIG_LABELS[kind],
+        gateway: { routes, backend, ...(gateway.listener ? { listener: gateway.listener } : {}) },
+      }
     : { id: kind, kind, label: CONFIG_LABELS[kind] };
 }
+
+/** The configs that speak TLS or gRPC: no proxy, the gateway, and the two C proxies. */
+const PROTOCOL_PEERS: readonly ConfigKind[] = ['direct', 'gateway', 'nginx', 'haproxy'];
 
 function onePath(path: string): (config: ConfigSpec) => readonly LoadTarget[] {
   return () => [{ host: 'bench.test', path }];
@@ -193,6 +220,58 @@ export const SCENARIOS: readonly Scenario[] = [
         churnIntervalMs: 100,
       },
     ],
+  },
+  {
+    name: 'grpc-unary',
+    title: 'gRPC unary calls over h2c, 4 HTTP/2 connections x 25 calls in flight (req/s = calls/s)',
+    traffic: 'grpc',
+    tools: ['grpc'],
+    method: 'POST',
+    connections: 4,
+    streamsPerConnection: 25,
+    upstream: { kind: 'single' },
+    notes: [
+      'backend: a node:http2 h2c server answering bench.Echo/Unary (bench/peers/grpc-backend.ts); load: the closed-loop node:http2 client of bench/harness/grpc-load.ts, which counts a call only when its trailers say grpc-status 0; both share the load-generator core, so direct is bounded by them',
+      'gateway: a GRPCRoute to a Service port with appProtocol kubernetes.io/h2c; nginx: http2 listen and grpc_pass; haproxy: bind and server with proto h2',
+    ],
+    targets: () => [{ host: 'bench.test', path: GRPC_METHOD_PATH }],
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) =>
+        simple(kind, upstream, { kind: 'grpc' }, { appProtocol: 'kubernetes.io/h2c' }),
+      ),
+  },
+  {
+    name: 'https-terminate',
+    title: 'HTTPS terminated by the proxy, plain HTTP to the backend, keep-alive, 100 connections',
+    traffic: 'https-terminate',
+    method: 'GET',
+    connections: 100,
+    upstream: { kind: 'single' },
+    notes: [
+      'one self-signed EC P-256 certificate (made with openssl at bench start) for the gateway Secret, nginx and haproxy; TLS 1.3 as negotiated by OpenSSL on both ends; certificates are not verified by the load generators',
+      'direct: HTTPS to the nginx backend itself (it terminates TLS), the cost of one TLS hop without a proxy',
+      'keep-alive: each connection does one handshake, then requests; the rows measure record encryption and proxying, not handshakes',
+    ],
+    targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) => simple(kind, upstream, CATCH_ALL, { listener: 'HTTPS' })),
+  },
+  {
+    name: 'tls-passthrough',
+    title: `TLS passthrough by SNI (${TLS_SERVER_NAME}) to an HTTPS backend, keep-alive, 100 connections`,
+    traffic: 'tls-passthrough',
+    method: 'GET',
+    connections: 100,
+    upstream: { kind: 'single' },
+    notes: [
+      'the backend (nginx) terminates TLS; the proxies read the SNI of the ClientHello and relay the bytes: gateway TLS listener mode Passthrough with a TLSRoute, haproxy mode tcp with req_ssl_sni, nginx stream with ssl_preread',
+      `the SNI is ${TLS_SERVER_NAME} because wrk sends the URL's host name`,
+    ],
+    targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) =>
+        simple(kind, upstream, { kind: 'tls', hostname: TLS_SERVER_NAME }, { listener: 'TLS-passthrough' }),
+      ),
   },
 ];
 

@@ -2,8 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CpuPlan } from './affinity.ts';
 import { runAutocannon } from './autocannon-load.ts';
 import { type RunningBackend, startBackend } from './backend.ts';
+import { type BenchCertificate, makeBenchCertificate, TLS_SERVER_NAME } from './bench-certificate.ts';
 import type { Programs } from './compiled.ts';
 import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
+import type { Endpoint } from './endpoints.ts';
+import { runGrpc } from './grpc-load.ts';
 import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
 import { describeMachine } from './machine.ts';
 import { freePorts } from './ports.ts';
@@ -11,6 +14,7 @@ import { busySecondsOn, cpuBusySeconds, treeCpuSeconds, treeRssBytes } from './p
 import type { ResultRow, RunSample, ScenarioResult, SuiteResult } from './results.ts';
 import { planEndpoints, portsNeeded, type Scenario } from './scenarios.ts';
 import { derive } from './summarize.ts';
+import { usesTls } from './traffic.ts';
 import { runWrk } from './wrk-load.ts';
 
 export interface SuiteOptions {
@@ -36,30 +40,48 @@ export interface SuiteOptions {
 const LOADERS: Readonly<Record<LoadTool, (spec: LoadSpec) => Promise<LoadResult>>> = {
   autocannon: runAutocannon,
   wrk: runWrk,
+  grpc: runGrpc,
 };
 
 export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
   const startedAt = new Date().toISOString();
   const scenarios: ScenarioResult[] = [];
-  let backendNote = '';
+  const backendNotes = new Set<string>();
+  let certificate: BenchCertificate | undefined;
   for (const scenario of options.scenarios) {
-    const ports = await freePorts(portsNeeded(scenario.upstream));
+    const traffic = scenario.traffic ?? 'http';
+    const tls = usesTls(traffic);
+    if (tls && !certificate) {
+      options.log('making a self-signed certificate for the TLS scenarios (openssl)');
+      certificate = await makeBenchCertificate();
+    }
+    const ports = await freePorts(portsNeeded(scenario.upstream) + (tls ? 1 : 0));
     const endpoints = planEndpoints(scenario.upstream, ports);
-    options.log(`[${scenario.name}] ${scenario.title}: starting backend (${endpoints.length} endpoint(s))`);
+    const httpsPort = tls ? ports[ports.length - 1] : undefined;
+    options.log(
+      `[${scenario.name}] ${scenario.title}: starting ${traffic === 'grpc' ? 'gRPC ' : ''}backend (${endpoints.length} endpoint(s)${tls ? ' and an HTTPS listener' : ''})`,
+    );
     const backend = await startBackend({
       cpus: options.cpu.loadCpus,
       endpoints,
       projectDir: options.projectDir,
       programs: options.programs,
       ...(options.forceNodeBackend ? { forceNode: true } : {}),
+      ...(traffic === 'grpc' ? { grpc: true } : {}),
+      ...(httpsPort !== undefined && certificate
+        ? { https: { endpoint: { address: '127.0.0.1', port: httpsPort }, certificate } }
+        : {}),
     });
-    backendNote = backend.note;
+    backendNotes.add(backend.note);
     const rows: ResultRow[] = [];
     try {
+      // Passthrough proxies relay to the backend's own TLS listener; everything else to its plain one.
+      const upstream: readonly Endpoint[] =
+        traffic === 'tls-passthrough' && backend.https ? [backend.https] : backend.endpoints;
       const configs = scenario
-        .configs(endpoints)
+        .configs(upstream)
         .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind));
-      rows.push(...(await measureScenario(scenario, configs, backend, options)));
+      rows.push(...(await measureScenario(scenario, configs, backend, upstream, options, certificate)));
     } finally {
       await backend.stop();
     }
@@ -83,10 +105,10 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       durationSec: options.durationSec,
       runs: options.runs,
       warmupSec: options.warmupSec,
-      tools: options.tools,
+      tools: [...new Set(options.scenarios.flatMap((s) => s.tools ?? options.tools))],
     },
     cpuPlan: options.cpu.note,
-    backend: backendNote,
+    backend: [...backendNotes].join('; '),
     notes: options.notes ?? [],
     scenarios,
   };
@@ -109,9 +131,13 @@ async function measureScenario(
   scenario: Scenario,
   configs: readonly ConfigSpec[],
   backend: RunningBackend,
+  upstream: readonly Endpoint[],
   options: SuiteOptions,
+  certificate: BenchCertificate | undefined,
 ): Promise<ResultRow[]> {
   const tag = `[${scenario.name}]`;
+  const traffic = scenario.traffic ?? 'http';
+  const tools = scenario.tools ?? options.tools;
   const skippedRow = (config: ConfigSpec, reason: string): ResultRow => {
     options.log(`${tag} ${config.label}: skipped: ${reason}`);
     return {
@@ -138,7 +164,10 @@ async function measureScenario(
         proxyCpus: options.cpu.proxyCpus,
         projectDir: options.projectDir,
         programs: options.programs,
-        upstream: backend.endpoints,
+        traffic,
+        upstream,
+        ...(backend.https ? { backendHttps: backend.https } : {}),
+        ...(certificate ? { certificate } : {}),
         probe,
         gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
         ...(options.cpuProfDir && config.kind === 'gateway' ? { cpuProfDir: options.cpuProfDir } : {}),
@@ -152,12 +181,14 @@ async function measureScenario(
         started: outcome.started,
         spec: {
           origin: outcome.started.origin,
+          ...(usesTls(traffic) ? { serverName: TLS_SERVER_NAME } : {}),
           method: scenario.method,
           targets,
           connections: scenario.connections,
+          ...(scenario.streamsPerConnection ? { streamsPerConnection: scenario.streamsPerConnection } : {}),
           ...(scenario.bodyBytes ? { bodyBytes: scenario.bodyBytes } : {}),
         },
-        samples: new Map(options.tools.map((t) => [t, []])),
+        samples: new Map(tools.map((t) => [t, []])),
       };
       live.push(entry);
       slots.push(entry);
@@ -178,7 +209,7 @@ async function measureScenario(
       }
     };
     if (options.warmupSec > 0) {
-      const tool = options.tools[0] ?? 'autocannon';
+      const tool = tools[0] ?? 'autocannon';
       for (const entry of live) {
         options.log(`${tag} ${entry.config.label}: warm-up ${options.warmupSec}s (${tool})`);
         await attempt(entry, async () => {
@@ -188,7 +219,7 @@ async function measureScenario(
     }
     for (let run = 1; run <= options.runs; run++) {
       for (const entry of live) {
-        for (const tool of options.tools) {
+        for (const tool of tools) {
           await attempt(entry, async () => {
             const sample = await measureRun(
               entry.started,
@@ -211,7 +242,7 @@ async function measureScenario(
   return slots.flatMap((slot): ResultRow[] => {
     if (!('started' in slot)) return [slot];
     if (slot.failed) return [skippedRow(slot.config, slot.failed)];
-    return options.tools.map((tool) => ({
+    return tools.map((tool) => ({
       scenario: scenario.name,
       config: slot.config.id,
       label: slot.config.label,

@@ -86,6 +86,17 @@ export function derive(
         );
       }
     }
+    if (PEER_COMPARED.has(scenario.name)) {
+      // gRPC and TLS: how far the gateway is from the C proxies doing the same job, per core and at the tail.
+      const gateway = find('gateway', tool);
+      const nginx = find('nginx', tool);
+      const haproxy = find('haproxy', tool);
+      if (gateway) {
+        findings.push(
+          `${tool}: clusterset-gateway ${count(gateway.rpsPerProxyCore)} req/s per proxy core: ${pct(ratio(gateway.rpsPerProxyCore, nginx?.rpsPerProxyCore))} of nginx, ${pct(ratio(gateway.rpsPerProxyCore, haproxy?.rpsPerProxyCore))} of haproxy; p99 ${ms(gateway.p99Ms)} (nginx ${ms(nginx?.p99Ms)}, haproxy ${ms(haproxy?.p99Ms)}); RSS ${mib(gateway.rssMiB)} (nginx ${mib(nginx?.rssMiB)}, haproxy ${mib(haproxy?.rssMiB)})`,
+        );
+      }
+    }
     if (scenario.name === 'routes-10k') {
       const few = find('gateway-10', tool);
       const many = find('gateway-10k', tool);
@@ -108,6 +119,17 @@ export function derive(
     }
   }
   return { rows: withRatios, findings };
+}
+
+/** Scenarios whose finding compares the gateway with nginx and haproxy doing the same protocol work. */
+const PEER_COMPARED: ReadonlySet<string> = new Set(['grpc-unary', 'https-terminate', 'tls-passthrough']);
+
+function count(value: number | undefined): string {
+  return value === undefined ? 'n/a' : Math.round(value).toLocaleString('en-US');
+}
+
+function mib(value: number | undefined): string {
+  return value === undefined ? 'n/a' : `${value.toFixed(0)} MiB`;
 }
 
 function diff(a: number | undefined, b: number | undefined): number | undefined {

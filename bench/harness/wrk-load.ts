@@ -23,7 +23,7 @@ export async function runWrk(spec: LoadSpec): Promise<LoadResult> {
       '--latency',
       '-s',
       script,
-      spec.origin,
+      wrkUrl(spec),
     ];
     const stdout = await new Promise<string>((resolve, reject) => {
       execFile('wrk', args, { maxBuffer: 16 * 1024 * 1024 }, (error, out, err) => {
@@ -35,6 +35,17 @@ export async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * wrk sends the URL's host as SNI and has no flag for it: an `https` origin is dialled by `serverName`,
+ * which must resolve to the origin's address (the bench uses `localhost`).
+ */
+export function wrkUrl(spec: Pick<LoadSpec, 'origin' | 'serverName'>): string {
+  if (!spec.serverName || !spec.origin.startsWith('https:')) return spec.origin;
+  const url = new URL(spec.origin);
+  url.hostname = spec.serverName;
+  return url.origin;
 }
 
 export function wrkScript(spec: LoadSpec): string {

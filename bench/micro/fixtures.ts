@@ -8,13 +8,14 @@ import {
   CONTROLLER_NAME,
   type GatewayManifestOptions,
   gatewayObjects,
+  type ListenerCertificate,
   type RouteLayout,
 } from '../harness/gateway-manifests.ts';
 
 /** Snapshots for micro benchmarks, built from the same objects the macro bench writes as YAML. */
-export function snapshotOf(options: GatewayManifestOptions): Snapshot {
+export function snapshotOf(options: GatewayManifestOptions, certificate?: ListenerCertificate): Snapshot {
   const objects: AnyResource[] = [];
-  for (const value of gatewayObjects(options)) {
+  for (const value of gatewayObjects(options, certificate)) {
     const decoded = decodeResource(value);
     if (!decoded.ok) throw new Error(`fixture does not decode: ${decoded.reason}`);
     objects.push(decoded.object);

@@ -49,14 +49,16 @@ export function areaOf(url: string, name: string): string {
 }
 
 /**
- * Index of the first sample taken while serving: its leaf is a named function in src/proxy. Module loading
+ * Index of the first sample taken while serving: its leaf is a named function in src/proxy (or its compiled
+ * copy in dist/proxy). Module loading
  * and transpiling at startup (tsx) come before it and say nothing about the request path.
  */
 export function firstServingSample(profile: CpuProfile): number {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const index = profile.samples.findIndex((id) => {
     const frame = byId.get(id)?.callFrame;
-    return frame !== undefined && frame.functionName !== '' && frame.url.includes('/src/proxy/');
+    // `npm run bench` runs the compiled gateway (dist/), the smoke test and tsx runs the sources.
+    return frame !== undefined && frame.functionName !== '' && /\/(src|dist)\/proxy\//.test(frame.url);
   });
   return Math.max(index, 0);
 }

@@ -17,6 +17,8 @@ declare module 'autocannon' {
     readonly headers?: Record<string, string>;
     readonly body?: string | Buffer;
     readonly requests?: readonly AutocannonRequest[];
+    /** SNI for an https url (the url's host name when it is not an IP address). */
+    readonly servername?: string;
   }
 
   export interface Histogram {

@@ -100,4 +100,51 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       }),
     ]);
   }, 30_000);
+  it('drives the gRPC backend with the h2c unary client (grpc-unary, direct)', async () => {
+    const lines: string[] = [];
+    const result = await runSuite({
+      scenarios: findScenarios(['grpc-unary']),
+      onlyConfigs: ['direct'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      programs: sourcePrograms(projectDir),
+      log: (line) => lines.push(line),
+    });
+    const [row] = result.scenarios[0]?.rows ?? [];
+    expect(row).toMatchObject({ config: 'direct', status: 'ok', tool: 'grpc', errors: 0, non2xx: 0 });
+    expect(row?.rps).toBeGreaterThan(0);
+    expect(row?.p99Ms).toBeGreaterThan(0);
+    expect(result.options.tools).toEqual(['grpc']);
+    expect(lines.some((l) => l.includes('direct to backend grpc run 1/1'))).toBe(true);
+  }, 30_000);
+  it('terminates HTTPS in the gateway and passes TLS through by SNI (Node backend with its HTTPS listener)', async () => {
+    const result = await runSuite({
+      scenarios: findScenarios(['https-terminate', 'tls-passthrough']),
+      onlyConfigs: ['direct', 'gateway'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      programs: sourcePrograms(projectDir),
+      forceNodeBackend: true,
+      log: () => {},
+    });
+    for (const scenario of result.scenarios) {
+      expect(scenario.rows.map((r) => [r.config, r.status, r.reason])).toEqual([
+        ['direct', 'ok', undefined],
+        ['gateway', 'ok', undefined],
+      ]);
+      for (const row of scenario.rows) {
+        expect(row.rps).toBeGreaterThan(0);
+        expect(row.errors).toBe(0);
+        expect(row.non2xx).toBe(0);
+      }
+    }
+  }, 90_000);
 });

@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The one self-signed certificate every TLS row uses (the gateway's Secret, nginx, haproxy and the HTTPS
+ * backend), so that all of them do the same handshake and record work. Made with openssl at bench start.
+ */
+export interface BenchCertificate {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** Certificate then key in one file, as haproxy's `crt` wants it. */
+  readonly combinedFile: string;
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/**
+ * The SNI every TLS client sends: wrk takes it from the URL's host, so it has to be a name that resolves to
+ * 127.0.0.1 without any setup.
+ */
+export const TLS_SERVER_NAME = 'localhost';
+
+/** EC P-256 (what a current ACME issuer hands out by default), valid one day. */
+export async function makeBenchCertificate(): Promise<BenchCertificate> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-cert-'));
+  const certFile = join(dir, 'bench.crt');
+  const keyFile = join(dir, 'bench.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${TLS_SERVER_NAME}`,
+      '-addext',
+      `subjectAltName=DNS:${TLS_SERVER_NAME},DNS:bench.test,IP:127.0.0.1`,
+    ],
+    { stdio: 'ignore' },
+  );
+  const certPem = await readFile(certFile, 'utf8');
+  const keyPem = await readFile(keyFile, 'utf8');
+  const combinedFile = join(dir, 'bench.pem');
+  await writeFile(combinedFile, `${certPem}${keyPem}`);
+  return { certFile, keyFile, combinedFile, certPem, keyPem };
+}
