@@ -5,6 +5,26 @@ import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pinnedArgv } from './affinity.ts';
 
+/** Every process the bench started and that still runs: stopped if the bench itself is interrupted. */
+const live = new Set<BenchProcess>();
+let signalsHooked = false;
+
+/**
+ * Ctrl-C (or a SIGTERM) to `npm run bench` must not leave nginx, haproxy and the proxies running: their
+ * process groups get SIGTERM before the bench exits.
+ */
+function stopAllOnSignal(): void {
+  if (signalsHooked) return;
+  signalsHooked = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const child of live) signalGroup(child.pid, 'SIGTERM');
+      process.stderr.write(`\n${signal}: stopped ${live.size} bench process(es)\n`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
 /** A process the bench started: its output tail for error messages, and a stop that always finishes. */
 export class BenchProcess {
   readonly #child: ChildProcess;
@@ -18,6 +38,8 @@ export class BenchProcess {
     child: ChildProcess,
   ) {
     this.#child = child;
+    live.add(this);
+    stopAllOnSignal();
     const keep = (line: string): void => {
       if (line.trim() === '') return;
       for (const listener of this.#lineListeners) listener(line);
@@ -37,11 +59,13 @@ export class BenchProcess {
     this.#exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.#exit = { code, signal };
+        live.delete(this);
         resolve();
       });
       child.once('error', (error) => {
         this.#tail.push(`spawn failed: ${error.message}`);
         this.#exit = { code: -1, signal: null };
+        live.delete(this);
         resolve();
       });
     });
