@@ -19,8 +19,11 @@ export interface LoadSpec {
   readonly durationSec: number;
 }
 
-/** `grpc`: the h2c unary-call client of bench/harness/grpc-load.ts (requests are calls). */
-export type LoadTool = 'autocannon' | 'wrk' | 'grpc';
+/**
+ * `grpc`: the h2c unary-call client of bench/harness/grpc-load.ts (requests are calls); `tls-new`,
+ * `tls-resumed`: one request per TLS connection, full or resumed handshakes (bench/harness/handshake-load.ts).
+ */
+export type LoadTool = 'autocannon' | 'wrk' | 'grpc' | 'tls-new' | 'tls-resumed';
 
 export interface LoadResult {
   readonly tool: LoadTool;
@@ -45,4 +48,6 @@ export const LATENCY_RESOLUTION_MS: Readonly<Record<LoadTool, number>> = {
   autocannon: 1,
   wrk: 0.001,
   grpc: 0.001,
+  'tls-new': 0.001,
+  'tls-resumed': 0.001,
 };

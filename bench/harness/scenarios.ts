@@ -241,6 +241,23 @@ export const SCENARIOS: readonly Scenario[] = [
       ),
   },
   {
+    name: 'https-handshake',
+    title: 'HTTPS handshakes: a new TLS connection per request, full and resumed, 50 at a time',
+    traffic: 'https-terminate',
+    tools: ['tls-new', 'tls-resumed'],
+    method: 'GET',
+    connections: 50,
+    upstream: { kind: 'single' },
+    notes: [
+      'load: bench/harness/handshake-load.ts, 50 closed loops of TLS connect, one GET with Connection: close, read, close; tls-new makes a full handshake each time, tls-resumed offers the session ticket of its previous connection (TLS 1.3 PSK resumption)',
+      'tls-resumed rows count a handshake the server did not resume in the non-2xx column',
+      'direct: HTTPS to the nginx backend itself; the proxies terminate TLS and keep plain HTTP connections to the backend',
+    ],
+    targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) => simple(kind, upstream, CATCH_ALL, { listener: 'HTTPS' })),
+  },
+  {
     name: 'https-terminate',
     title: 'HTTPS terminated by the proxy, plain HTTP to the backend, keep-alive, 100 connections',
     traffic: 'https-terminate',

@@ -7,6 +7,7 @@ import type { Programs } from './compiled.ts';
 import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
 import type { Endpoint } from './endpoints.ts';
 import { runGrpc } from './grpc-load.ts';
+import { runTlsNew, runTlsResumed } from './handshake-load.ts';
 import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
 import { describeMachine } from './machine.ts';
 import { freePorts } from './ports.ts';
@@ -41,6 +42,8 @@ const LOADERS: Readonly<Record<LoadTool, (spec: LoadSpec) => Promise<LoadResult>
   autocannon: runAutocannon,
   wrk: runWrk,
   grpc: runGrpc,
+  'tls-new': runTlsNew,
+  'tls-resumed': runTlsResumed,
 };
 
 export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {

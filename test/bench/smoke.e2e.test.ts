@@ -147,4 +147,30 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       }
     }
   }, 90_000);
+  it('makes a handshake per request, full and resumed, through the gateway (https-handshake)', async () => {
+    const result = await runSuite({
+      scenarios: findScenarios(['https-handshake']),
+      onlyConfigs: ['gateway'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      programs: sourcePrograms(projectDir),
+      forceNodeBackend: true,
+      log: () => {},
+    });
+    const rows = result.scenarios[0]?.rows ?? [];
+    expect(rows.map((r) => [r.config, r.tool, r.status])).toEqual([
+      ['gateway', 'tls-new', 'ok'],
+      ['gateway', 'tls-resumed', 'ok'],
+    ]);
+    for (const row of rows) {
+      expect(row.rps).toBeGreaterThan(0);
+      expect(row.errors).toBe(0);
+      // For tls-resumed, a handshake the gateway did not resume would count here.
+      expect(row.non2xx).toBe(0);
+    }
+  }, 60_000);
 });
