@@ -159,8 +159,10 @@ export class H2cUpstream {
       if (!state.connected) {
         failPending(state, new errors.ClientClosedError());
         state.session.destroy();
-      } else {
-        closing.push(new Promise((resolve) => state.session.close(resolve)));
+      } else if (!state.session.destroyed) {
+        // 'close', not close()'s callback: a session already closing (idle, GOAWAY) never calls that one.
+        closing.push(new Promise((resolve) => state.session.once('close', resolve)));
+        state.session.close();
       }
     }
     await Promise.all(closing);
