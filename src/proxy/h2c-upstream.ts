@@ -279,7 +279,8 @@ function startStream(state: SessionState, request: H2cRequest): void {
   stream.on('end', onStreamEnd);
   stream.on('error', onStreamError);
   stream.on('close', onStreamClose);
-  stream.setTimeout(request.upstream.options.headersTimeoutMs, onStreamTimeout);
+  stream.on('timeout', onStreamTimeout);
+  stream.setTimeout(request.upstream.options.headersTimeoutMs);
   request.handler.onConnect?.(request.abort);
   if (request.done || endStream || body === null) return;
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
@@ -349,7 +350,7 @@ function onStreamResponse(this: RequestStream, headers: IncomingHttpHeaders): vo
   const request = this[kRequest]!;
   if (request.done) return;
   request.responded = true;
-  this.setTimeout(request.upstream.options.bodyTimeoutMs, onStreamTimeout);
+  this.setTimeout(request.upstream.options.bodyTimeoutMs);
   const raw: Buffer[] = [];
   for (const name in headers) {
     if (name.charCodeAt(0) === 58 /* ':' */) continue;

@@ -52,6 +52,7 @@ class CountingBackend {
     stream.on('close', () => this.open--);
     stream.on('error', () => {});
     const path = String(headers[':path']);
+    if (path === '/hang') return;
     if (path === '/reset') {
       stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       return;
@@ -317,5 +318,35 @@ describe('h2c backends: a refused connection is a connect failure, failed over',
     }
     expect(retries.length).toBeGreaterThan(0);
     expect(new Set(retries)).toEqual(new Set(['connect-failure']));
+  });
+});
+
+describe('h2c backends: a backend that never answers', () => {
+  const silent = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await silent.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { responseTimeoutMs: 200 },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await silent.stop();
+  });
+
+  it('times its call out (DEADLINE_EXCEEDED) and resets only that stream', async () => {
+    const hung = call(client, '/hang', 'anyone?');
+    hung.end();
+    expect((await hung.done).grpcStatus).toBe('4');
+    await expect.poll(() => silent.open).toBe(0);
+    const next = call(client, '/echo', 'still here');
+    next.end();
+    expect((await next.done).body.toString()).toBe('still here');
+    expect(silent.sessionsSeen).toBe(1);
   });
 });
