@@ -93,6 +93,7 @@ class H2cRequest {
 class SessionState {
   readonly session: Session;
   readonly upstream: H2cUpstream;
+  /** TCP is up and the backend's SETTINGS arrived: streams start at once. */
   connected = false;
   /** No new stream goes on it (GOAWAY, error, close): the next request opens another session. */
   draining = false;
@@ -200,7 +201,9 @@ export class H2cUpstream {
     session[kState] = state;
     this.#sessions.add(state);
     this.#current = state;
-    session.on('connect', onSessionConnect);
+    // Streams start on the backend's first SETTINGS, not on 'connect': sent before its SETTINGS_MAX_CONCURRENT_STREAMS
+    // is known, those above it are refused; after it, nghttp2 holds them until streams free up.
+    session.once('remoteSettings', onSessionReady);
     session.on('error', onSessionError);
     session.on('goaway', onSessionGoaway);
     session.on('close', onSessionClose);
@@ -292,7 +295,7 @@ function startStream(state: SessionState, request: H2cRequest): void {
   body.pipe(stream);
 }
 
-function onSessionConnect(this: Session): void {
+function onSessionReady(this: Session): void {
   const state = this[kState]!;
   clearTimeout(state.connectTimer);
   state.connected = true;

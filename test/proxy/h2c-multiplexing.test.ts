@@ -33,8 +33,10 @@ class CountingBackend {
   readonly te: string[] = [];
   port = 0;
 
-  constructor() {
-    this.server = createH2Server();
+  constructor(maxConcurrentStreams?: number) {
+    this.server = createH2Server(
+      maxConcurrentStreams === undefined ? {} : { settings: { maxConcurrentStreams } },
+    );
     this.server.on('session', (session: ServerHttp2Session) => {
       this.sessions.add(session);
       this.sessionsSeen++;
@@ -348,5 +350,34 @@ describe('h2c backends: a backend that never answers', () => {
     next.end();
     expect((await next.done).body.toString()).toBe('still here');
     expect(silent.sessionsSeen).toBe(1);
+  });
+});
+
+describe("h2c backends: the backend's SETTINGS_MAX_CONCURRENT_STREAMS", () => {
+  const narrow = new CountingBackend(2);
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await narrow.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]));
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await narrow.stop();
+  });
+
+  it('holds calls above it until streams free up, refusing none (the first ones included)', async () => {
+    const calls = Array.from({ length: 8 }, (_, i) => call(client, '/echo', `n-${i}`));
+    for (const c of calls) c.end();
+    const answers = await Promise.all(calls.map((c) => c.done));
+    answers.forEach((answer, i) => {
+      expect(answer.grpcStatus).toBe('0');
+      expect(answer.body.toString()).toBe(`n-${i}`);
+    });
+    expect(narrow.maxOpen).toBe(2);
+    expect(narrow.sessionsSeen).toBe(1);
   });
 });
