@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { BadInputReporter } from '../net/bad-input.ts';
 import {
@@ -34,7 +33,7 @@ import { sendLocalReply } from './local-reply.ts';
 import { sendMirrors } from './request-mirror.ts';
 import { relayedResponseHeaders } from './response-head.ts';
 import { type AttemptOwner, UpstreamAttempt } from './upstream-attempt.ts';
-import type { UpstreamPools } from './upstream-pools.ts';
+import type { RequestDispatcher, UpstreamPools } from './upstream-pools.ts';
 import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
 
 export interface ExchangeServices {
@@ -148,7 +147,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
     }
     const tls = backend.cluster.tls;
-    let dispatcher: Dispatcher;
+    let dispatcher: RequestDispatcher;
     try {
       dispatcher =
         fresh !== undefined

@@ -1,6 +1,7 @@
-import { Client, type Dispatcher, H2CClient, Pool } from 'undici';
+import { Client, type Dispatcher, Pool } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
+import { H2cUpstream } from './h2c-upstream.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
 
 export interface UpstreamPoolOptions {
@@ -20,6 +21,15 @@ export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
 export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
 export const DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS = 60_000;
 
+/** What a request is sent through: undici's dispatch contract (legacy handler callbacks). */
+export type RequestDispatcher = Pick<Dispatcher, 'dispatch'>;
+
+/** An endpoint's connections: undici's Pool, or one multiplexed h2c session (h2c-upstream.ts). */
+interface EndpointPool extends RequestDispatcher {
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
 export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): string {
   // BackendTLSPolicy: one pool per endpoint and TLS identity (HTTP/1.1 over TLS whatever the protocol).
   if (tls !== undefined) return `tls|${tlsIdentity(tls)}|${endpoint.key}`;
@@ -31,7 +41,7 @@ export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, t
  * A new routing table keeps the pools it still uses and closes the others gracefully (in-flight requests finish).
  */
 export class UpstreamPools {
-  readonly #pools = new Map<string, Dispatcher>();
+  readonly #pools = new Map<string, EndpointPool>();
   /** Requests in flight (on a connection or queued for one) by endpoint key. */
   readonly #inFlight = new Map<string, number>();
   readonly #options: UpstreamPoolOptions;
@@ -66,7 +76,7 @@ export class UpstreamPools {
   }
 
   /** HTTP/1.1 endpoints get a Pool of keep-alive connections; h2c ones one multiplexed HTTP/2 connection. */
-  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): Dispatcher {
+  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
     const key = poolKey(protocol, endpoint, tls);
     let pool = this.#pools.get(key);
     if (pool === undefined) {
@@ -82,19 +92,22 @@ export class UpstreamPools {
         headersTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
         bodyTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
       };
-      pool =
-        tls !== undefined
-          ? new Pool(origin, { ...options, connect: upstreamTlsConnector(tls, options.connectTimeout) })
-          : protocol === 'h2c'
-            ? new H2CClient(origin, {
-                keepAliveTimeout: options.keepAliveTimeout,
-                connectTimeout: options.connectTimeout,
-                headersTimeout: options.headersTimeout,
-                bodyTimeout: options.bodyTimeout,
-              })
+      if (tls === undefined && protocol === 'h2c') {
+        pool = new H2cUpstream(endpoint.address, endpoint.port, {
+          connectTimeoutMs: options.connectTimeout,
+          headersTimeoutMs: options.headersTimeout,
+          bodyTimeoutMs: options.bodyTimeout,
+          keepAliveTimeoutMs: options.keepAliveTimeout,
+        });
+      } else {
+        const undiciPool =
+          tls !== undefined
+            ? new Pool(origin, { ...options, connect: upstreamTlsConnector(tls, options.connectTimeout) })
             : new Pool(origin, options);
-      // A pool-level error must never take the process down; failures reach each request's handler.
-      pool.on('connectionError', () => {});
+        // A pool-level error must never take the process down; failures reach each request's handler.
+        undiciPool.on('connectionError', () => {});
+        pool = undiciPool;
+      }
       this.#pools.set(key, pool);
     }
     return pool;
@@ -104,7 +117,7 @@ export class UpstreamPools {
    * A dispatcher with a connection of its own for one request, closed once that request ends: the retry after
    * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
    */
-  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): Dispatcher {
+  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
     if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
@@ -117,13 +130,13 @@ export class UpstreamPools {
     });
     client.on('connectionError', () => {});
     return {
-      dispatch(options, handler) {
+      dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
         const accepted = client.dispatch(options, handler);
         // close() lets the queued request finish, then ends the connection.
         client.close().catch(() => {});
         return accepted;
       },
-    } as Dispatcher;
+    };
   }
 
   countRetry(reason: RetryReason): void {

@@ -1,0 +1,383 @@
+import {
+  type ClientHttp2Session,
+  connect as connectH2,
+  constants,
+  createServer as createH2Server,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RetryReason } from '../../src/proxy/connection-retry.ts';
+import { freePort } from '../support/gateway-process.ts';
+import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
+
+/**
+ * h2c backends (GRPCRoute, appProtocol kubernetes.io/h2c) get every request as a stream of its own on one
+ * HTTP/2 connection per endpoint, whatever the method or body (issue 13: "multiplexed and balanced per
+ * request, not per connection"). The backend is a node:http2 server that counts the streams open at once
+ * and the TCP connections they came on.
+ */
+const CALLS = 20;
+
+/** A gRPC-style backend: answers each stream at once, echoes every request chunk, ends with trailers. */
+class CountingBackend {
+  readonly server: Http2Server;
+  readonly sessions = new Set<ServerHttp2Session>();
+  sessionsSeen = 0;
+  open = 0;
+  maxOpen = 0;
+  /** Each stream's `te` header as the backend got it. */
+  readonly te: string[] = [];
+  port = 0;
+
+  constructor(maxConcurrentStreams?: number) {
+    this.server = createH2Server(
+      maxConcurrentStreams === undefined ? {} : { settings: { maxConcurrentStreams } },
+    );
+    this.server.on('session', (session: ServerHttp2Session) => {
+      this.sessions.add(session);
+      this.sessionsSeen++;
+      session.on('close', () => this.sessions.delete(session));
+    });
+    this.server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
+      this.#serve(stream, headers),
+    );
+  }
+
+  #serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
+    this.open++;
+    this.maxOpen = Math.max(this.maxOpen, this.open);
+    this.te.push(String(headers.te));
+    stream.on('close', () => this.open--);
+    stream.on('error', () => {});
+    const path = String(headers[':path']);
+    if (path === '/hang') return;
+    if (path === '/reset') {
+      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    if (path.startsWith('/download/')) {
+      const total = Number(path.slice('/download/'.length));
+      stream.respond({ ':status': 200, 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 7);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < total) {
+          sent += chunk.length;
+          if (!stream.write(chunk)) {
+            stream.once('drain', pump);
+            return;
+          }
+        }
+        stream.end();
+      };
+      pump();
+      return;
+    }
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    let received = 0;
+    stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (path !== '/count') stream.write(chunk);
+    });
+    stream.on('wantTrailers', () =>
+      stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': `got ${received} bytes` }),
+    );
+    stream.on('end', () => {
+      if (path === '/count') stream.write(String(received));
+      stream.end();
+    });
+  }
+
+  async listen(port = 0): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this.port;
+  }
+
+  /** Stops listening and drops every connection, as a restarted backend pod does. */
+  async stop(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const session of this.sessions) session.destroy();
+    await closed;
+  }
+}
+
+interface Call {
+  readonly status: number;
+  /** grpc-status from the trailers, or from the headers of a Trailers-Only answer. */
+  readonly grpcStatus: string | undefined;
+  readonly body: Buffer;
+  readonly trailers: IncomingHttpHeaders;
+}
+
+interface CallHandle {
+  /** Resolves when the first echoed chunk came back (the response streams before the request ended). */
+  readonly echoed: Promise<void>;
+  /** Ends the request body. */
+  end(last?: string): void;
+  readonly done: Promise<Call>;
+}
+
+/** A gRPC-style POST through the gateway: streamed body, response read as it comes, trailers kept. */
+function call(session: ClientHttp2Session, path: string, first: string): CallHandle {
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': path,
+    ':authority': 'grpc.example.com',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.write(first);
+  let resolveEchoed: () => void = () => {};
+  const echoed = new Promise<void>((resolve) => {
+    resolveEchoed = resolve;
+  });
+  const done = new Promise<Call>((resolve, reject) => {
+    let status = 0;
+    let headersGrpcStatus: string | undefined;
+    let trailers: IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
+    stream.on('response', (headers) => {
+      status = Number(headers[':status']);
+      headersGrpcStatus = headers['grpc-status'] as string | undefined;
+    });
+    stream.on('trailers', (headers) => {
+      trailers = headers;
+    });
+    stream.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      resolveEchoed();
+    });
+    stream.on('end', () =>
+      resolve({
+        status,
+        grpcStatus: (trailers['grpc-status'] as string | undefined) ?? headersGrpcStatus,
+        body: Buffer.concat(chunks),
+        trailers,
+      }),
+    );
+    stream.on('error', reject);
+  });
+  return { echoed, end: (last) => stream.end(last), done };
+}
+
+function openSession(port: number): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = connectH2(`http://127.0.0.1:${port}`);
+    session.once('connect', () => resolve(session));
+    session.once('error', reject);
+  });
+}
+
+describe('h2c backends: one HTTP/2 connection per endpoint, a stream per request', () => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+  const retries: RetryReason[] = [];
+
+  beforeAll(async () => {
+    const port = await backendServer.listen();
+    const h2 = backend('grpc', [port], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { onConnectionRetry: (reason) => retries.push(reason) },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterEach(() => {
+    backendServer.maxOpen = 0;
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  it(`runs ${CALLS} streamed POSTs at once on one connection, streaming both ways, trailers passed on`, async () => {
+    const sessionsBefore = backendServer.sessionsSeen;
+    const calls = Array.from({ length: CALLS }, (_, i) => call(client, '/echo', `hello-${i};`));
+    // Every call has its echo back while all bodies are still open: none waited for another to finish.
+    await Promise.all(calls.map((c) => c.echoed));
+    expect(backendServer.maxOpen).toBe(CALLS);
+    for (const [i, c] of calls.entries()) c.end(`bye-${i}`);
+    const answers = await Promise.all(calls.map((c) => c.done));
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      expect(answer.body.toString()).toBe(`hello-${i};bye-${i}`);
+      expect(answer.trailers['grpc-status']).toBe('0');
+      expect(answer.trailers['grpc-message']).toBe(`got ${`hello-${i};bye-${i}`.length} bytes`);
+    });
+    expect(backendServer.sessionsSeen - sessionsBefore).toBeLessThanOrEqual(1);
+    expect(backendServer.sessions.size).toBe(1);
+    expect(backendServer.te.every((te) => te === 'trailers')).toBe(true);
+  });
+
+  it('streams large bodies both ways with flow control', async () => {
+    const chunk = 'x'.repeat(64 * 1024);
+    const session = client;
+    // 4 MiB upload, written as the stream takes it.
+    const upload = session.request({
+      ':method': 'POST',
+      ':path': '/count',
+      ':authority': 'grpc.example.com',
+      'content-type': 'application/grpc',
+    });
+    let answer = '';
+    upload.setEncoding('utf8');
+    upload.on('data', (c: string) => {
+      answer += c;
+    });
+    const uploaded = new Promise<void>((resolve, reject) => {
+      upload.on('end', () => resolve());
+      upload.on('error', reject);
+    });
+    for (let i = 0; i < 64; i++) {
+      if (!upload.write(chunk)) await new Promise((resolve) => upload.once('drain', resolve));
+    }
+    upload.end();
+    await uploaded;
+    expect(answer).toBe(String(64 * chunk.length));
+
+    const download = session.request({
+      ':path': `/download/${8 * 1024 * 1024}`,
+      ':authority': 'grpc.example.com',
+    });
+    let bytes = 0;
+    download.on('data', (c: Buffer) => {
+      bytes += c.length;
+    });
+    await new Promise<void>((resolve, reject) => {
+      download.on('end', () => resolve());
+      download.on('error', reject);
+    });
+    expect(bytes).toBe(8 * 1024 * 1024);
+  });
+
+  it("a backend's reset of one stream fails that call alone", async () => {
+    const calls = Array.from({ length: 5 }, (_, i) => call(client, '/echo', `a-${i};`));
+    await Promise.all(calls.map((c) => c.echoed));
+    const reset = call(client, '/reset', 'boom');
+    reset.end();
+    // The gateway answers a gRPC call it could not complete itself: Trailers-Only, UNAVAILABLE (14).
+    const failed = await reset.done.then(
+      (answer) => answer.grpcStatus,
+      () => 'stream error',
+    );
+    expect(failed).toBe('14');
+    for (const c of calls) c.end();
+    const answers = await Promise.all(calls.map((c) => c.done));
+    for (const answer of answers) expect(answer.trailers['grpc-status']).toBe('0');
+  });
+
+  it('opens a new connection after the backend restarts', async () => {
+    const first = call(client, '/echo', 'before');
+    first.end();
+    expect((await first.done).status).toBe(200);
+    const sessionsBefore = backendServer.sessionsSeen;
+    await backendServer.stop();
+    await backendServer.listen(backendServer.port);
+    for (let i = 0; i < 3; i++) {
+      const again = call(client, '/echo', `after-${i}`);
+      again.end();
+      const answer = await again.done;
+      expect(answer.status).toBe(200);
+      expect(answer.body.toString()).toBe(`after-${i}`);
+    }
+    expect(backendServer.sessionsSeen - sessionsBefore).toBe(1);
+  });
+});
+
+describe('h2c backends: a refused connection is a connect failure, failed over', () => {
+  const live = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+  const retries: RetryReason[] = [];
+
+  beforeAll(async () => {
+    const dead = await freePort();
+    const h2 = backend('grpc', [dead, await live.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { onConnectionRetry: (reason) => retries.push(reason) },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await live.stop();
+  });
+
+  it('sends every call to the endpoint that answers', async () => {
+    for (let i = 0; i < 4; i++) {
+      const c = call(client, '/echo', `try-${i}`);
+      c.end();
+      const answer = await c.done;
+      expect(answer.status).toBe(200);
+      expect(answer.trailers['grpc-status']).toBe('0');
+    }
+    expect(retries.length).toBeGreaterThan(0);
+    expect(new Set(retries)).toEqual(new Set(['connect-failure']));
+  });
+});
+
+describe('h2c backends: a backend that never answers', () => {
+  const silent = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await silent.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { responseTimeoutMs: 200 },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await silent.stop();
+  });
+
+  it('times its call out (DEADLINE_EXCEEDED) and resets only that stream', async () => {
+    const hung = call(client, '/hang', 'anyone?');
+    hung.end();
+    expect((await hung.done).grpcStatus).toBe('4');
+    await expect.poll(() => silent.open).toBe(0);
+    const next = call(client, '/echo', 'still here');
+    next.end();
+    expect((await next.done).body.toString()).toBe('still here');
+    expect(silent.sessionsSeen).toBe(1);
+  });
+});
+
+describe("h2c backends: the backend's SETTINGS_MAX_CONCURRENT_STREAMS", () => {
+  const narrow = new CountingBackend(2);
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await narrow.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]));
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await narrow.stop();
+  });
+
+  it('holds calls above it until streams free up, refusing none (the first ones included)', async () => {
+    const calls = Array.from({ length: 8 }, (_, i) => call(client, '/echo', `n-${i}`));
+    for (const c of calls) c.end();
+    const answers = await Promise.all(calls.map((c) => c.done));
+    answers.forEach((answer, i) => {
+      expect(answer.grpcStatus).toBe('0');
+      expect(answer.body.toString()).toBe(`n-${i}`);
+    });
+    expect(narrow.maxOpen).toBe(2);
+    expect(narrow.sessionsSeen).toBe(1);
+  });
+});
