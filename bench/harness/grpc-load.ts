@@ -2,7 +2,7 @@ import { type ClientHttp2Session, connect, constants } from 'node:http2';
 import { createHistogram } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GRPC_REQUEST, grpcFrame, grpcMessages } from './grpc-wire.ts';
-import type { LoadResult, LoadSpec } from './load.ts';
+import { type LoadResult, type LoadSpec, resultFromNanoseconds } from './load.ts';
 import type { BenchProcess } from './processes.ts';
 
 /**
@@ -137,22 +137,7 @@ export async function runGrpc(spec: LoadSpec): Promise<LoadResult> {
     for (const session of sessions) session.destroy();
   }
   const durationSec = Number(lastEnd - t0) / 1e9;
-  const ms = (ns: number): number => ns / 1e6;
-  return {
-    tool: 'grpc',
-    requests: answered,
-    durationSec,
-    rps: durationSec > 0 ? answered / durationSec : 0,
-    latencyMs: {
-      p50: ms(histogram.percentile(50)),
-      p99: ms(histogram.percentile(99)),
-      p999: ms(histogram.percentile(99.9)),
-      max: ms(histogram.max),
-      mean: ms(histogram.mean),
-    },
-    errors,
-    non2xx: badStatus,
-  };
+  return resultFromNanoseconds('grpc', { answered, errors, non2xx: badStatus }, durationSec, histogram);
 }
 
 /** Unary calls to `origin` until one answers OK, the process dies or the time is up. */

@@ -1,6 +1,6 @@
 import { createHistogram } from 'node:perf_hooks';
 import { connect, type TLSSocket } from 'node:tls';
-import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
+import { type LoadResult, type LoadSpec, resultFromNanoseconds } from './load.ts';
 
 /**
  * A closed-loop TLS handshake load generator: `connections` loops, each opening a new TLS connection, sending
@@ -91,22 +91,7 @@ function handshakeLoad(tool: 'tls-new' | 'tls-resumed'): (spec: LoadSpec) => Pro
     };
     await Promise.all(Array.from({ length: spec.connections }, loop));
     const durationSec = Number(lastEnd - t0) / 1e9;
-    const ms = (ns: number): number => ns / 1e6;
-    return {
-      tool: tool as LoadTool,
-      requests: answered,
-      durationSec,
-      rps: durationSec > 0 ? answered / durationSec : 0,
-      latencyMs: {
-        p50: ms(histogram.percentile(50)),
-        p99: ms(histogram.percentile(99)),
-        p999: ms(histogram.percentile(99.9)),
-        max: ms(histogram.max),
-        mean: ms(histogram.mean),
-      },
-      errors,
-      non2xx: notOk,
-    };
+    return resultFromNanoseconds(tool, { answered, errors, non2xx: notOk }, durationSec, histogram);
   };
 }
 

@@ -1,3 +1,5 @@
+import type { RecordableHistogram } from 'node:perf_hooks';
+
 /** What a load generator is asked to do and what it reports, the same for autocannon, wrk and the gRPC client. */
 export interface LoadTarget {
   readonly host: string;
@@ -51,3 +53,28 @@ export const LATENCY_RESOLUTION_MS: Readonly<Record<LoadTool, number>> = {
   'tls-new': 0.001,
   'tls-resumed': 0.001,
 };
+
+/** The result of a closed-loop Node load generator that records nanoseconds per request in `histogram`. */
+export function resultFromNanoseconds(
+  tool: LoadTool,
+  counts: { readonly answered: number; readonly errors: number; readonly non2xx: number },
+  durationSec: number,
+  histogram: RecordableHistogram,
+): LoadResult {
+  const ms = (ns: number): number => ns / 1e6;
+  return {
+    tool,
+    requests: counts.answered,
+    durationSec,
+    rps: durationSec > 0 ? counts.answered / durationSec : 0,
+    latencyMs: {
+      p50: ms(histogram.percentile(50)),
+      p99: ms(histogram.percentile(99)),
+      p999: ms(histogram.percentile(99.9)),
+      max: ms(histogram.max),
+      mean: ms(histogram.mean),
+    },
+    errors: counts.errors,
+    non2xx: counts.non2xx,
+  };
+}

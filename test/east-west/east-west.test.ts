@@ -275,18 +275,20 @@ describe('east-west listener', () => {
     expect(wrongPort.text).toContain(`${WEB}:8080`);
   });
 
-  it('refuses non-HTTP bytes, TLS and CONNECT cleanly and keeps serving', async () => {
-    const exchange = (bytes: Buffer | string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(ewPort, '127.0.0.1');
-        let answer = '';
-        socket.on('data', (chunk: Buffer) => {
-          answer += chunk.toString('latin1');
-        });
-        socket.on('error', () => resolve(answer));
-        socket.on('close', () => resolve(answer));
-        socket.write(bytes);
+  /** Writes raw bytes to the east-west listener and resolves with all it answers until it closes. */
+  const exchange = (bytes: Buffer | string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(ewPort, '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1');
       });
+      socket.on('error', () => resolve(answer));
+      socket.on('close', () => resolve(answer));
+      socket.write(bytes);
+    });
+
+  it('refuses non-HTTP bytes, TLS and CONNECT cleanly and keeps serving', async () => {
     const garbage = Buffer.from(Array.from({ length: 256 }, (_, i) => (i * 151 + 7) % 256));
     expect(await exchange(garbage)).toMatch(/^HTTP\/1\.1 400 /);
     const clientHello = Buffer.from([0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03]);
@@ -303,17 +305,6 @@ describe('east-west listener', () => {
   });
 
   it('holds requests to the same limits as the Gateway listeners: 431, 400, counted by reason', async () => {
-    const exchange = (text: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(ewPort, '127.0.0.1');
-        let answer = '';
-        socket.on('data', (chunk: Buffer) => {
-          answer += chunk.toString('latin1');
-        });
-        socket.on('error', () => resolve(answer));
-        socket.on('close', () => resolve(answer));
-        socket.write(text);
-      });
     const huge = `GET / HTTP/1.1\r\nHost: ${WEB}\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`;
     expect(await exchange(huge)).toMatch(/^HTTP\/1\.1 431 /);
     const twoHosts = `GET / HTTP/1.1\r\nHost: ${WEB}\r\nHost: other.demo.svc.clusterset.local\r\n\r\n`;
