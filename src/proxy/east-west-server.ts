@@ -123,6 +123,9 @@ export class EastWestServer {
     splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (isH2cOnlyUpgrade(req)) {
+        // Off the HTTP server's books too: tracked so that close() can cut it after the drain.
+        this.#tunnels.add(socket);
+        socket.once('close', () => this.#tunnels.delete(socket));
         serveIgnoringUpgrade(req, socket, serveHttp1, (res, status, reason) => {
           rejections?.report(reason, { listener: 'east-west' });
           sendLocalReply(res, status, reason);

@@ -31,6 +31,8 @@ export function serveIgnoringUpgrade(
   handle: (req: IncomingMessage, res: ServerResponse) => void,
   refuse: (res: ServerResponse, status: number, reason: string) => void,
 ): void {
+  // Node's HTTP server took its own listeners off the socket with the upgrade: a reset must not reach the process.
+  socket.on('error', () => socket.destroy());
   delete req.headers.upgrade;
   delete req.headers['http2-settings'];
   const res = new ServerResponse(req);

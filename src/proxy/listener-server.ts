@@ -130,6 +130,9 @@ export class ListenerServer {
     this.#routeConnections(rejections);
     this.#server.on('upgrade', (req, socket: Duplex, head: Buffer) => {
       if (isH2cOnlyUpgrade(req)) {
+        // Off the HTTP server's books too: tracked so that close() can cut it after the drain.
+        this.#tunnels.add(socket);
+        socket.once('close', () => this.#tunnels.delete(socket));
         serveIgnoringUpgrade(req, socket, onHttp1Request, (res, status, reason) => {
           rejections?.report(reason, { port: this.gatewayPort });
           sendLocalReply(res, status, reason);

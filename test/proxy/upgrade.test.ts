@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpFilter } from '../../src/ir/route-table.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
@@ -128,5 +128,20 @@ describe('upgrade requests', () => {
     const answer = await rawExchange(proxy.port(), `${h2cUpgrade('Content-Length: 5\r\n')}hello`);
     expect(answer.status).toBe(400);
     expect(up.seen).toEqual([]);
+  });
+
+  it('survives a client that resets right after an h2c upgrade request', async () => {
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(proxy.port(), '127.0.0.1', () => {
+          socket.write(h2cUpgrade());
+          socket.resetAndDestroy();
+          resolve();
+        });
+        socket.on('error', () => resolve());
+      });
+    }
+    const answer = await rawExchange(proxy.port(), h2cUpgrade());
+    expect(answer.status).toBe(200);
   });
 });
