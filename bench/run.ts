@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
 import { compilePrograms } from './harness/compiled.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
-import { runSuite } from './harness/suite.ts';
+import { type Baseline, runSuite } from './harness/suite.ts';
 import { profileBusyMs, summarizeProfileFile } from './profile/summarize-cpuprofile.ts';
 import { textTable } from './report/text-table.ts';
 import { writeResults } from './report/write-results.ts';
@@ -48,6 +49,10 @@ async function main(): Promise<void> {
   log(cpu.note);
   pinSelf(cpu);
 
+  const baseline = args.baseline === undefined ? undefined : describeBaseline(resolve(args.baseline));
+  if (baseline)
+    notes.push(`baseline: ${baseline.program.join(' ')}, measured right after each gateway config`);
+
   const outDir = resolve(projectDir, args.out);
   const cpuProfDir = args.cpuProf ? join(outDir, 'profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
@@ -67,6 +72,7 @@ async function main(): Promise<void> {
     log,
     notes,
     ...(cpuProfDir ? { cpuProfDir } : {}),
+    ...(baseline ? { baseline } : {}),
   });
 
   process.stdout.write(textTable(result));
@@ -87,6 +93,21 @@ async function main(): Promise<void> {
       process.stdout.write(await summarizeProfileFile(join(cpuProfDir, f), 30));
     }
   }
+}
+
+/** The build given with --baseline, named by its checkout's commit when it is in one. */
+function describeBaseline(mainJs: string): Baseline {
+  if (!existsSync(mainJs)) throw new Error(`--baseline ${mainJs}: no such file (build it: npm run build)`);
+  let name = mainJs;
+  try {
+    name = execFileSync('git', ['-C', dirname(mainJs), 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // Not in a git checkout: the path names it.
+  }
+  return { program: [mainJs], name };
 }
 
 main().catch((error: unknown) => {

@@ -76,9 +76,7 @@ export async function startBackend(options: BackendOptions): Promise<RunningBack
       'nginx-backend',
       'nginx',
       ['-c', config, '-p', dir, '-e', join(dir, 'error.log')],
-      {
-        cpus: options.cpus,
-      },
+      { cpus: options.cpus, scratchDir: dir },
     );
     const ready = await waitForHttp(`http://${primary.address}:${primary.port}/`, proc, 10_000);
     if (!ready.ok) {

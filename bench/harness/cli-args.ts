@@ -14,6 +14,8 @@ export interface BenchArgs {
   readonly install: boolean;
   readonly nodeBackend: boolean;
   readonly cpuProf: boolean;
+  /** Another build of the gateway (its compiled main.js), measured beside this one. */
+  readonly baseline: string | undefined;
   readonly out: string;
   readonly help: boolean;
 }
@@ -34,6 +36,8 @@ export const BENCH_HELP = `npm run bench -- [flags]
   --no-install          do not run scripts/install-bench-tools.sh when nginx, haproxy or wrk is missing
   --node-backend        use the Node backend even when nginx is installed
   --cpu-prof            run the gateway under node --cpu-prof; profiles and a summary go to <out>/profiles
+  --baseline <main.js>  also measure another build of the gateway (e.g. an older commit's dist/main.js)
+                        beside this one, as config gateway-baseline: before and after in one run
   --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
 `;
 
@@ -66,6 +70,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       'no-install': { type: 'boolean' },
       'node-backend': { type: 'boolean' },
       'cpu-prof': { type: 'boolean' },
+      baseline: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -92,6 +97,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     install: values['no-install'] !== true,
     nodeBackend: values['node-backend'] === true,
     cpuProf: values['cpu-prof'] === true,
+    baseline: values.baseline,
     out: values.out ?? 'bench/results',
     help: values.help === true,
   };

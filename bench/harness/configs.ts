@@ -43,6 +43,8 @@ export interface ConfigSpec {
   readonly gateway?: GatewayManifestOptions;
   /** Rewrite the route file this often during each measured run (gateway only). */
   readonly churnIntervalMs?: number;
+  /** For `gateway`: `node <program...> --manifests ...` when not this checkout's build (`--baseline`). */
+  readonly program?: readonly string[];
 }
 
 export interface StartedConfig {
@@ -104,6 +106,7 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       await writeFile(config, text.config);
       const proc = spawnPinned('nginx', 'nginx', ['-c', config, '-p', dir, '-e', join(dir, 'error.log')], {
         cpus: ctx.proxyCpus,
+        scratchDir: dir,
       });
       return ready(proc, port, ctx, 10_000);
     }
@@ -114,7 +117,10 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       const port = await freePort();
       const config = join(dir, 'haproxy.cfg');
       await writeFile(config, haproxyConfig(port, ctx.upstream, haproxyFrontend(ctx)));
-      const proc = spawnPinned('haproxy', 'haproxy', ['-db', '-f', config], { cpus: ctx.proxyCpus });
+      const proc = spawnPinned('haproxy', 'haproxy', ['-db', '-f', config], {
+        cpus: ctx.proxyCpus,
+        scratchDir: dir,
+      });
       return ready(proc, port, ctx, 10_000);
     }
     case 'http-proxy':
@@ -256,7 +262,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     [
       ...nodeFlags,
       ...ctx.programs.runtimeProbe,
-      ...ctx.programs.gateway,
+      ...(spec.program ?? ctx.programs.gateway),
       '--manifests',
       dir,
       '--listener-port-offset',
@@ -266,7 +272,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
       '--log-level',
       'warn',
     ],
-    { cpus: ctx.proxyCpus, cwd: ctx.projectDir },
+    { cpus: ctx.proxyCpus, cwd: ctx.projectDir, scratchDir: dir },
   );
   const runtime = new RuntimeMeter(proc);
   const readyz = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, proc, ctx.gatewayReadyTimeoutMs);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,11 +34,15 @@ export class BenchProcess {
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   readonly #exited: Promise<void>;
 
+  readonly #scratchDir: string | undefined;
+
   constructor(
     readonly name: string,
     child: ChildProcess,
+    scratchDir?: string,
   ) {
     this.#child = child;
+    this.#scratchDir = scratchDir;
     live.add(this);
     stopAllOnSignal();
     const keep = (line: string): void => {
@@ -106,7 +111,10 @@ export class BenchProcess {
     return `exited with ${how}${tail ? `: ${tail}` : ''}`;
   }
 
-  /** SIGTERM to the process group, SIGKILL after `graceMs`. */
+  /**
+   * SIGTERM to the process group, SIGKILL after `graceMs`; then its scratch folder goes. A process that had
+   * already died keeps it, for a look at its config and error log.
+   */
   async stop(graceMs = 3000): Promise<void> {
     if (this.exited) return;
     signalGroup(this.pid, 'SIGTERM');
@@ -115,6 +123,7 @@ export class BenchProcess {
     });
     await Promise.race([this.#exited, killed]);
     await this.#exited;
+    if (this.#scratchDir) await rm(this.#scratchDir, { recursive: true, force: true });
   }
 }
 
@@ -134,6 +143,8 @@ export interface SpawnOptions {
   readonly cpus: string;
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** A folder made for this process alone (its config, files): removed when it is stopped. */
+  readonly scratchDir?: string;
 }
 
 /** Starts `command` in its own process group (so stop() reaches its workers), pinned with taskset. */
@@ -150,7 +161,7 @@ export function spawnPinned(
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return new BenchProcess(name, child);
+  return new BenchProcess(name, child, options.scratchDir);
 }
 
 /**

@@ -33,9 +33,36 @@ export interface SuiteOptions {
   readonly forceNodeBackend?: boolean;
   readonly gatewayReadyTimeoutMs?: number;
   readonly cpuProfDir?: string;
+  /** Another build of the gateway, measured right after each gateway config as `<id>-baseline`. */
+  readonly baseline?: Baseline;
   /** Progress lines (stderr in the CLI). */
   readonly log: (line: string) => void;
   readonly notes?: readonly string[];
+}
+
+export interface Baseline {
+  /** `node <program...>`: its compiled main.js (and any Node flags before it). */
+  readonly program: readonly string[];
+  /** What it is, for the label: a commit, a path. */
+  readonly name: string;
+}
+
+/** Each gateway config followed by its twin running the baseline build, so both see the same machine state. */
+export function withBaseline(configs: readonly ConfigSpec[], baseline: Baseline | undefined): ConfigSpec[] {
+  if (!baseline) return [...configs];
+  return configs.flatMap((config) =>
+    config.kind === 'gateway' && !config.program
+      ? [
+          config,
+          {
+            ...config,
+            id: `${config.id}-baseline`,
+            label: `${config.label} at ${baseline.name} (baseline)`,
+            program: baseline.program,
+          },
+        ]
+      : [config],
+  );
 }
 
 const LOADERS: Readonly<Record<LoadTool, (spec: LoadSpec) => Promise<LoadResult>>> = {
@@ -81,9 +108,12 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       // Passthrough proxies relay to the backend's own TLS listener; everything else to its plain one.
       const upstream: readonly Endpoint[] =
         traffic === 'tls-passthrough' && backend.https ? [backend.https] : backend.endpoints;
-      const configs = scenario
-        .configs(upstream)
-        .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind));
+      const configs = withBaseline(
+        scenario
+          .configs(upstream)
+          .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind)),
+        options.baseline,
+      );
       rows.push(...(await measureScenario(scenario, configs, backend, upstream, options, certificate)));
     } finally {
       await backend.stop();
@@ -173,7 +203,9 @@ async function measureScenario(
         ...(certificate ? { certificate } : {}),
         probe,
         gatewayReadyTimeoutMs: options.gatewayReadyTimeoutMs ?? 60_000,
-        ...(options.cpuProfDir && config.kind === 'gateway' ? { cpuProfDir: options.cpuProfDir } : {}),
+        ...(options.cpuProfDir && config.kind === 'gateway' && !config.program
+          ? { cpuProfDir: options.cpuProfDir }
+          : {}),
       });
       if (!outcome.ok) {
         slots.push(skippedRow(config, outcome.reason));

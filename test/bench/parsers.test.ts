@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { withBaseline } from '../../bench/harness/suite.ts';
 import { derive } from '../../bench/harness/summarize.ts';
 import { parseWrkOutput, wrkScript } from '../../bench/harness/wrk-load.ts';
 import { summarizeProfile } from '../../bench/profile/summarize-cpuprofile.ts';
@@ -157,7 +158,65 @@ describe('ratios and findings', () => {
     ]);
     expect(rows[1]?.rpsPerProxyCore).toBe(60_000);
     expect(findings).toEqual([
-      'wrk: clusterset-gateway per proxy core: 3.00x http-proxy (target 2.5x), 1.20x the minimal undici proxy (target 1.2x), 20.0% of nginx (stretch 25%)',
+      'wrk: clusterset-gateway per proxy core: 3.00x http-proxy (target 2.5x), 1.20x the minimal undici proxy (target 1.3x), 20.0% of nginx (stretch 25%)',
+    ]);
+  });
+
+  it('compares the gateway with a baseline build of itself, run after it with the same manifests', () => {
+    const gateway = {
+      id: 'gateway',
+      kind: 'gateway' as const,
+      label: 'clusterset-gateway',
+      gateway: {
+        routes: { kind: 'catch-all' as const },
+        backend: { kind: 'service' as const, endpoint: { address: '127.0.0.1', port: 9 } },
+      },
+    };
+    const nginx = { id: 'nginx', kind: 'nginx' as const, label: 'nginx' };
+    const configs = withBaseline([gateway, nginx], { program: ['/old/dist/main.js'], name: 'abc1234' });
+    expect(configs.map((c) => c.id)).toEqual(['gateway', 'gateway-baseline', 'nginx']);
+    expect(configs[1]).toMatchObject({
+      label: 'clusterset-gateway at abc1234 (baseline)',
+      program: ['/old/dist/main.js'],
+      gateway: gateway.gateway,
+    });
+    expect(withBaseline([gateway, nginx], undefined).map((c) => c.id)).toEqual(['gateway', 'nginx']);
+
+    const row = (config: string, rps: number, p99: number, rss: number, gcPauseMs: number) => ({
+      scenario: 'small',
+      config,
+      label: config === 'gateway' ? 'clusterset-gateway' : 'clusterset-gateway at abc1234 (baseline)',
+      status: 'ok' as const,
+      tool: 'wrk' as const,
+      runs: [
+        {
+          tool: 'wrk' as const,
+          requests: rps * 2,
+          durationSec: 2,
+          rps,
+          latencyMs: { p50: 1, p99, p999: p99 * 2, max: p99 * 3, mean: 1 },
+          errors: 0,
+          non2xx: 0,
+          proxyCpuCores: 1,
+          proxyRssBytes: rss * 1024 * 1024,
+          runtime: {
+            loopP50Ms: 1,
+            loopP99Ms: p99 / 2,
+            loopMaxMs: p99,
+            gcCount: 10,
+            gcPauseMs,
+            gcMaxPauseMs: 5,
+            freedBytes: 0,
+          },
+        },
+      ],
+    });
+    const { findings } = derive({ name: 'one-connection' }, [
+      row('gateway', 15_000, 10, 120, 60),
+      row('gateway-baseline', 12_000, 40, 150, 100),
+    ]);
+    expect(findings).toEqual([
+      'wrk: clusterset-gateway against clusterset-gateway at abc1234 (baseline): req/s per proxy core 12,000 -> 15,000 (1.25x), p99 40.000 ms -> 10.000 ms, p99.9 80.000 ms -> 20.000 ms, RSS 150 MiB -> 120 MiB, loop p99 20.000 ms -> 5.000 ms, GC 50.000 ms -> 30.000 ms per s',
     ]);
   });
 });
