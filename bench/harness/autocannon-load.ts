@@ -37,6 +37,7 @@ export async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
     },
     errors: result.errors,
     non2xx: result.non2xx,
+    bytesRead: result.throughput.total,
   };
 }
 

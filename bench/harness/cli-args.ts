@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ConfigKind } from './configs.ts';
 import type { LoadTool } from './load.ts';
-import { PEERS } from './scenarios.ts';
+import { PEERS, SCENARIOS } from './scenarios.ts';
 
 export interface BenchArgs {
   readonly quick: boolean;
@@ -20,13 +20,28 @@ export interface BenchArgs {
   readonly help: boolean;
 }
 
+/** The scenario names in parentheses, wrapped under the --scenario line of the help. */
+function wrapNames(names: readonly string[]): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const name of names) {
+    const next = line === '' ? name : `${line}, ${name}`;
+    if (next.length > 70 && line !== '') {
+      lines.push(`${line},`);
+      line = name;
+    } else line = next;
+  }
+  lines.push(line);
+  return lines
+    .map((l, i) => `${' '.repeat(24)}${i === 0 ? '(' : ' '}${l}${i === lines.length - 1 ? ')' : ''}`)
+    .join('\n');
+}
+
 export const BENCH_HELP = `npm run bench -- [flags]
 
   --quick               short runs (2 s each, 1 s warm-up), still 3 runs and medians
   --scenario <names>    comma-separated or repeated; default: all
-                        (small, download-64k, upload-64k, download-1m, upload-1m, one-connection,
-                         c1000, routes-10k, service-import, config-churn, grpc-unary,
-                         https-terminate, tls-passthrough)
+${wrapNames(SCENARIOS.map((s) => s.name))}
   --config <kinds>      only these configs: ${PEERS.join(', ')}
   --tool <names>        autocannon, wrk (default: both where installed); grpc-unary always uses
                         its own h2c gRPC client

@@ -45,6 +45,8 @@ export interface ConfigSpec {
   readonly churnIntervalMs?: number;
   /** For `gateway`: `node <program...> --manifests ...` when not this checkout's build (`--baseline`). */
   readonly program?: readonly string[];
+  /** For `gateway`: more command-line flags (`--workers 2`). */
+  readonly args?: readonly string[];
 }
 
 export interface StartedConfig {
@@ -271,10 +273,12 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
       String(adminPort),
       '--log-level',
       'warn',
+      ...(spec.args ?? []),
     ],
     { cpus: ctx.proxyCpus, cwd: ctx.projectDir, scratchDir: dir },
   );
-  const runtime = new RuntimeMeter(proc);
+  // With --workers the probe would answer for the primary alone, which serves no requests: no runtime columns.
+  const runtime = spec.args?.includes('--workers') ? undefined : new RuntimeMeter(proc);
   const readyz = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, proc, ctx.gatewayReadyTimeoutMs);
   if (!readyz.ok) {
     await proc.stop();
@@ -294,7 +298,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     started: {
       origin,
       proxy: proc,
-      runtime,
+      ...(runtime ? { runtime } : {}),
       churn: async (generation) => {
         const tmp = join(dir, `.route.yaml.${generation}.tmp`);
         await writeFile(tmp, churnedRouteYaml(manifests, generation));

@@ -19,6 +19,8 @@ export interface LoadSpec {
   /** gRPC: calls in flight on each HTTP/2 connection at all times. */
   readonly streamsPerConnection?: number;
   readonly durationSec: number;
+  /** wrk runs on these CPUs (taskset) instead of the runner's; for scenarios that unpin everything. */
+  readonly cpus?: string;
 }
 
 /**
@@ -43,6 +45,8 @@ export interface LoadResult {
   readonly errors: number;
   /** HTTP status outside 2xx (gRPC: a grpc-status other than OK). */
   readonly non2xx: number;
+  /** Bytes the load generator read (response heads and bodies), where it counts them: the MB/s column. */
+  readonly bytesRead?: number;
 }
 
 /** Smallest latency step each tool records: autocannon's histogram counts whole milliseconds. */

@@ -33,6 +33,8 @@ export interface ResultRow {
   readonly runs: readonly RunSample[];
   /** Medians over runs (latency maxima: the max over runs). */
   readonly rps?: number;
+  /** Median over runs of the bytes the load generator read per second, in MB (10^6 bytes). */
+  readonly mbPerSec?: number;
   readonly p50Ms?: number;
   readonly p99Ms?: number;
   readonly p999Ms?: number;

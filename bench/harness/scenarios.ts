@@ -25,6 +25,8 @@ export interface Scenario {
   readonly traffic?: Traffic;
   /** The load generators that speak the traffic; the suite's (--tool) when absent. */
   readonly tools?: readonly LoadTool[];
+  /** `unpinned`: proxy, backend and wrk may use every core (the proxy pinned to one would hide scaling). */
+  readonly cpu?: 'unpinned';
   readonly method: 'GET' | 'POST';
   readonly bodyBytes?: number;
   readonly connections: number;
@@ -285,6 +287,48 @@ export const SCENARIOS: readonly Scenario[] = [
       `the SNI is ${TLS_SERVER_NAME} because wrk sends the URL's host name`,
     ],
     targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) =>
+        simple(kind, upstream, { kind: 'tls', hostname: TLS_SERVER_NAME }, { listener: 'TLS-passthrough' }),
+      ),
+  },
+  {
+    name: 'workers',
+    title: 'one process against --workers 2, nothing pinned, small response, 100 connections',
+    tools: ['wrk'],
+    cpu: 'unpinned',
+    method: 'GET',
+    connections: 100,
+    upstream: { kind: 'single' },
+    notes: [
+      'nothing is pinned: the gateway, the nginx backend and wrk share every core, so 2 workers on a 2-core machine compete with the load; the ratio is a floor for what 2 free cores give',
+      '"req/s per proxy core" divides by the CPU the whole process tree used (primary and workers)',
+    ],
+    targets: onePath('/'),
+    configs: (upstream) => {
+      const one = simple('gateway', upstream);
+      return [
+        one,
+        {
+          ...one,
+          id: 'gateway-2-workers',
+          label: 'clusterset-gateway --workers 2',
+          args: ['--workers', '2'],
+        },
+      ];
+    },
+  },
+  {
+    name: 'tls-passthrough-64k',
+    title: `TLS passthrough by SNI (${TLS_SERVER_NAME}), 64 KiB responses: relayed MB/s, keep-alive, 100 connections`,
+    traffic: 'tls-passthrough',
+    method: 'GET',
+    connections: 100,
+    upstream: { kind: 'single' },
+    notes: [
+      'as tls-passthrough, with a static 64 KiB file: the bytes relayed per second (MB/s, what the load generator read, TLS records decrypted) and per proxy core',
+    ],
+    targets: onePath(DOWNLOAD_PATHS['64k']),
     configs: (upstream) =>
       PROTOCOL_PEERS.map((kind) =>
         simple(kind, upstream, { kind: 'tls', hostname: TLS_SERVER_NAME }, { listener: 'TLS-passthrough' }),

@@ -40,6 +40,13 @@ export interface SuiteOptions {
   readonly notes?: readonly string[];
 }
 
+/** Every core for everyone, still through taskset (so wrk leaves the runner's core). */
+function unpinned(plan: CpuPlan): CpuPlan {
+  if (!plan.pinned) return plan;
+  const all = `0-${plan.cores - 1}`;
+  return { ...plan, proxyCpus: all, loadCpus: all, note: `${plan.note}; unpinned scenarios: all on ${all}` };
+}
+
 export interface Baseline {
   /** `node <program...>`: its compiled main.js (and any Node flags before it). */
   readonly program: readonly string[];
@@ -79,6 +86,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
   const backendNotes = new Set<string>();
   let certificate: BenchCertificate | undefined;
   for (const scenario of options.scenarios) {
+    const cpu = scenario.cpu === 'unpinned' ? unpinned(options.cpu) : options.cpu;
     const traffic = scenario.traffic ?? 'http';
     const tls = usesTls(traffic);
     if (tls && !certificate) {
@@ -92,7 +100,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       `[${scenario.name}] ${scenario.title}: starting ${traffic === 'grpc' ? 'gRPC ' : ''}backend (${endpoints.length} endpoint(s)${tls ? ' and an HTTPS listener' : ''})`,
     );
     const backend = await startBackend({
-      cpus: options.cpu.loadCpus,
+      cpus: cpu.loadCpus,
       endpoints,
       projectDir: options.projectDir,
       programs: options.programs,
@@ -114,7 +122,9 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
           .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind)),
         options.baseline,
       );
-      rows.push(...(await measureScenario(scenario, configs, backend, upstream, options, certificate)));
+      rows.push(
+        ...(await measureScenario(scenario, configs, backend, upstream, { ...options, cpu }, certificate)),
+      );
     } finally {
       await backend.stop();
     }
@@ -222,6 +232,7 @@ async function measureScenario(
           connections: scenario.connections,
           ...(scenario.streamsPerConnection ? { streamsPerConnection: scenario.streamsPerConnection } : {}),
           ...(scenario.bodyBytes ? { bodyBytes: scenario.bodyBytes } : {}),
+          ...(scenario.cpu === 'unpinned' ? { cpus: options.cpu.loadCpus } : {}),
         },
         samples: new Map(tools.map((t) => [t, []])),
       };

@@ -13,6 +13,14 @@ export function aggregate(row: ResultRow): ResultRow {
   const out: ResultRow = {
     ...row,
     ...defined('rps', rps),
+    ...defined(
+      'mbPerSec',
+      median(
+        runs.map((r) =>
+          r.bytesRead !== undefined && r.durationSec > 0 ? r.bytesRead / r.durationSec / 1e6 : undefined,
+        ),
+      ),
+    ),
     ...defined('p50Ms', median(runs.map((r) => r.latencyMs.p50))),
     ...defined('p99Ms', median(runs.map((r) => r.latencyMs.p99))),
     ...defined('p999Ms', median(runs.map((r) => r.latencyMs.p999))),
@@ -93,7 +101,7 @@ export function derive(
       const haproxy = find('haproxy', tool);
       if (gateway) {
         findings.push(
-          `${tool}: clusterset-gateway ${count(gateway.rpsPerProxyCore)} req/s per proxy core: ${pct(ratio(gateway.rpsPerProxyCore, nginx?.rpsPerProxyCore))} of nginx, ${pct(ratio(gateway.rpsPerProxyCore, haproxy?.rpsPerProxyCore))} of haproxy; p99 ${ms(gateway.p99Ms)} (nginx ${ms(nginx?.p99Ms)}, haproxy ${ms(haproxy?.p99Ms)}); RSS ${mib(gateway.rssMiB)} (nginx ${mib(nginx?.rssMiB)}, haproxy ${mib(haproxy?.rssMiB)})`,
+          `${tool}: clusterset-gateway ${count(gateway.rpsPerProxyCore)} req/s per proxy core: ${pct(ratio(gateway.rpsPerProxyCore, nginx?.rpsPerProxyCore))} of nginx, ${pct(ratio(gateway.rpsPerProxyCore, haproxy?.rpsPerProxyCore))} of haproxy; p99 ${ms(gateway.p99Ms)} (nginx ${ms(nginx?.p99Ms)}, haproxy ${ms(haproxy?.p99Ms)}); RSS ${mib(gateway.rssMiB)} (nginx ${mib(nginx?.rssMiB)}, haproxy ${mib(haproxy?.rssMiB)})${megabytes(gateway, nginx, haproxy)}`,
         );
       }
     }
@@ -103,6 +111,16 @@ export function derive(
       const after = find(before.config.slice(0, -'-baseline'.length), tool);
       if (after)
         findings.push(`${tool}: ${after.label} against ${before.label}: ${beforeAfter(before, after)}`);
+    }
+    if (scenario.name === 'workers') {
+      const one = find('gateway', tool);
+      const two = find('gateway-2-workers', tool);
+      const r = ratio(two?.rps, one?.rps);
+      if (r !== undefined) {
+        findings.push(
+          `${tool}: --workers 2 serves ${times(r)} the req/s of one process (${count(one?.rps)} -> ${count(two?.rps)}; CPU ${cores(one?.proxyCpuCores)} -> ${cores(two?.proxyCpuCores)} cores; p99 ${ms(one?.p99Ms)} -> ${ms(two?.p99Ms)})`,
+        );
+      }
     }
     if (scenario.name === 'routes-10k') {
       const few = find('gateway-10', tool);
@@ -128,6 +146,17 @@ export function derive(
   return { rows: withRatios, findings };
 }
 
+/** MB/s where the scenario moves bulk data, per proxy core as req/s are: `; 412 MB/s per proxy core (...)`. */
+function megabytes(gateway: ResultRow, nginx: ResultRow | undefined, haproxy: ResultRow | undefined): string {
+  const perCore = (row: ResultRow | undefined): number | undefined =>
+    row?.mbPerSec !== undefined && row.proxyCpuCores !== undefined && row.proxyCpuCores > 0.05
+      ? row.mbPerSec / row.proxyCpuCores
+      : undefined;
+  const own = perCore(gateway);
+  if (own === undefined || gateway.mbPerSec === undefined || gateway.mbPerSec < 100) return '';
+  return `; ${count(gateway.mbPerSec)} MB/s, ${count(own)} MB/s per proxy core (nginx ${count(perCore(nginx))}, haproxy ${count(perCore(haproxy))})`;
+}
+
 /** The figures a change to the gateway moves, before -> after. */
 function beforeAfter(before: ResultRow, after: ResultRow): string {
   const arrow = (a: string, b: string): string => `${a} -> ${b}`;
@@ -142,10 +171,19 @@ function beforeAfter(before: ResultRow, after: ResultRow): string {
 }
 
 /** Scenarios whose finding compares the gateway with nginx and haproxy doing the same protocol work. */
-const PEER_COMPARED: ReadonlySet<string> = new Set(['grpc-unary', 'https-terminate', 'tls-passthrough']);
+const PEER_COMPARED: ReadonlySet<string> = new Set([
+  'grpc-unary',
+  'https-terminate',
+  'tls-passthrough',
+  'tls-passthrough-64k',
+]);
 
 function count(value: number | undefined): string {
   return value === undefined ? 'n/a' : Math.round(value).toLocaleString('en-US');
+}
+
+function cores(value: number | undefined): string {
+  return value === undefined ? 'n/a' : value.toFixed(2);
 }
 
 function mib(value: number | undefined): string {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pinnedArgv } from './affinity.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 
 /**
@@ -26,7 +27,8 @@ export async function runWrk(spec: LoadSpec): Promise<LoadResult> {
       wrkUrl(spec),
     ];
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile('wrk', args, { maxBuffer: 16 * 1024 * 1024 }, (error, out, err) => {
+      const [command, argv] = pinnedArgv(spec.cpus ?? '', 'wrk', args);
+      execFile(command, argv, { maxBuffer: 16 * 1024 * 1024 }, (error, out, err) => {
         if (error) reject(new Error(`wrk failed: ${error.message} ${err}`));
         else resolve(out);
       });
@@ -76,9 +78,10 @@ export function wrkScript(spec: LoadSpec): string {
   lines.push(
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
-    '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d,"p999":%d,"max":%d,"mean":%f}\\n\',',
+    '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d,"p999":%d,"max":%d,"mean":%f,"bytes":%d}\\n\',',
     '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
-    '    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean))',
+    '    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,',
+    '    summary.bytes))',
     'end',
   );
   return `${lines.join('\n')}\n`;
@@ -101,6 +104,8 @@ interface WrkHook {
   p999: number;
   max: number;
   mean: number;
+  /** Absent from the output of an older script. */
+  bytes?: number;
 }
 
 /** Parses wrk's stdout: the WRK_RESULT line when present, the `--latency` text otherwise. */
@@ -124,10 +129,14 @@ export function parseWrkOutput(stdout: string): LoadResult {
       },
       errors: hook.connect + hook.read + hook.write + hook.timeout,
       non2xx: hook.status,
+      ...(hook.bytes !== undefined ? { bytesRead: hook.bytes } : {}),
     };
   }
   return text;
 }
+
+/** wrk prints sizes in powers of 1024 with these suffixes. */
+const WRK_BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
 
 const UNIT_MS: Readonly<Record<string, number>> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
@@ -147,6 +156,7 @@ export function parseWrkText(stdout: string): LoadResult {
   const latencyLine = /^\s+Latency\s+(\S+)\s+(\S+)\s+(\S+)/m.exec(stdout);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = socket ? socket.slice(1, 5).reduce((a, b) => a + Number(b), 0) : 0;
+  const read = /requests in \S+, ([\d.]+)(B|KB|MB|GB|TB) read/.exec(stdout);
   return {
     tool: 'wrk',
     requests,
@@ -161,5 +171,6 @@ export function parseWrkText(stdout: string): LoadResult {
     },
     errors,
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0),
+    ...(read ? { bytesRead: Number(read[1]) * 1024 ** WRK_BYTE_UNITS.indexOf(read[2] ?? 'B') } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { findScenarios } from '../../bench/harness/scenarios.ts';
 import { withBaseline } from '../../bench/harness/suite.ts';
 import { derive } from '../../bench/harness/summarize.ts';
 import { parseWrkOutput, wrkScript } from '../../bench/harness/wrk-load.ts';
@@ -32,6 +33,7 @@ describe('wrk output', () => {
       errors: 5,
       non2xx: 7,
     });
+    expect(result.bytesRead).toBeCloseTo(30.21 * 1024 * 1024);
     expect(result.latencyMs.p50).toBeCloseTo(0.85);
     expect(result.latencyMs.p99).toBeCloseTo(1.61);
     expect(result.latencyMs.max).toBeCloseTo(1200);
@@ -39,9 +41,9 @@ describe('wrk output', () => {
 
   it('prefers the WRK_RESULT line for exact counts and p99.9', () => {
     const hook =
-      'WRK_RESULT {"requests":1000,"duration_us":2000000,"connect":1,"read":0,"write":0,"status":4,"timeout":0,"p50":900,"p99":2500,"p999":4000,"max":9000,"mean":950.5}';
+      'WRK_RESULT {"requests":1000,"duration_us":2000000,"connect":1,"read":0,"write":0,"status":4,"timeout":0,"p50":900,"p99":2500,"p999":4000,"max":9000,"mean":950.5,"bytes":123456789}';
     const result = parseWrkOutput(`${WRK_TEXT}${hook}\n`);
-    expect(result).toMatchObject({ requests: 1000, rps: 500, errors: 1, non2xx: 4 });
+    expect(result).toMatchObject({ requests: 1000, rps: 500, errors: 1, non2xx: 4, bytesRead: 123456789 });
     expect(result.latencyMs).toEqual({ p50: 0.9, p99: 2.5, p999: 4, max: 9, mean: 0.9505 });
   });
 
@@ -217,6 +219,42 @@ describe('ratios and findings', () => {
     ]);
     expect(findings).toEqual([
       'wrk: clusterset-gateway against clusterset-gateway at abc1234 (baseline): req/s per proxy core 12,000 -> 15,000 (1.25x), p99 40.000 ms -> 10.000 ms, p99.9 80.000 ms -> 20.000 ms, RSS 150 MiB -> 120 MiB, loop p99 20.000 ms -> 5.000 ms, GC 50.000 ms -> 30.000 ms per s',
+    ]);
+  });
+
+  it('compares one gateway process with --workers 2, unpinned, by req/s', () => {
+    const [workers] = findScenarios(['workers']);
+    expect(workers?.cpu).toBe('unpinned');
+    const configs = workers?.configs([{ address: '127.0.0.1', port: 9 }]) ?? [];
+    expect(configs.map((c) => [c.id, c.kind, c.args])).toEqual([
+      ['gateway', 'gateway', undefined],
+      ['gateway-2-workers', 'gateway', ['--workers', '2']],
+    ]);
+    const row = (config: string, rps: number, cores: number) => ({
+      scenario: 'workers',
+      config,
+      label: config,
+      status: 'ok' as const,
+      tool: 'wrk' as const,
+      runs: [
+        {
+          tool: 'wrk' as const,
+          requests: rps,
+          durationSec: 1,
+          rps,
+          latencyMs: { p50: 1, p99: 4, p999: 5, max: 6, mean: 1 },
+          errors: 0,
+          non2xx: 0,
+          proxyCpuCores: cores,
+        },
+      ],
+    });
+    const { findings } = derive({ name: 'workers' }, [
+      row('gateway', 10_000, 1),
+      row('gateway-2-workers', 15_000, 1.5),
+    ]);
+    expect(findings).toEqual([
+      'wrk: --workers 2 serves 1.50x the req/s of one process (10,000 -> 15,000; CPU 1.00 -> 1.50 cores; p99 4.000 ms -> 4.000 ms)',
     ]);
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { DOWNLOAD_PATHS } from '../../bench/harness/backend-content.ts';
 import { type GatewayManifestOptions, gatewayManifests } from '../../bench/harness/gateway-manifests.ts';
 import { GRPC_METHOD_PATH, GRPC_REQUEST, grpcFrame, grpcMessages } from '../../bench/harness/grpc-wire.ts';
 import { haproxyConfig } from '../../bench/harness/haproxy-config.ts';
@@ -183,12 +184,17 @@ describe('gRPC wire and load helpers', () => {
   });
 
   it('selects each new scenario alone, with its peers and load generator', () => {
-    const [grpc, https, passthrough] = findScenarios(['grpc-unary', 'https-terminate', 'tls-passthrough']);
+    const [grpc, https, passthrough, bulk] = findScenarios([
+      'grpc-unary',
+      'https-terminate',
+      'tls-passthrough',
+      'tls-passthrough-64k',
+    ]);
     expect(grpc?.tools).toEqual(['grpc']);
     expect(grpc?.targets({ id: 'direct', kind: 'direct', label: '' })).toEqual([
       { host: 'bench.test', path: GRPC_METHOD_PATH },
     ]);
-    for (const scenario of [grpc, https, passthrough]) {
+    for (const scenario of [grpc, https, passthrough, bulk]) {
       expect(scenario?.configs(UPSTREAM).map((c) => c.kind)).toEqual([
         'direct',
         'gateway',
@@ -201,6 +207,10 @@ describe('gRPC wire and load helpers', () => {
       kind: 'tls',
       hostname: 'localhost',
     });
+    expect(bulk?.configs(UPSTREAM)[1]?.gateway?.listener).toBe('TLS-passthrough');
+    expect(bulk?.targets({ id: 'direct', kind: 'direct', label: '' })).toEqual([
+      { host: 'bench.test', path: DOWNLOAD_PATHS['64k'] },
+    ]);
   });
 });
 
@@ -235,5 +245,36 @@ describe('gRPC and TLS findings', () => {
     expect(findings).toEqual([
       'grpc: clusterset-gateway 4,000 req/s per proxy core: 25.0% of nginx, 12.5% of haproxy; p99 40.000 ms (nginx 10.000 ms, haproxy 8.000 ms); RSS 120 MiB (nginx 25 MiB, haproxy 16 MiB)',
     ]);
+  });
+
+  it('states relayed MB/s per proxy core where a scenario moves bulk data', () => {
+    const row = (config: string, mb: number, cores: number) => ({
+      scenario: 'tls-passthrough-64k',
+      config,
+      label: config,
+      status: 'ok' as const,
+      tool: 'wrk' as const,
+      runs: [
+        {
+          tool: 'wrk' as const,
+          requests: 1000,
+          durationSec: 2,
+          rps: 500,
+          latencyMs: { p50: 1, p99: 2, p999: 3, max: 4, mean: 1 },
+          errors: 0,
+          non2xx: 0,
+          proxyCpuCores: cores,
+          proxyRssBytes: 100 * 1024 * 1024,
+          bytesRead: mb * 2 * 1e6,
+        },
+      ],
+    });
+    const { rows, findings } = derive({ name: 'tls-passthrough-64k' }, [
+      row('gateway', 600, 0.75),
+      row('nginx', 800, 0.5),
+      row('haproxy', 800, 0.4),
+    ]);
+    expect(rows[0]?.mbPerSec).toBe(600);
+    expect(findings[0]).toMatch(/; 600 MB\/s, 800 MB\/s per proxy core \(nginx 1,600, haproxy 2,000\)$/);
   });
 });
