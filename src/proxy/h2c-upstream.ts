@@ -8,8 +8,7 @@ import {
 } from 'node:http2';
 import { connect as connectTcp } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
-import { errors } from './undici-parts.ts';
+import { type Dispatcher, errors } from 'undici';
 
 /**
  * One multiplexed HTTP/2 cleartext (prior knowledge) connection to one endpoint, as the part of undici's

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import { buildConnector } from 'undici';
 import type { BackendTls } from '../ir/route-table.ts';
-import { buildConnector, type Connector } from './undici-parts.ts';
 
 /** undici `connect` options for a BackendTLSPolicy: SNI, trust, identity check and the client certificate. */
 export interface UpstreamTlsConnect {
@@ -70,7 +70,7 @@ export function identityCheck(tls: BackendTls): (host: string, cert: PeerCertifi
  * An undici connector that always sends the policy's SNI: undici would otherwise take it from the request's
  * Host header, which names the route's hostname, not the backend's (BackendTLSPolicy.validation.hostname).
  */
-export function upstreamTlsConnector(tls: BackendTls, timeoutMs: number): Connector {
+export function upstreamTlsConnector(tls: BackendTls, timeoutMs: number): buildConnector.connector {
   const base = buildConnector({ ...upstreamTlsConnect(tls), timeout: timeoutMs });
   return (options, callback) => base({ ...options, servername: tls.serverName }, callback);
 }

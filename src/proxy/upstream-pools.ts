@@ -1,9 +1,8 @@
-import type { Dispatcher } from 'undici';
+import { Client, type Dispatcher, Pool } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
-import { Client, Pool } from './undici-parts.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
