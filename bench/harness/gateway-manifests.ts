@@ -50,7 +50,8 @@ export interface ListenerCertificate {
 export const CERTIFICATE_SECRET = 'bench-cert';
 
 /**
- * The YAML files of the manifests folder, by file name. `route.yaml` holds the routes. An HTTPS listener
+ * The YAML files of the manifests folder, by file name. `route.yaml` holds the routes (past ROUTES_PER_FILE, the
+ * rest go to `route-1.yaml`, `route-2.yaml`...: the file source refuses files over 1 MiB). An HTTPS listener
  * needs `certificate`.
  */
 export function gatewayManifests(
@@ -60,7 +61,7 @@ export function gatewayManifests(
   return {
     'gateway.yaml': toYaml(baseObjects(options.listener ?? 'HTTP', certificate)),
     'backend.yaml': toYaml(backendObjects(options.backend)),
-    'route.yaml': toYaml(routeObjects(options.routes, options.backend, undefined)),
+    ...routeFiles(routeObjects(options.routes, options.backend, undefined)),
   };
 }
 
@@ -129,7 +130,7 @@ function baseObjects(listener: ListenerLayout, certificate: ListenerCertificate 
 
 /** `route.yaml` again with a request header that changes every generation: a real new routing table. */
 export function churnedRouteYaml(options: GatewayManifestOptions, generation: number): string {
-  return toYaml(routeObjects(options.routes, options.backend, generation));
+  return toYaml(routeObjects(options.routes, options.backend, generation).slice(0, ROUTES_PER_FILE));
 }
 
 /** Host and path pairs that each hit a distinct route of the layout. */
@@ -148,6 +149,16 @@ function gridTargets(layout: Extract<RouteLayout, { kind: 'grid' }>): { host: st
 
 function gridHost(h: number): string {
   return `h${h}.bench.test`;
+}
+
+/** 1,000 grid routes are about 330 KB of YAML, well under the file source's 1 MiB default per file. */
+export const ROUTES_PER_FILE = 1000;
+
+function routeFiles(routes: readonly unknown[]): Record<string, string> {
+  const files: Record<string, string> = { 'route.yaml': toYaml(routes.slice(0, ROUTES_PER_FILE)) };
+  for (let start = ROUTES_PER_FILE; start < routes.length; start += ROUTES_PER_FILE)
+    files[`route-${start / ROUTES_PER_FILE}.yaml`] = toYaml(routes.slice(start, start + ROUTES_PER_FILE));
+  return files;
 }
 
 function toYaml(objects: readonly unknown[]): string {

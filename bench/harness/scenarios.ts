@@ -91,6 +91,8 @@ function peersScenario(
 
 const ROUTES_10 = { kind: 'grid', hosts: 1, pathsPerHost: 10 } as const;
 const ROUTES_10K = { kind: 'grid', hosts: 1000, pathsPerHost: 10 } as const;
+/** 10,000 routes and the Gateway, Service...: past the file source's default cap of 10,000 objects. */
+const MANY_OBJECTS = ['--max-manifest-objects', '20000'];
 
 export const SCENARIOS: readonly Scenario[] = [
   peersScenario({
@@ -162,11 +164,17 @@ export const SCENARIOS: readonly Scenario[] = [
     },
     configs: (upstream) => [
       simple('direct', upstream),
-      { ...simple('gateway', upstream, ROUTES_10), id: 'gateway-10', label: 'clusterset-gateway, 10 routes' },
+      {
+        ...simple('gateway', upstream, ROUTES_10),
+        id: 'gateway-10',
+        label: 'clusterset-gateway, 10 routes',
+        args: MANY_OBJECTS,
+      },
       {
         ...simple('gateway', upstream, ROUTES_10K),
         id: 'gateway-10k',
         label: 'clusterset-gateway, 10,000 routes',
+        args: MANY_OBJECTS,
       },
     ],
   },

@@ -118,6 +118,23 @@ describe('gateway manifests for gRPC and TLS', () => {
       parseAllDocuments(text).map((d) => String((d.toJS() as { kind: string }).kind)),
     );
 
+  it('splits 10,000 routes over files the file source accepts (1 MiB each by default)', () => {
+    const files = gatewayManifests({
+      routes: { kind: 'grid', hosts: 1000, pathsPerHost: 10 },
+      backend: service,
+    });
+    const routeFiles = Object.keys(files).filter((name) => name.startsWith('route'));
+    expect(routeFiles).toHaveLength(10);
+    for (const name of routeFiles) expect(Buffer.byteLength(files[name] ?? '')).toBeLessThan(1024 * 1024);
+    const names = Object.values(files).flatMap((text) =>
+      parseAllDocuments(text)
+        .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
+        .filter((o) => o.kind === 'HTTPRoute')
+        .map((o) => o.metadata.name),
+    );
+    expect(new Set(names).size).toBe(10_000);
+  });
+
   it('routes gRPC with a GRPCRoute to an h2c Service port', () => {
     const options: GatewayManifestOptions = {
       routes: { kind: 'grpc' },
