@@ -4,6 +4,7 @@ import { withBaseline } from '../../bench/harness/suite.ts';
 import { derive } from '../../bench/harness/summarize.ts';
 import { parseWrkOutput, wrkScript } from '../../bench/harness/wrk-load.ts';
 import { summarizeProfile } from '../../bench/profile/summarize-cpuprofile.ts';
+import { measuredRow } from './measured-row.ts';
 
 const WRK_TEXT = `Running 2s test @ http://127.0.0.1:8000
   1 threads and 100 connections
@@ -184,21 +185,15 @@ describe('ratios and findings', () => {
     });
     expect(withBaseline([gateway, nginx], undefined).map((c) => c.id)).toEqual(['gateway', 'nginx']);
 
-    const row = (config: string, rps: number, p99: number, rss: number, gcPauseMs: number) => ({
-      scenario: 'small',
-      config,
-      label: config === 'gateway' ? 'clusterset-gateway' : 'clusterset-gateway at abc1234 (baseline)',
-      status: 'ok' as const,
-      tool: 'wrk' as const,
-      runs: [
+    const row = (config: string, rps: number, p99: number, rss: number, gcPauseMs: number) =>
+      measuredRow(
+        'small',
+        config,
         {
-          tool: 'wrk' as const,
           requests: rps * 2,
           durationSec: 2,
           rps,
           latencyMs: { p50: 1, p99, p999: p99 * 2, max: p99 * 3, mean: 1 },
-          errors: 0,
-          non2xx: 0,
           proxyCpuCores: 1,
           proxyRssBytes: rss * 1024 * 1024,
           runtime: {
@@ -211,8 +206,8 @@ describe('ratios and findings', () => {
             freedBytes: 0,
           },
         },
-      ],
-    });
+        config === 'gateway' ? 'clusterset-gateway' : 'clusterset-gateway at abc1234 (baseline)',
+      );
     const { findings } = derive({ name: 'one-connection' }, [
       row('gateway', 15_000, 10, 120, 60),
       row('gateway-baseline', 12_000, 40, 150, 100),
@@ -230,25 +225,12 @@ describe('ratios and findings', () => {
       ['gateway', 'gateway', undefined],
       ['gateway-2-workers', 'gateway', ['--workers', '2']],
     ]);
-    const row = (config: string, rps: number, cores: number) => ({
-      scenario: 'workers',
-      config,
-      label: config,
-      status: 'ok' as const,
-      tool: 'wrk' as const,
-      runs: [
-        {
-          tool: 'wrk' as const,
-          requests: rps,
-          durationSec: 1,
-          rps,
-          latencyMs: { p50: 1, p99: 4, p999: 5, max: 6, mean: 1 },
-          errors: 0,
-          non2xx: 0,
-          proxyCpuCores: cores,
-        },
-      ],
-    });
+    const row = (config: string, rps: number, cores: number) =>
+      measuredRow('workers', config, {
+        rps,
+        latencyMs: { p50: 1, p99: 4, p999: 5, max: 6, mean: 1 },
+        proxyCpuCores: cores,
+      });
     const { findings } = derive({ name: 'workers' }, [
       row('gateway', 10_000, 1),
       row('gateway-2-workers', 15_000, 1.5),

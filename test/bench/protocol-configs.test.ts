@@ -16,6 +16,7 @@ import { derive } from '../../bench/harness/summarize.ts';
 import { wrkUrl } from '../../bench/harness/wrk-load.ts';
 import { snapshotOf, TRANSLATE_OPTIONS } from '../../bench/micro/fixtures.ts';
 import { translate } from '../../src/gateway/translate.ts';
+import { measuredRow } from './measured-row.ts';
 
 /** The pure parts of the gRPC and TLS scenarios: generated peer configs, gateway manifests, gRPC framing. */
 const UPSTREAM = [{ address: '127.0.0.1', port: 9000 }];
@@ -265,27 +266,15 @@ describe('gRPC and TLS findings', () => {
   });
 
   it('states relayed MB/s per proxy core where a scenario moves bulk data', () => {
-    const row = (config: string, mb: number, cores: number) => ({
-      scenario: 'tls-passthrough-64k',
-      config,
-      label: config,
-      status: 'ok' as const,
-      tool: 'wrk' as const,
-      runs: [
-        {
-          tool: 'wrk' as const,
-          requests: 1000,
-          durationSec: 2,
-          rps: 500,
-          latencyMs: { p50: 1, p99: 2, p999: 3, max: 4, mean: 1 },
-          errors: 0,
-          non2xx: 0,
-          proxyCpuCores: cores,
-          proxyRssBytes: 100 * 1024 * 1024,
-          bytesRead: mb * 2 * 1e6,
-        },
-      ],
-    });
+    const row = (config: string, mb: number, cores: number) =>
+      measuredRow('tls-passthrough-64k', config, {
+        requests: 1000,
+        durationSec: 2,
+        rps: 500,
+        proxyCpuCores: cores,
+        proxyRssBytes: 100 * 1024 * 1024,
+        bytesRead: mb * 2 * 1e6,
+      });
     const { rows, findings } = derive({ name: 'tls-passthrough-64k' }, [
       row('gateway', 600, 0.75),
       row('nginx', 800, 0.5),
