@@ -23,6 +23,10 @@ import { type Dispatcher, errors } from 'undici';
  * before the TCP connection is up (so refused, unreachable and UND_ERR_CONNECT_TIMEOUT are connect failures);
  * a stream the session took down, or the backend refused (REFUSED_STREAM, GOAWAY), before any response byte is
  * UND_ERR_SOCKET (retry-safe when nothing of the body left); one stream's reset fails that stream alone.
+ *
+ * Over 300 lines for a reason: a session's life (connecting, waiting for the backend's SETTINGS, live, going
+ * away) and each stream's (headers, body both ways, trailers, timeouts, reset) are one state machine over the
+ * same session object; split apart, each half would need the other's state.
  */
 export interface H2cUpstreamOptions {
   readonly connectTimeoutMs: number;
