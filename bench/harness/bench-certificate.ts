@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The one self-signed certificate every TLS row uses (the gateway's Secret, nginx, haproxy and the HTTPS
@@ -55,4 +55,9 @@ export async function makeBenchCertificate(): Promise<BenchCertificate> {
   const combinedFile = join(dir, 'bench.pem');
   await writeFile(combinedFile, `${certPem}${keyPem}`);
   return { certFile, keyFile, combinedFile, certPem, keyPem };
+}
+
+/** Its folder, once the run no longer needs the files. */
+export async function removeBenchCertificate(certificate: BenchCertificate): Promise<void> {
+  await rm(dirname(certificate.certFile), { recursive: true, force: true });
 }

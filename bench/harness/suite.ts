@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CpuPlan } from './affinity.ts';
 import { runAutocannon } from './autocannon-load.ts';
 import { type RunningBackend, startBackend } from './backend.ts';
-import { type BenchCertificate, makeBenchCertificate, TLS_SERVER_NAME } from './bench-certificate.ts';
+import {
+  type BenchCertificate,
+  makeBenchCertificate,
+  removeBenchCertificate,
+  TLS_SERVER_NAME,
+} from './bench-certificate.ts';
 import type { Programs } from './compiled.ts';
 import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
 import type { Endpoint } from './endpoints.ts';
@@ -139,6 +144,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     });
     for (const finding of findings) options.log(`[${scenario.name}] ${finding}`);
   }
+  if (certificate) await removeBenchCertificate(certificate);
   return {
     version: 1,
     startedAt,
