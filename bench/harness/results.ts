@@ -17,6 +17,9 @@ export interface RunSample extends LoadResult {
   readonly runtime?: RuntimeSample;
 }
 
+/** The id suffix of a config that runs the `--baseline` build. */
+export const BASELINE_SUFFIX = '-baseline';
+
 export interface Ratios {
   readonly direct?: number;
   readonly nginx?: number;

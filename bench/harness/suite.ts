@@ -17,7 +17,13 @@ import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
 import { describeMachine } from './machine.ts';
 import { freePorts } from './ports.ts';
 import { busySecondsOn, cpuBusySeconds, treeCpuSeconds, treeRssBytes } from './processes.ts';
-import type { ResultRow, RunSample, ScenarioResult, SuiteResult } from './results.ts';
+import {
+  BASELINE_SUFFIX,
+  type ResultRow,
+  type RunSample,
+  type ScenarioResult,
+  type SuiteResult,
+} from './results.ts';
 import { planEndpoints, portsNeeded, type Scenario } from './scenarios.ts';
 import { derive } from './summarize.ts';
 import { usesTls } from './traffic.ts';
@@ -68,7 +74,7 @@ export function withBaseline(configs: readonly ConfigSpec[], baseline: Baseline 
           config,
           {
             ...config,
-            id: `${config.id}-baseline`,
+            id: `${config.id}${BASELINE_SUFFIX}`,
             label: `${config.label} at ${baseline.name} (baseline)`,
             program: baseline.program,
           },

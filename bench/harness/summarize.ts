@@ -1,5 +1,5 @@
 import { LATENCY_RESOLUTION_MS } from './load.ts';
-import type { ResultRow, RunSample } from './results.ts';
+import { BASELINE_SUFFIX, type ResultRow, type RunSample } from './results.ts';
 import type { Scenario } from './scenarios.ts';
 import { maxOf, median, ratio, sum } from './stats.ts';
 
@@ -106,9 +106,9 @@ export function derive(
       }
     }
     for (const before of rows.filter(
-      (r) => r.tool === tool && r.status === 'ok' && r.config.endsWith('-baseline'),
+      (r) => r.tool === tool && r.status === 'ok' && r.config.endsWith(BASELINE_SUFFIX),
     )) {
-      const after = find(before.config.slice(0, -'-baseline'.length), tool);
+      const after = find(before.config.slice(0, -BASELINE_SUFFIX.length), tool);
       if (after)
         findings.push(`${tool}: ${after.label} against ${before.label}: ${beforeAfter(before, after)}`);
     }

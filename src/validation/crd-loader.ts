@@ -32,17 +32,22 @@ export function loadCrdChannel(channel: GatewayApiChannel): CrdDocument[] {
  */
 export function loadCrds(dir: string = DEFAULT_CRD_DIR): CrdDocument[] {
   const crds: CrdDocument[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) {
-      crds.push(...loadCrds(path));
-      continue;
-    }
-    if (!/\.ya?ml$/.test(entry) || entry === 'kustomization.yaml') continue;
+  for (const path of crdFiles(dir)) {
     for (const doc of loadAll(readFileSync(path, 'utf8'), null, { schema: CORE_SCHEMA, filename: path })) {
       const value = doc as { kind?: string } | null;
       if (value?.kind === 'CustomResourceDefinition') crds.push(value as CrdDocument);
     }
   }
   return crds;
+}
+
+/** The YAML files under `dir`, recursively, in name order; kustomization.yaml is not a manifest. */
+export function crdFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) files.push(...crdFiles(path));
+    else if (/\.ya?ml$/.test(entry) && entry !== 'kustomization.yaml') files.push(path);
+  }
+  return files;
 }

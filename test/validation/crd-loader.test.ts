@@ -1,25 +1,20 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_CRD_DIR, EXPERIMENTAL_CRD_DIR, loadCrds } from '../../src/validation/crd-loader.ts';
+import {
+  crdFiles,
+  DEFAULT_CRD_DIR,
+  EXPERIMENTAL_CRD_DIR,
+  loadCrds,
+} from '../../src/validation/crd-loader.ts';
 
 /** The CRDs as the `yaml` package (the one user manifests go through) reads them. */
 function crdsByYamlPackage(dir: string): unknown[] {
-  const found: unknown[] = [];
-  for (const entry of readdirSync(dir).sort()) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) {
-      found.push(...crdsByYamlPackage(path));
-      continue;
-    }
-    if (!/\.ya?ml$/.test(entry) || entry === 'kustomization.yaml') continue;
-    for (const doc of parseAllDocuments(readFileSync(path, 'utf8'))) {
-      const value = doc.toJS() as { kind?: string } | null;
-      if (value?.kind === 'CustomResourceDefinition') found.push(value);
-    }
-  }
-  return found;
+  return crdFiles(dir).flatMap((path) =>
+    parseAllDocuments(readFileSync(path, 'utf8'))
+      .map((doc) => doc.toJS() as { kind?: string } | null)
+      .filter((value) => value?.kind === 'CustomResourceDefinition'),
+  );
 }
 
 describe('loadCrds', () => {
