@@ -86,14 +86,17 @@ export class FastCounter {
 
 export class HistogramCell {
   readonly upperBounds: readonly number[];
-  /** Per-bucket (not cumulative) counts; the last slot is +Inf. */
-  readonly counts: Float64Array;
+  /**
+   * Per-bucket (not cumulative) counts; the last slot is +Inf. A plain array is one heap object where a
+   * Float64Array is three (view, buffer, store), and a table holds one cell per route.
+   */
+  readonly counts: number[];
   sum = 0;
   count = 0;
 
   constructor(upperBounds: readonly number[]) {
     this.upperBounds = upperBounds;
-    this.counts = new Float64Array(upperBounds.length + 1);
+    this.counts = new Array<number>(upperBounds.length + 1).fill(0);
   }
 
   observe(value: number): void {

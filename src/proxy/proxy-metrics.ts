@@ -9,28 +9,56 @@ import {
   UPSTREAM_REQUESTS,
 } from '../metrics/request-metrics.ts';
 
-/** Series of one (gateway, route, backend) triple, bound once at compile time. */
+/**
+ * Series of one (gateway, route, backend) triple, bound at compile time. Its cells are created by the first request
+ * it records: a table of 10,000 routes holds a series per backendRef and one for local answers per rule, most of
+ * which never record anything, and a histogram cell is the largest thing a route costs.
+ */
 export class RequestSeries {
   readonly #counter: FastCounter;
+  readonly #histogram: FastHistogram;
   readonly #labels: readonly string[];
-  readonly #duration: HistogramCell;
+  #duration: HistogramCell | undefined;
+  /** The code of the latest request and its cell: a run of one status code skips the map. */
+  #lastCode = -1;
+  #lastCell: CounterCell | undefined;
   /** Status code to its counter cell, filled on first use of each code. */
-  readonly #codes = new Map<number, CounterCell>();
+  #codes: Map<number, CounterCell> | undefined;
 
   constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
     this.#counter = counter;
+    this.#histogram = histogram;
     this.#labels = labels;
-    this.#duration = histogram.cell(labels);
   }
 
   record(statusCode: number, seconds: number): void {
-    let cell = this.#codes.get(statusCode);
-    if (cell === undefined) {
-      cell = this.#counter.cell([...this.#labels, String(statusCode)]);
-      this.#codes.set(statusCode, cell);
+    let cell = this.#lastCell;
+    if (statusCode !== this.#lastCode || cell === undefined) {
+      cell = this.#codeCell(statusCode);
+      this.#lastCode = statusCode;
+      this.#lastCell = cell;
     }
     cell.value++;
-    this.#duration.observe(seconds);
+    let duration = this.#duration;
+    if (duration === undefined) {
+      duration = this.#histogram.cell(this.#labels);
+      this.#duration = duration;
+    }
+    duration.observe(seconds);
+  }
+
+  #codeCell(statusCode: number): CounterCell {
+    let codes = this.#codes;
+    if (codes === undefined) {
+      codes = new Map();
+      this.#codes = codes;
+    }
+    let cell = codes.get(statusCode);
+    if (cell === undefined) {
+      cell = this.#counter.cell([...this.#labels, String(statusCode)]);
+      codes.set(statusCode, cell);
+    }
+    return cell;
   }
 }
 
