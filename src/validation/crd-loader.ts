@@ -2,6 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
+import { type CrdEntry, describeCrd } from './crd-entry.ts';
+import { scanCrds } from './crd-scan.ts';
 import type { CrdDocument } from './schema-types.ts';
 
 /** deploy/crds of this checkout (or of the installed package): the CRDs the gateway is deployed with. */
@@ -12,15 +14,51 @@ export const EXPERIMENTAL_CRD_DIR = fileURLToPath(new URL('../../deploy/crds-exp
 /** Which Gateway API release channel the CRDs come from: the experimental one adds fields (retry, ...). */
 export type GatewayApiChannel = 'standard' | 'experimental';
 
+/**
+ * deploy/crds, with the experimental channel's Gateway API CRDs in place of the standard ones when asked, as
+ * entries that read their file again when first needed: the parsed documents are not kept, so a process holds the
+ * compiled schemas of the kinds it meets and nothing of the others.
+ */
+export function crdChannelEntries(channel: GatewayApiChannel): CrdEntry[] {
+  const standard = fileEntries(DEFAULT_CRD_DIR);
+  if (channel === 'standard') return standard;
+  const replacing = new Map(fileEntries(EXPERIMENTAL_CRD_DIR).map((entry) => [entry.name, entry]));
+  const merged = standard.map((entry) => replacing.get(entry.name) ?? entry);
+  const present = new Set(standard.map((entry) => entry.name));
+  for (const [name, entry] of replacing) if (!present.has(name)) merged.push(entry);
+  return merged;
+}
+
 /** deploy/crds, with the experimental channel's Gateway API CRDs in place of the standard ones when asked. */
 export function loadCrdChannel(channel: GatewayApiChannel): CrdDocument[] {
-  const crds = loadCrds(DEFAULT_CRD_DIR);
-  if (channel === 'standard') return crds;
-  const replacing = new Map(loadCrds(EXPERIMENTAL_CRD_DIR).map((crd) => [crd.metadata?.name, crd]));
-  const merged = crds.map((crd) => replacing.get(crd.metadata?.name) ?? crd);
-  const present = new Set(crds.map((crd) => crd.metadata?.name));
-  for (const [name, crd] of replacing) if (!present.has(name)) merged.push(crd);
-  return merged;
+  return crdChannelEntries(channel).map((entry) => entry.load());
+}
+
+function fileEntries(dir: string): CrdEntry[] {
+  const entries: CrdEntry[] = [];
+  for (const path of crdFiles(dir)) {
+    const descriptions = scanCrds(readFileSync(path, 'utf8')) ?? crdsOfFile(path).map(describeCrd);
+    for (const description of descriptions) {
+      entries.push({
+        ...description,
+        load: () => {
+          const crd = crdsOfFile(path).find((c) => describeCrd(c).name === description.name);
+          if (crd === undefined) throw new Error(`${path} no longer holds the CRD ${description.name}`);
+          return crd;
+        },
+      });
+    }
+  }
+  return entries;
+}
+
+function crdsOfFile(path: string): CrdDocument[] {
+  const crds: CrdDocument[] = [];
+  for (const doc of loadAll(readFileSync(path, 'utf8'), null, { schema: CORE_SCHEMA, filename: path })) {
+    const value = doc as { kind?: string } | null;
+    if (value?.kind === 'CustomResourceDefinition') crds.push(value as CrdDocument);
+  }
+  return crds;
 }
 
 /**
@@ -31,14 +69,7 @@ export function loadCrdChannel(channel: GatewayApiChannel): CrdDocument[] {
  * at start). The core schema resolves plain scalars as the `yaml` package does (YAML 1.2: no timestamps).
  */
 export function loadCrds(dir: string = DEFAULT_CRD_DIR): CrdDocument[] {
-  const crds: CrdDocument[] = [];
-  for (const path of crdFiles(dir)) {
-    for (const doc of loadAll(readFileSync(path, 'utf8'), null, { schema: CORE_SCHEMA, filename: path })) {
-      const value = doc as { kind?: string } | null;
-      if (value?.kind === 'CustomResourceDefinition') crds.push(value as CrdDocument);
-    }
-  }
-  return crds;
+  return crdFiles(dir).flatMap(crdsOfFile);
 }
 
 /** The YAML files under `dir`, recursively, in name order; kustomization.yaml is not a manifest. */

@@ -1,6 +1,7 @@
 import { RuleCompiler, type RuleProblem } from './cel-rules.ts';
 import { checkRules, NO_OLD_VALUE } from './cel-walk.ts';
 import { compileSchema, type SchemaNode } from './compiled-schema.ts';
+import { type CrdEntry, crdEntry } from './crd-entry.ts';
 import { type FieldError, fieldError, summarize } from './field-errors.ts';
 import { pruneAndDefault } from './prune-and-default.ts';
 import { checkSchema } from './schema-check.ts';
@@ -15,15 +16,23 @@ export interface ValidationResult {
 }
 
 export interface ValidatorOptions {
-  /** Throw at construction when a rule does not compile (tests, CI); otherwise objects using it are rejected. */
+  /**
+   * Compile every kind at construction and throw when a rule does not compile (tests, CI). Otherwise each kind is
+   * compiled when an object of it is first validated, and objects using a rule that does not compile are rejected.
+   */
   readonly strict?: boolean;
+  /** Told of the rules that do not compile, as each kind is compiled. */
+  readonly onRuleProblems?: (problems: readonly RuleProblem[]) => void;
 }
 
 interface KindSchema {
   readonly group: string;
   readonly kind: string;
+  readonly version: string;
   readonly namespaced: boolean;
-  readonly root: SchemaNode;
+  readonly crd: CrdEntry;
+  /** Compiled on first use. */
+  root: SchemaNode | undefined;
 }
 
 /** API groups served by kube-apiserver itself: their kinds are not custom resources and not checked here. */
@@ -50,34 +59,55 @@ const BLOCKING = new Set(['FieldValueTypeInvalid', 'FieldValueNotSupported']);
 
 /**
  * Validates custom resources as kube-apiserver does with their CRDs: prune, default, OpenAPI schema, list
- * types, then the CEL rules (only when the schema found no type or enum error, as there). Every served
- * version of every CRD is compiled once, here; validate() only walks.
+ * types, then the CEL rules (only when the schema found no type or enum error, as there). Each served version
+ * of a CRD is compiled once, on its first object (or all at construction when strict); validate() then only walks.
  */
 export class CrdValidator {
   readonly #kinds = new Map<string, KindSchema>();
-  readonly ruleProblems: readonly RuleProblem[];
+  readonly #compiler = new RuleCompiler();
+  readonly #onRuleProblems: ((problems: readonly RuleProblem[]) => void) | undefined;
 
-  constructor(crds: readonly CrdDocument[], options: ValidatorOptions = {}) {
-    const compiler = new RuleCompiler();
-    for (const crd of crds) {
-      const { group, names, scope, versions } = crd.spec;
-      for (const version of versions) {
-        const schema = version.schema?.openAPIV3Schema;
-        if (!schema || version.served === false) continue;
-        const location = `${names.kind}.${group}/${version.name}`;
-        this.#kinds.set(`${group}/${version.name}/${names.kind}`, {
-          group,
-          kind: names.kind,
-          namespaced: scope === 'Namespaced',
-          root: compileSchema(schema, compiler, location),
+  constructor(crds: readonly (CrdDocument | CrdEntry)[], options: ValidatorOptions = {}) {
+    this.#onRuleProblems = options.onRuleProblems;
+    for (const item of crds) {
+      const crd = 'load' in item ? item : crdEntry(item);
+      for (const version of crd.versions) {
+        this.#kinds.set(`${crd.group}/${version}/${crd.kind}`, {
+          group: crd.group,
+          kind: crd.kind,
+          version,
+          namespaced: crd.scope === 'Namespaced',
+          crd,
+          root: undefined,
         });
       }
     }
-    this.ruleProblems = compiler.problems;
-    if (options.strict && compiler.problems.length > 0) {
-      const list = compiler.problems.map((p) => `${p.location}: ${p.error}: ${p.rule}`).join('\n');
-      throw new Error(`CEL rules that cannot be evaluated:\n${list}`);
+    if (options.strict) {
+      const problems = this.ruleProblems;
+      if (problems.length > 0) {
+        const list = problems.map((p) => `${p.location}: ${p.error}: ${p.rule}`).join('\n');
+        throw new Error(`CEL rules that cannot be evaluated:\n${list}`);
+      }
     }
+  }
+
+  /** The rules of every kind that do not compile (compiles every kind not compiled yet). */
+  get ruleProblems(): readonly RuleProblem[] {
+    for (const schema of this.#kinds.values()) this.#root(schema);
+    return this.#compiler.problems;
+  }
+
+  #root(schema: KindSchema): SchemaNode {
+    if (schema.root !== undefined) return schema.root;
+    const version = schema.crd.load().spec.versions.find((v) => v.name === schema.version);
+    const openApi = version?.schema?.openAPIV3Schema;
+    if (openApi === undefined)
+      throw new Error(`the CRD ${schema.crd.name} has no schema for ${schema.version}`);
+    const before = this.#compiler.problems.length;
+    schema.root = compileSchema(openApi, this.#compiler, `${schema.kind}.${schema.group}/${schema.version}`);
+    const problems = this.#compiler.problems.slice(before);
+    if (problems.length > 0) this.#onRuleProblems?.(problems);
+    return schema.root;
   }
 
   /** Whether this apiVersion/kind is a custom resource with a CRD here (false for built-in kinds). */
@@ -107,11 +137,18 @@ export class CrdValidator {
         : `no matches for kind "${kind}" in version "${apiVersion}" (no CustomResourceDefinition for it)`;
       return { object, errors: [fieldError.invalid('kind', kind, detail)], warnings: [] };
     }
+    let root: SchemaNode;
+    try {
+      root = this.#root(schema);
+    } catch (error) {
+      const detail = `the CustomResourceDefinition cannot be read: ${(error as Error).message}`;
+      return { object, errors: [fieldError.invalid('kind', kind, detail)], warnings: [] };
+    }
     const { metadata, ...body } = object;
     const pruned: string[] = [];
-    const copy = pruneAndDefault(schema.root, body, '', pruned) as JsonObject;
+    const copy = pruneAndDefault(root, body, '', pruned) as JsonObject;
     const errors: FieldError[] = [];
-    checkSchema(schema.root, copy, '', errors);
+    checkSchema(root, copy, '', errors);
     if (errors.some((e) => BLOCKING.has(e.reason))) {
       errors.push({
         reason: 'FieldValueInvalid',
@@ -122,8 +159,8 @@ export class CrdValidator {
     } else {
       // The old object is compared as stored: pruned and defaulted like the new one.
       const { metadata: _m, ...oldBody } = old ?? {};
-      const oldCopy = old ? pruneAndDefault(schema.root, oldBody, '', []) : NO_OLD_VALUE;
-      checkRules(schema.root, copy, undefined, oldCopy, undefined, '', errors);
+      const oldCopy = old ? pruneAndDefault(root, oldBody, '', []) : NO_OLD_VALUE;
+      checkRules(root, copy, undefined, oldCopy, undefined, '', errors);
     }
     const result = metadata === undefined ? copy : { ...copy, metadata };
     return { object: reorder(result), errors, warnings: pruned.map((p) => `unknown field "${p}"`) };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type CrdEntry, describeCrd } from '../../src/validation/crd-entry.ts';
 import type { CrdDocument, JsonSchema } from '../../src/validation/index.ts';
 import { CrdValidator, invalidMessage } from '../../src/validation/index.ts';
 import { base, causes, object, validator } from './fixtures.ts';
@@ -325,5 +326,47 @@ describe('rules that cannot be evaluated', () => {
     expect(error?.message).toMatch(
       /^Invalid value: "object": rule is not supported: .*: self\.noSuchFunction\(\)$/,
     );
+  });
+});
+
+describe('kinds compiled on first use', () => {
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: {
+      spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.noSuchFunction()', message: 'm' }] },
+    },
+  };
+  const entryOf = (document: CrdDocument, loads: { count: number }): CrdEntry => ({
+    ...describeCrd(document),
+    load: () => {
+      loads.count++;
+      return document;
+    },
+  });
+
+  it('read a CRD only when an object of its kind comes, once, and report its rules then', () => {
+    const loads = { count: 0 };
+    const reported: string[] = [];
+    const v = new CrdValidator([entryOf(crd(schema), loads)], {
+      onRuleProblems: (problems) => reported.push(...problems.map((p) => p.rule)),
+    });
+    expect(loads.count).toBe(0);
+    expect(v.has('example.com/v1', 'Widget')).toBe(true);
+    expect(v.validate(widget({})).errors[0]?.message).toMatch(/rule is not supported/);
+    v.validate(widget({}));
+    expect(loads.count).toBe(1);
+    expect(reported).toEqual(['self.noSuchFunction()']);
+  });
+
+  it('cost only that object when the CRD cannot be read', () => {
+    const entry: CrdEntry = {
+      ...describeCrd(crd(schema)),
+      load: () => {
+        throw new Error('deploy/crds/widgets.yaml: ENOENT');
+      },
+    };
+    const [error] = new CrdValidator([entry]).validate(widget({})).errors;
+    expect(error?.field).toBe('kind');
+    expect(error?.message).toMatch(/CustomResourceDefinition cannot be read: .*ENOENT/);
   });
 });

@@ -1,22 +1,25 @@
 import type { Logger } from 'pino';
-import { loadCrdChannel } from '../../validation/crd-loader.ts';
+import { crdChannelEntries } from '../../validation/crd-loader.ts';
 import { CrdValidator } from '../../validation/index.ts';
 
 let shared: CrdValidator | undefined;
 
 /**
  * The validator the file source checks objects with: the CRDs in deploy/crds with the Gateway API experimental
- * channel (deploy/crds-experimental), compiled once per process. The experimental channel is a superset of the
+ * channel (deploy/crds-experimental), each kind compiled once per process, when the first object of it is read. The experimental channel is a superset of the
  * standard one, and without it the fields only it has (HTTPRoute `retry`) would be pruned from every file.
  * undefined (with an error logged) when they cannot be read, so the problem is visible and nothing crashes.
  */
 export function defaultFileValidator(logger: Logger): CrdValidator | undefined {
   if (shared) return shared;
   try {
-    shared = new CrdValidator(loadCrdChannel('experimental'));
-    for (const p of shared.ruleProblems) {
-      logger.error({ location: p.location, rule: p.rule }, `CEL rule cannot be evaluated: ${p.error}`);
-    }
+    shared = new CrdValidator(crdChannelEntries('experimental'), {
+      onRuleProblems: (problems) => {
+        for (const p of problems) {
+          logger.error({ location: p.location, rule: p.rule }, `CEL rule cannot be evaluated: ${p.error}`);
+        }
+      },
+    });
   } catch (error) {
     logger.error({ err: error }, 'cannot load the CRDs: objects read from files are not validated');
   }
