@@ -6,8 +6,9 @@ let shared: CrdValidator | undefined;
 
 /**
  * The validator the file source checks objects with: the CRDs in deploy/crds with the Gateway API experimental
- * channel (deploy/crds-experimental), each kind compiled once per process, when the first object of it is read. The experimental channel is a superset of the
- * standard one, and without it the fields only it has (HTTPRoute `retry`) would be pruned from every file.
+ * channel (deploy/crds-experimental), each kind compiled once per process, when the first object of it is read.
+ * The experimental channel is a superset of the standard one, and without it the fields only it has (HTTPRoute
+ * `retry`) would be pruned from every file.
  * undefined (with an error logged) when they cannot be read, so the problem is visible and nothing crashes.
  */
 export function defaultFileValidator(logger: Logger): CrdValidator | undefined {
