@@ -7,7 +7,8 @@ export type CrdDescription = Omit<CrdEntry, 'load'>;
  * at the places controller-gen writes them (metadata.name; spec.group, names.kind, scope; each version's name,
  * served and schema.openAPIV3Schema). Parsing the shipped CRDs only to learn their kinds left 11 MiB of RSS
  * behind in every process. undefined whenever the text is not in that layout (flow style, anchors, block scalars
- * or quotes on those keys, a key missing): the caller then parses the file. Documents of other kinds are skipped. Pure; crd-loader.ts does the I/O.
+ * or quotes on those keys, a key missing): the caller then parses the file. Documents of other kinds are
+ * skipped. Pure; crd-loader.ts does the I/O.
  */
 export function scanCrds(text: string): CrdDescription[] | undefined {
   const out: CrdDescription[] = [];
