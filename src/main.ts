@@ -5,7 +5,7 @@ import { buildConfigDump } from './admin/config-dump.ts';
 import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
-import { nodeFlags, tuneHeapForRequests } from './app/heap-tuning.ts';
+import { tuneHeapForRequests } from './app/heap-tuning.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
 import { type CliOptions, parseCli } from './cli/args.ts';
@@ -22,7 +22,7 @@ import type { Snapshot } from './snapshot/snapshot.ts';
  * reading all of it (DESIGN.md §1).
  */
 async function main(argv: readonly string[]): Promise<void> {
-  tuneHeapForRequests(nodeFlags(process.execArgv, process.env.NODE_OPTIONS));
+  tuneHeapForRequests(process.execArgv);
   let cli: CliOptions;
   try {
     cli = parseCli(argv, process.env);

@@ -2,18 +2,16 @@ import { setFlagsFromString } from 'node:v8';
 
 const PRETENURING_FLAG = /^--(no-)?allocation[-_]site[-_]pretenuring$/;
 
-/** The Node flags the process was started with: its command line and NODE_OPTIONS. */
-export function nodeFlags(execArgv: readonly string[], nodeOptions: string | undefined): string[] {
-  return [...execArgv, ...(nodeOptions ?? '').split(/\s+/).filter((flag) => flag !== '')];
-}
-
-/** True unless the operator chose allocation-site pretenuring either way with a Node flag. */
+/**
+ * True unless the operator chose allocation-site pretenuring either way on node's command line (`process.execArgv`;
+ * Node refuses V8 flags like this one in NODE_OPTIONS).
+ */
 export function shouldDisablePretenuring(flags: readonly string[]): boolean {
   return !flags.some((flag) => PRETENURING_FLAG.test(flag));
 }
 
 /**
- * Turns off V8's allocation-site pretenuring, unless a Node flag already decided it. V8 allocates the objects of
+ * Turns off V8's allocation-site pretenuring, unless a flag on node's command line already decided it. V8 allocates the objects of
  * an allocation site (an object or array literal) straight into the old generation once nearly all of them have
  * survived a young collection. A proxy's warm-up fools that heuristic: a burst of new connections keeps a batch of
  * requests in flight across one collection, and from then on every request's literals (headers, dispatch

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { nodeFlags, shouldDisablePretenuring, tuneHeapForRequests } from '../../src/app/heap-tuning.ts';
+import { shouldDisablePretenuring, tuneHeapForRequests } from '../../src/app/heap-tuning.ts';
 
 describe('heap tuning', () => {
-  it('reads the flags of the command line and of NODE_OPTIONS', () => {
-    expect(nodeFlags(['--enable-source-maps'], '  --max-old-space-size=512   --trace-gc ')).toEqual([
-      '--enable-source-maps',
-      '--max-old-space-size=512',
-      '--trace-gc',
-    ]);
-    expect(nodeFlags([], undefined)).toEqual([]);
-  });
-
   it('turns pretenuring off unless a flag chose either way', () => {
     expect(shouldDisablePretenuring([])).toBe(true);
     expect(shouldDisablePretenuring(['--trace-gc', '--max-semi-space-size=16'])).toBe(true);
