@@ -8,6 +8,8 @@ set -eu
 PACKAGES=""
 [ -x /usr/bin/chromium ] || PACKAGES="$PACKAGES chromium fonts-dejavu-core"
 command -v ip >/dev/null 2>&1 || PACKAGES="$PACKAGES iproute2"
+# The README walkthrough test pastes its curl lines as a newcomer would.
+command -v curl >/dev/null 2>&1 || PACKAGES="$PACKAGES curl"
 if [ -z "$PACKAGES" ]; then
   exit 0
 fi

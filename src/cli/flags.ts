@@ -191,6 +191,30 @@ export const FLAGS = {
 
 export type FlagName = keyof typeof FLAGS;
 
+/**
+ * docs/flags.md: every flag with its help, from the same table as `--help`
+ * (`npm run docs:flags` rewrites it; a test fails while it lags behind).
+ */
+export function flagsMarkdown(): string {
+  const rows = Object.entries(FLAGS).map(([name, flag]) => {
+    const arg = 'arg' in flag ? ` <${flag.arg}>` : '';
+    return `| \`--${name}${arg}\` | ${flag.help.replaceAll('|', '\\|')} |`;
+  });
+  return [
+    '# Flags',
+    '',
+    '<!-- Generated from src/cli/flags.ts by `npm run docs:flags`; edit the help there. -->',
+    '',
+    '`clusterset-gateway [--manifests <dir> | --kubernetes | --demo] [flags]`; with no source flag it runs the',
+    'built-in demo. `npm start -- <flags>` runs the same program; `--help` prints this list.',
+    '',
+    '| flag | meaning |',
+    '| --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
 export function helpText(): string {
   const lines = Object.entries(FLAGS).map(([name, flag]) => {
     const arg = 'arg' in flag ? ` <${flag.arg}>` : '';

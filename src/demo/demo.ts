@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -6,6 +7,7 @@ import type { AdminRoute } from '../admin/admin-server.ts';
 import { startEchoServer } from '../echo/echo-server.ts';
 import { startGreeterServer } from '../greeter/greeter-server.ts';
 import { demoManifests, type RunningPod } from './manifests.ts';
+import { selectPods } from './pod-selection.ts';
 import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
 
 export interface DemoOptions {
@@ -54,19 +56,20 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
   const setRunning =
     (up: boolean): AdminRoute =>
-    async (_req, res, url) => {
-      const selected = pods.filter(({ pod }) =>
-        (['pod', 'zone', 'cluster', 'service'] as const).every((field) => {
-          const wanted = url.searchParams.get(field);
-          return wanted === null || pod[field] === wanted;
-        }),
-      );
-      if (selected.length === 0 || url.searchParams.size === 0) {
-        res
-          .writeHead(400, { 'content-type': 'text/plain' })
-          .end('select pods with ?zone=, ?cluster=, ?service= or ?pod=\n');
+    async (req, res, url) => {
+      if (req.method !== 'POST') {
+        sendText(res, 405, `${url.pathname} changes the demo: use POST\n`, { allow: 'POST' });
         return;
       }
+      const selection = selectPods(
+        pods.map(({ pod }) => pod),
+        url.searchParams,
+      );
+      if (selection.kind === 'error') {
+        sendText(res, selection.status, `${selection.message}\n`);
+        return;
+      }
+      const selected = pods.filter(({ pod }) => selection.pods.includes(pod));
       for (const entry of selected) {
         if (up && !entry.server) entry.server = await startPod(entry.pod, entry.port);
         if (!up && entry.server) {
@@ -76,9 +79,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       }
       const names = selected.map(({ pod }) => pod.pod);
       logger.info({ pods: names }, up ? 'demo pods started' : 'demo pods stopped');
-      res
-        .writeHead(200, { 'content-type': 'text/plain' })
-        .end(`${up ? 'started' : 'stopped'}: ${names.join(' ')}\n`);
+      sendText(res, 200, `${up ? 'started' : 'stopped'}: ${names.join(' ')}\n`);
     };
 
   const web = `http://127.0.0.1:${options.servedPort}`;
@@ -102,12 +103,15 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  for i in $(seq 300); do curl -s ${web}/ | grep -o '"zone": "[^"]*"'; done | sort | uniq -c   # where traffic goes`,
     `  curl -s -X POST '${admin}/demo/stop?pod=web-us-east-1a-3'  # 1 of 3 near pods: ~93% stays near, ~7% to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/start?pod=web-us-east-1a-3' # back to 100% near within seconds (health checks)`,
-    `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # the near pods fail; traffic moves to us-east-1b`,
-    `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # then to east-2, same region`,
-    `  curl -s -X POST '${admin}/demo/start?service=web'          # and back`,
+    `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # a zone outage: traffic moves to us-east-1b`,
+    `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # the local cluster: to east-2, same region`,
+    `  curl -s -X POST '${admin}/demo/stop?cluster=east-2'        # the region: to west-1`,
+    `  curl -s -X POST '${admin}/demo/start?cluster=east-2'       # start names what comes back: east-2 serves again`,
+    `  curl -s -X POST '${admin}/demo/start?cluster=east-1'       # and east-1, zone us-east-1a included`,
     `  ${grpcHello('')} # gRPC demo.Greeter/Hello (GRPCRoute, h2c): zone us-east-1a`,
     `  ${grpcHello('--stream')} # server streaming: three replies on one call`,
     `  curl -s -X POST '${admin}/demo/stop?service=greeter&zone=us-east-1a'  # gRPC calls move to us-east-1b`,
+    `  curl -s -X POST '${admin}/demo/start?service=greeter&zone=us-east-1a' # and back`,
     ...(options.eastWestPort === undefined
       ? []
       : [
@@ -153,4 +157,13 @@ function startPod(pod: DemoPod, port: number): Promise<{ port: number; close(): 
       node: pod.node,
     },
   });
+}
+
+function sendText(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(body);
 }
