@@ -6,6 +6,7 @@ import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { tuneHeapForRequests } from './app/heap-tuning.ts';
+import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
 import { type CliOptions, parseCli } from './cli/args.ts';
@@ -41,6 +42,7 @@ async function main(argv: readonly string[]): Promise<void> {
   // With workers, process metrics come from each worker (aggregated); the primary adds the controller's.
   if (cli.workers <= 1) collectDefaultMetrics({ register: registry });
 
+  await checkSourceConfig(cli);
   const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
   const workerPool = cli.workers > 1 ? await startWorkerPool(cli.workers, eastWestPort, logger) : undefined;
   const dataPlane = workerPool ?? startDataPlane(cli, eastWestPort, logger, registry);

@@ -77,7 +77,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     manifests !== undefined
       ? { kind: 'file', dir: manifests }
       : values.kubernetes
-        ? { kind: 'kubernetes', ...optional('kubeconfig', str('kubeconfig') ?? env.KUBECONFIG) }
+        ? { kind: 'kubernetes', ...optional('kubeconfig', str('kubeconfig')) }
         : { kind: 'demo' };
   const inCluster = source.kind === 'kubernetes';
   const policy = str('lb-policy') ?? 'p2c';

@@ -10,7 +10,7 @@ export const FLAGS = {
   },
   kubernetes: {
     type: 'boolean',
-    help: 'Watch a Kubernetes API server (in-cluster config, else --kubeconfig/KUBECONFIG).',
+    help: "Watch a Kubernetes API server; config from --kubeconfig, else KUBECONFIG, the pod's service account, ~/.kube/config.",
   },
   kubeconfig: { type: 'string', arg: 'path', help: 'Kubeconfig file for --kubernetes.' },
   demo: {

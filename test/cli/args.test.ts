@@ -43,7 +43,12 @@ describe('parseCli', () => {
       KUBECONFIG: '/k',
     });
     expect(cli.identity).toEqual({ zone: 'z1', node: 'n1' });
-    expect(cli.source).toEqual({ kind: 'kubernetes', kubeconfig: '/k' });
+    // KUBECONFIG is one of the places loadKubeConfig looks (a list, as kubectl reads it); the flag alone is a path.
+    expect(cli.source).toEqual({ kind: 'kubernetes' });
+    expect(parseCli(['--kubernetes', '--kubeconfig', '/c'], { KUBECONFIG: '/k' }).source).toEqual({
+      kind: 'kubernetes',
+      kubeconfig: '/c',
+    });
     expect(cli.address).toBe('0.0.0.0');
   });
 

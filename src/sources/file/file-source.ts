@@ -83,11 +83,7 @@ export class FileSource implements Source {
   }
 
   async start(onSnapshot: (snapshot: Snapshot) => void): Promise<void> {
-    try {
-      await readdir(this.#dir);
-    } catch (cause) {
-      throw new SourceError('ManifestDirUnreadable', `cannot read manifests folder ${this.#dir}`, { cause });
-    }
+    await checkManifestsDir(this.#dir);
     await this.#reload(onSnapshot);
     // Top level only, as `kubectl apply -f DIR` without -R; Node 20's recursive watch on Linux misses renames.
     this.#watcher = watch(this.#dir, () => this.#schedule(onSnapshot));
@@ -167,6 +163,27 @@ export class FileSource implements Source {
     }
     if (problems.length === 0 && this.#problems.length > 0) this.#logger.info('manifest problems resolved');
     this.#problems = problems;
+  }
+}
+
+/**
+ * Fails with the path and the reason when `dir` is not a folder this process can list: run before any port is
+ * opened, so that `--manifests /does-not-exist` is a start-up error, not a gateway serving nothing.
+ */
+export async function checkManifestsDir(dir: string): Promise<void> {
+  try {
+    await readdir(dir);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT'
+        ? 'no such folder'
+        : code === 'ENOTDIR'
+          ? 'not a folder'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'permission denied'
+            : String((cause as Error).message ?? cause);
+    throw new SourceError('ManifestDirUnreadable', `--manifests ${dir}: ${reason}`, { cause });
   }
 }
 

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/gateway-process.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+interface Exit {
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly stdout: string;
+}
+
+/** Runs the program as `npm start -- ARGS` would, with `env` instead of the test's environment. */
+function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Exit> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    // A program that does not exit is the failure under test: stop it and report what it said.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('error', fail);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Whether something accepts connections on 127.0.0.1:port (the admin server, had it been opened). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const probe: Server = createServer();
+    probe.once('error', () => done(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => done(false)));
+  });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'csgw-startup-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('start-up failures exit non-zero with their message, before any port is opened', () => {
+  it('--manifests on a missing folder names the path', async () => {
+    const adminPort = await freePort();
+    const missing = join(scratch, 'does-not-exist');
+    const exit = await run(['--manifests', missing, '--admin-port', String(adminPort)], { HOME: scratch });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(`--manifests ${missing}: no such folder`);
+    // Nothing was announced or opened first.
+    expect(exit.stdout).not.toContain('admin');
+    expect(exit.stderr).not.toContain('admin');
+    expect(await listening(adminPort)).toBe(false);
+  });
+
+  it('--manifests on a file, not a folder, says so', async () => {
+    const file = join(scratch, 'route.yaml');
+    writeFileSync(file, 'kind: HTTPRoute\n');
+    const exit = await run(['--manifests', file, '--admin-port', String(await freePort())], {
+      HOME: scratch,
+    });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(`--manifests ${file}: not a folder`);
+  });
+
+  it('--kubernetes with no configuration anywhere names every place it looked', async () => {
+    const home = join(scratch, 'home-empty');
+    mkdirSync(home);
+    const adminPort = await freePort();
+    const exit = await run(['--kubernetes', '--admin-port', String(adminPort)], { HOME: home });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain('no Kubernetes configuration found');
+    expect(exit.stderr).toContain('--kubeconfig: not given');
+    expect(exit.stderr).toContain('KUBECONFIG: not set');
+    expect(exit.stderr).toContain('in-cluster service account: KUBERNETES_SERVICE_HOST is not set');
+    expect(exit.stderr).toContain(`${join(home, '.kube', 'config')}: no such file`);
+    expect(exit.stderr).not.toContain('using Kubernetes API server');
+    expect(await listening(adminPort)).toBe(false);
+  });
+
+  it('--kubernetes with KUBECONFIG naming missing files says which', async () => {
+    const home = join(scratch, 'home-env');
+    mkdirSync(home);
+    const listed = `${join(scratch, 'a.yaml')}:${join(scratch, 'b.yaml')}`;
+    const exit = await run(['--kubernetes', '--admin-port', String(await freePort())], {
+      HOME: home,
+      KUBECONFIG: listed,
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+    });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(`KUBECONFIG=${listed}: no such file`);
+    expect(exit.stderr).toContain(
+      'in-cluster service account: /var/run/secrets/kubernetes.io/serviceaccount/token',
+    );
+  });
+
+  it('--kubeconfig on a missing file names it', async () => {
+    const path = join(scratch, 'nope.kubeconfig');
+    const exit = await run(['--kubernetes', '--kubeconfig', path, '--admin-port', String(await freePort())], {
+      HOME: scratch,
+    });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(`--kubeconfig ${path}: no such file`);
+  });
+
+  it('--kubeconfig that does not parse, or has no current cluster, says so', async () => {
+    const garbage = join(scratch, 'garbage.kubeconfig');
+    writeFileSync(garbage, 'clusters: [\n');
+    const bad = await run(
+      ['--kubernetes', '--kubeconfig', garbage, '--admin-port', String(await freePort())],
+      {
+        HOME: scratch,
+      },
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`cannot load Kubernetes configuration from --kubeconfig ${garbage}`);
+
+    const empty = join(scratch, 'empty.kubeconfig');
+    writeFileSync(empty, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    const none = await run(
+      ['--kubernetes', '--kubeconfig', empty, '--admin-port', String(await freePort())],
+      {
+        HOME: scratch,
+      },
+    );
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`no current cluster in the Kubernetes configuration ${empty}`);
+  });
+});
