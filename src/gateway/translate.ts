@@ -1,5 +1,6 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
+import { clusterSelections } from '../mcs/cluster-selection.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
@@ -34,8 +35,31 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       : { ...gateways, problems: [...gateways.problems, `east-west: ${clusterset.message}`] };
   }
   const withTls = guarded(() => applyBackendTls(result, snapshot, options));
-  if (withTls.ok) return withTls.value;
-  return { ...result, problems: [...(result.problems ?? []), `BackendTLSPolicy: ${withTls.message}`] };
+  result = withTls.ok
+    ? withTls.value
+    : { ...result, problems: [...(result.problems ?? []), `BackendTLSPolicy: ${withTls.message}`] };
+  const policies = guarded(() => clusterSelectionStatuses(snapshot, options.identity));
+  return policies.ok
+    ? { ...result, statuses: [...result.statuses, ...policies.value] }
+    : { ...result, problems: [...(result.problems ?? []), `ClusterSelectionPolicy: ${policies.message}`] };
+}
+
+/** Every ClusterSelectionPolicy's status: whether it attached, its tiers as resolved, what properties lacked. */
+function clusterSelectionStatuses(
+  snapshot: Snapshot,
+  identity: TranslateOptions['identity'],
+): StatusUpdate[] {
+  return clusterSelections(snapshot, identity).statuses.map((report) => ({
+    kind: 'ClusterSelectionPolicy',
+    namespace: report.namespace,
+    name: report.name,
+    generation: report.generation,
+    status: {
+      conditions: report.conditions,
+      tiers: report.tiers,
+      clustersWithoutProperties: report.clustersWithoutProperties,
+    },
+  }));
 }
 
 /** Both steps' tables in one: a backend both send to is one cluster, listed where the Gateway side has it. */

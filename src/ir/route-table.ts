@@ -214,8 +214,20 @@ export interface BackendCluster {
    * exactly one tier holding every endpoint. Empty when no endpoint is ready or serving: the proxy answers 503.
    */
   readonly tiers: readonly (readonly UpstreamEndpoint[])[];
-  /** What locality each tier stands for, by index: 'node' | 'zone' | 'cluster' | 'region' | 'clusterset' | 'all'. */
+  /**
+   * What locality each tier stands for, by index: 'node' | 'zone' | 'cluster' | 'region' | 'clusterset' | 'all',
+   * or, under a ClusterSelectionPolicy, the policy's tier names ('<tier>/node', '<tier>/zone' inside its first
+   * tier; 'fallback' for `fallback: Any`).
+   */
   readonly tierNames?: readonly string[];
+  /** Per tier, its own overprovisioning factor (1.4 = 140%); 0: the gateway's `--overprovisioning-factor`. */
+  readonly tierOverprovisioning?: readonly number[];
+  /** The ClusterSelectionPolicy that chose these tiers, and how many endpoints its boundary left out. */
+  readonly clusterSelection?: {
+    readonly policy: string;
+    readonly fallback: 'None' | 'Any';
+    readonly outsideEndpoints: number;
+  };
   /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
   readonly healthCheck?: HealthCheckConfig;
   /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */

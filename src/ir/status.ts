@@ -11,7 +11,8 @@ export type StatusKind =
   | 'GRPCRoute'
   | 'TLSRoute'
   | 'ListenerSet'
-  | 'BackendTLSPolicy';
+  | 'BackendTLSPolicy'
+  | 'ClusterSelectionPolicy';
 
 export interface StatusUpdate {
   readonly kind: StatusKind;
@@ -19,7 +20,13 @@ export interface StatusUpdate {
   readonly name: string;
   /** The generation the status was computed from (metadata.generation of the input). */
   readonly generation: number;
-  readonly status: GatewayClassStatus | GatewayStatus | HTTPRouteStatus | ListenerSetStatus | PolicyStatus;
+  readonly status:
+    | GatewayClassStatus
+    | GatewayStatus
+    | HTTPRouteStatus
+    | ListenerSetStatus
+    | PolicyStatus
+    | ClusterSelectionPolicyStatus;
 }
 
 export interface GatewayClassStatus {
@@ -76,6 +83,18 @@ export interface PolicyStatus {
     };
     readonly controllerName: string;
     readonly conditions: readonly Condition[];
+  }[];
+}
+
+/** ClusterSelectionPolicy status: the object is this project's own, so the whole status is ours. */
+export interface ClusterSelectionPolicyStatus {
+  readonly conditions: readonly Condition[];
+  /** The tiers as resolved now, with the clusters each holds. */
+  readonly tiers: readonly { readonly name: string; readonly clusters: readonly string[] }[];
+  /** Clusters lacking a property a tier selects by. */
+  readonly clustersWithoutProperties: readonly {
+    readonly cluster: string;
+    readonly missing: readonly string[];
   }[];
 }
 

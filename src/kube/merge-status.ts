@@ -1,4 +1,5 @@
 import type {
+  ClusterSelectionPolicyStatus,
   GatewayClassStatus,
   GatewayStatus,
   HTTPRouteStatus,
@@ -122,6 +123,18 @@ export function desiredStatus(
     }
     case 'ListenerSet':
       return listenerSetStatus(update, base, generation, now);
+    case 'ClusterSelectionPolicy': {
+      const status = update.status as ClusterSelectionPolicyStatus;
+      return {
+        ...base,
+        conditions: mergeConditions(status.conditions, base.conditions, generation, now),
+        tiers: status.tiers.map((tier) => ({ name: tier.name, clusters: [...tier.clusters] })),
+        clustersWithoutProperties: status.clustersWithoutProperties.map((c) => ({
+          cluster: c.cluster,
+          missing: [...c.missing],
+        })),
+      };
+    }
     case 'TLSRoute':
     case 'HTTPRoute':
     case 'GRPCRoute': {

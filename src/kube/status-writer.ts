@@ -47,7 +47,14 @@ const PLURALS: Record<StatusKind, string> = {
   ListenerSet: 'listenersets',
   TLSRoute: 'tlsroutes',
   BackendTLSPolicy: 'backendtlspolicies',
+  ClusterSelectionPolicy: 'clusterselectionpolicies',
 };
+/** Kinds outside Gateway API v1: the project's own policy. */
+const GROUP_VERSIONS: Partial<Record<StatusKind, readonly [group: string, version: string]>> = {
+  ClusterSelectionPolicy: ['policy.clusterset-gateway.io', 'v1alpha1'],
+};
+const groupOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[0] ?? GATEWAY_GROUP;
+const versionOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[1] ?? 'v1';
 
 type Result = 'written' | 'unchanged' | 'skipped' | 'error';
 
@@ -158,7 +165,13 @@ class KubeStatusWriter implements StatusWriter {
       this.#count(update.kind, 'unchanged');
       return 'unchanged';
     }
-    const path = resourcePath(GATEWAY_GROUP, 'v1', PLURALS[update.kind], update.namespace, update.name);
+    const path = resourcePath(
+      groupOf(update.kind),
+      versionOf(update.kind),
+      PLURALS[update.kind],
+      update.namespace,
+      update.name,
+    );
     const attempts = this.#o.maxConflictRetries ?? 5;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
@@ -206,7 +219,7 @@ class KubeStatusWriter implements StatusWriter {
         if (err instanceof KubeApiError && err.statusCode === 403) {
           this.#log.error(
             { object: key, err: message },
-            `RBAC: forbidden to patch ${PLURALS[update.kind]}/status in API group "${GATEWAY_GROUP}"`,
+            `RBAC: forbidden to patch ${PLURALS[update.kind]}/status in API group "${groupOf(update.kind)}"`,
           );
         } else {
           this.#log.warn({ object: key, err: message }, 'status write failed');

@@ -149,6 +149,7 @@ export class LocalityBalancer implements Balancer {
       health,
       this.#options.overprovisioningFactor,
       this.#options.panicThresholdPercent,
+      this.#cluster.tierOverprovisioning,
     );
     let sum = 0;
     this.#tiers.forEach((tier, t) => {

@@ -30,15 +30,20 @@ export interface TierShares {
   readonly panic: boolean[];
 }
 
+/** `tierFactors[i]` > 0 replaces the overprovisioning factor for tier i (a ClusterSelectionPolicy tier's own). */
 export function computeTierShares(
   tiers: readonly TierHealth[],
   overprovisioningFactor: number,
   panicThresholdPercent: number,
+  tierFactors?: readonly number[],
 ): TierShares {
   const shares = new Array<number>(tiers.length).fill(0);
   const panic = new Array<boolean>(tiers.length).fill(false);
   const fractions = tiers.map((t) => (t.total > 0 ? t.healthy / t.total : 0));
-  const health = fractions.map((f) => Math.min(1, f * overprovisioningFactor));
+  const health = fractions.map((f, i) => {
+    const own = tierFactors?.[i];
+    return Math.min(1, f * (own !== undefined && own > 0 ? own : overprovisioningFactor));
+  });
   const sum = health.reduce((a, b) => a + b, 0);
   const threshold = panicThresholdPercent / 100;
 

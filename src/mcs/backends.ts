@@ -3,8 +3,10 @@ import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
+import { clusterSelections } from './cluster-selection.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
+import { buildSelectedTiers } from './selected-tiers.ts';
 import { serviceImportSpec } from './service-import-spec.ts';
 import { buildTiers, parseTrafficDistribution } from './traffic-distribution.ts';
 import type { McsWarning } from './warnings.ts';
@@ -68,6 +70,7 @@ export function resolveServiceBackend(
     ...(identity.region ? { region: identity.region } : {}),
   }));
   return finish({
+    snapshot,
     kind: 'Service',
     namespace,
     name,
@@ -160,6 +163,7 @@ export function resolveServiceImportBackend(
     sources.push({ slice, cluster, ...(region ? { region } : {}) });
   }
   return finish({
+    snapshot,
     kind: 'ServiceImport',
     namespace,
     name,
@@ -176,6 +180,8 @@ export function resolveServiceImportBackend(
 }
 
 interface FinishInput {
+  /** For the ClusterSelectionPolicy that may target this backend (cluster-selection.ts). */
+  readonly snapshot: Snapshot;
   readonly kind: 'Service' | 'ServiceImport';
   readonly namespace: string;
   readonly name: string;
@@ -204,6 +210,11 @@ function finish(input: FinishInput): BackendResolution {
   if (parsed.warning) warnings.push(parsed.warning);
   const tiers = buildTiers(collected.endpoints, parsed.policy, input.identity, id);
   warnings.push(...tiers.warnings);
+  const selection = clusterSelections(input.snapshot, input.identity).forTarget(kind, namespace, name);
+  const selected =
+    selection !== undefined
+      ? buildSelectedTiers(collected.endpoints, selection, parsed.policy, input.identity)
+      : undefined;
   const healthCheck = parseHealthCheckAnnotations(input.annotations, id, warnings);
   return {
     ok: true,
@@ -215,8 +226,18 @@ function finish(input: FinishInput): BackendResolution {
       port,
       protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
-      tiers: tiers.tiers,
-      tierNames: tiers.tierNames,
+      ...(selected !== undefined && selection !== undefined
+        ? {
+            tiers: selected.tiers,
+            tierNames: selected.tierNames,
+            tierOverprovisioning: selected.tierOverprovisioning,
+            clusterSelection: {
+              policy: selection.policy,
+              fallback: selection.fallback,
+              outsideEndpoints: selected.outsideEndpoints,
+            },
+          }
+        : { tiers: tiers.tiers, tierNames: tiers.tierNames }),
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
     warnings,

@@ -10,6 +10,8 @@ export interface LocalIdentity {
   readonly region?: string;
   readonly zone?: string;
   readonly node?: string;
+  /** Properties of the gateway's own cluster from its flags (`--cluster-property`), for cluster selection. */
+  readonly properties?: Readonly<Record<string, string>>;
 }
 
 /** The cluster name used when neither `--cluster` nor the ClusterProperty `cluster.clusterset.k8s.io` says. */
@@ -123,9 +125,12 @@ function propertyValue(snapshot: Snapshot, name: string): string | undefined {
 }
 
 function stripEmpty(identity: LocalIdentity): LocalIdentity {
-  const out: Record<string, string> = {};
+  const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(identity)) {
     if (typeof value === 'string' && value !== '') out[key] = value;
+  }
+  if (identity.properties !== undefined && Object.keys(identity.properties).length > 0) {
+    out['properties'] = identity.properties;
   }
   return out as LocalIdentity;
 }

@@ -22,11 +22,13 @@ import type {
   TLSRoute,
 } from './gateway-api-resources.ts';
 import type { ClusterProfile, ClusterProperty, ServiceImport } from './mcs-resources.ts';
+import type { ClusterSelectionPolicy } from './policy-resources.ts';
 
 export type * from './core-resources.ts';
 export type * from './gateway-api-resources.ts';
 export type * from './mcs-resources.ts';
 export type * from './object-meta.ts';
+export type * from './policy-resources.ts';
 
 export type AnyResource =
   | TLSRoute
@@ -44,7 +46,8 @@ export type AnyResource =
   | Namespace
   | ServiceImport
   | ClusterProperty
-  | ClusterProfile;
+  | ClusterProfile
+  | ClusterSelectionPolicy;
 
 export type ResourceKind = AnyResource['kind'];
 
@@ -65,6 +68,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'TLSRoute',
   'BackendTLSPolicy',
   'ConfigMap',
+  'ClusterSelectionPolicy',
 ];
 
 /** Cluster-scoped kinds are keyed by name alone. */

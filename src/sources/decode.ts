@@ -32,6 +32,7 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   TLSRoute: ['gateway.networking.k8s.io'],
   BackendTLSPolicy: ['gateway.networking.k8s.io'],
   ConfigMap: [''],
+  ClusterSelectionPolicy: ['policy.clusterset-gateway.io'],
 };
 
 export function apiGroupOf(apiVersion: string): string {

@@ -172,7 +172,7 @@ describe('deploy/ is what kube-apiserver accepts', () => {
   });
 
   it('the CRDs deploy/crds installs all compile, CEL rules included', () => {
-    expect(installed.length).toBe(14);
+    expect(installed.length).toBe(15);
     expect(validator.ruleProblems).toEqual([]);
   });
 

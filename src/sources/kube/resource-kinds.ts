@@ -121,6 +121,15 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     required: false,
   },
+  // clusterset-gateway's own policy (docs/cluster-selection.md); optional like every CRD not in Gateway API's core.
+  {
+    kind: 'ClusterSelectionPolicy',
+    group: 'policy.clusterset-gateway.io',
+    versions: ['v1alpha1'],
+    plural: 'clusterselectionpolicies',
+    namespaced: true,
+    required: false,
+  },
 ];
 
 /** Extra ServiceImport-like kinds (GEP-1748 lets implementations accept e.g. `net.gke.io` ServiceImport). */
