@@ -30,6 +30,7 @@ export async function openSource(
         registry,
         maxFileBytes: cli.limits.maxManifestBytes,
         maxObjects: cli.limits.maxManifestObjects,
+        fieldValidation: cli.fieldValidation,
         ...fileOptions,
       }),
       cli,

@@ -14,6 +14,8 @@ export interface CliOptions {
     | { readonly kind: 'file'; readonly dir: string }
     | { readonly kind: 'kubernetes'; readonly kubeconfig?: string }
     | { readonly kind: 'demo' };
+  /** --validation: what unknown and repeated fields in manifests cost (KEP-2885 fieldValidation). */
+  readonly fieldValidation: 'Strict' | 'Warn';
   readonly address: string;
   readonly listenerPortOffset: number;
   readonly adminPort: number;
@@ -84,8 +86,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   if (policy !== 'p2c' && policy !== 'wrr')
     throw new UsageError(`--lb-policy must be p2c or wrr, not ${policy}`);
   const eastWest = str('east-west-port');
+  const validation = str('validation') ?? 'strict';
+  if (validation !== 'strict' && validation !== 'warn')
+    throw new UsageError(`--validation must be strict or warn, not ${validation}`);
   return {
     source,
+    fieldValidation: validation === 'strict' ? 'Strict' : 'Warn',
     address: str('address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
     listenerPortOffset: integer('listener-port-offset', str('listener-port-offset') ?? '0', -65535, 65535),
     adminPort: integer('admin-port', str('admin-port') ?? '9901', 0, 65535),

@@ -13,6 +13,11 @@ export const FLAGS = {
     help: "Watch a Kubernetes API server; config from --kubeconfig, else KUBECONFIG, the pod's service account, ~/.kube/config.",
   },
   kubeconfig: { type: 'string', arg: 'path', help: 'Kubeconfig file for --kubernetes.' },
+  validation: {
+    type: 'string',
+    arg: 'strict|warn',
+    help: "Manifests' unknown or repeated fields: strict refuses the object, as kubectl apply does; warn drops them with a warning. Default strict.",
+  },
   demo: {
     type: 'boolean',
     help: 'Run the built-in demo of simulated clusters (the default with no source flag).',

@@ -1,8 +1,10 @@
+import { BUILT_IN_KINDS, editDistance, groupOf } from './built-in-kinds.ts';
 import { RuleCompiler, type RuleProblem } from './cel-rules.ts';
 import { checkRules, NO_OLD_VALUE } from './cel-walk.ts';
 import { compileSchema, type SchemaNode } from './compiled-schema.ts';
 import { type CrdEntry, crdEntry } from './crd-entry.ts';
 import { type FieldError, fieldError, summarize } from './field-errors.ts';
+import { BUILT_IN_FIELDS, OBJECT_META, unknownFieldPaths } from './known-fields.ts';
 import { pruneAndDefault } from './prune-and-default.ts';
 import { checkSchema } from './schema-check.ts';
 import { type CrdDocument, isJsonObject, type JsonObject } from './schema-types.ts';
@@ -11,7 +13,13 @@ export interface ValidationResult {
   /** The object as the API server would store it: pruned and defaulted (a copy; the input is untouched). */
   readonly object: JsonObject;
   readonly errors: readonly FieldError[];
-  /** Fields dropped by pruning, worded as kube-apiserver's warnings (`unknown field "spec.foo"`). */
+  /**
+   * Fields the schema does not declare, by path (`metadata.foo`, then `spec.rules[0].backendRef`): pruned from
+   * `object`. With fieldValidation=Strict (kubectl's default) each refuses the object; with Warn each is a warning.
+   * x-kubernetes-preserve-unknown-fields subtrees keep theirs and report none, as upstream.
+   */
+  readonly unknownFields: readonly string[];
+  /** The same, worded as kube-apiserver's strict decoding warnings (`unknown field "spec.foo"`). */
   readonly warnings: readonly string[];
 }
 
@@ -130,23 +138,32 @@ export class CrdValidator {
     const [group, version] = groupVersion(apiVersion);
     const schema = this.#kinds.get(`${group}/${version}/${kind}`);
     if (!schema) {
-      if (BUILT_IN_GROUPS.has(group)) return { object, errors: [], warnings: [] };
-      const known = [...this.#kinds.values()].some((k) => k.group === group && k.kind === kind);
-      const detail = known
-        ? `no matches for kind "${kind}" in version "${apiVersion}" (the CRD does not serve this version)`
-        : `no matches for kind "${kind}" in version "${apiVersion}" (no CustomResourceDefinition for it)`;
-      return { object, errors: [fieldError.invalid('kind', kind, detail)], warnings: [] };
+      const problem = this.kindProblem(apiVersion, kind);
+      if (problem !== undefined) {
+        const bad = problem.field === 'kind' ? kind : apiVersion;
+        const errors = [fieldError.invalid(problem.field, bad, problem.message)];
+        return { object, errors, unknownFields: [], warnings: [] };
+      }
+      const known = BUILT_IN_FIELDS.get(`${apiVersion}/${kind}`);
+      const unknown = known ? unknownFieldPaths(known, object) : [];
+      return {
+        object: unknown.length > 0 ? prune(object, unknown) : object,
+        errors: [],
+        ...unknownOf(unknown),
+      };
     }
     let root: SchemaNode;
     try {
       root = this.#root(schema);
     } catch (error) {
       const detail = `the CustomResourceDefinition cannot be read: ${(error as Error).message}`;
-      return { object, errors: [fieldError.invalid('kind', kind, detail)], warnings: [] };
+      return { object, errors: [fieldError.invalid('kind', kind, detail)], unknownFields: [], warnings: [] };
     }
     const { metadata, ...body } = object;
     const pruned: string[] = [];
     const copy = pruneAndDefault(root, body, '', pruned) as JsonObject;
+    pruned.sort();
+    const metaUnknown = metadata === undefined ? [] : unknownFieldPaths(OBJECT_META, metadata, 'metadata');
     const errors: FieldError[] = [];
     checkSchema(root, copy, '', errors);
     if (errors.some((e) => BLOCKING.has(e.reason))) {
@@ -162,9 +179,66 @@ export class CrdValidator {
       const oldCopy = old ? pruneAndDefault(root, oldBody, '', []) : NO_OLD_VALUE;
       checkRules(root, copy, undefined, oldCopy, undefined, '', errors);
     }
-    const result = metadata === undefined ? copy : { ...copy, metadata };
-    return { object: reorder(result), errors, warnings: pruned.map((p) => `unknown field "${p}"`) };
+    const meta = metaUnknown.length > 0 ? prune({ metadata }, metaUnknown).metadata : metadata;
+    const result = metadata === undefined ? copy : { ...copy, metadata: meta };
+    return { object: reorder(result), errors, ...unknownOf([...metaUnknown, ...pruned]) };
   }
+
+  /**
+   * Why `kubectl apply` would not find this apiVersion/kind with these CRDs installed (`no matches for kind
+   * "HTTPRoutes" in version "gateway.networking.k8s.io/v1"`), with a hint at what was probably meant; undefined for a
+   * kind the API server serves, built-in or from a CRD here. `field` is the one to fix: the apiVersion when the
+   * kind is served under another one, else the kind.
+   */
+  kindProblem(
+    apiVersion: string,
+    kind: string,
+  ): { readonly field: 'kind' | 'apiVersion'; readonly message: string } | undefined {
+    const [group, version] = groupVersion(apiVersion);
+    if (this.#kinds.has(`${group}/${version}/${kind}`) || BUILT_IN_KINDS.get(apiVersion)?.has(kind))
+      return undefined;
+    const hint = this.#hint(group, kind);
+    return {
+      field: hint.startsWith(` (${kind} is served`) ? 'apiVersion' : 'kind',
+      message: `no matches for kind "${kind}" in version "${apiVersion}"${hint}`,
+    };
+  }
+
+  #hint(group: string, kind: string): string {
+    const served = [...this.#kinds.values()].map((k) => ({
+      apiVersion: k.group ? `${k.group}/${k.version}` : k.version,
+      group: k.group,
+      kind: k.kind,
+    }));
+    for (const [apiVersion, kinds] of BUILT_IN_KINDS)
+      for (const k of kinds) served.push({ apiVersion, group: groupOf(apiVersion), kind: k });
+    const sameKind = served.filter((s) => s.kind === kind).map((s) => s.apiVersion);
+    if (sameKind.length > 0) return ` (${kind} is served as apiVersion ${sameKind.join(', ')})`;
+    const inGroup = served.filter((s) => s.group === group);
+    if (inGroup.length === 0) return ` (no CustomResourceDefinition here serves the group "${group}")`;
+    const lower = kind.toLowerCase();
+    const close = [...new Set(inGroup.map((s) => s.kind))]
+      .map((k) => ({ k, d: k.toLowerCase() === lower ? 0 : editDistance(k.toLowerCase(), lower) }))
+      .filter((c) => c.d <= 2)
+      .sort((a, b) => a.d - b.d);
+    return close[0] ? ` (did you mean kind "${close[0].k}"?)` : '';
+  }
+}
+
+function unknownOf(paths: readonly string[]): Pick<ValidationResult, 'unknownFields' | 'warnings'> {
+  return { unknownFields: paths, warnings: paths.map((p) => `unknown field "${p}"`) };
+}
+
+/** A copy of `object` without the fields at `paths` (paths of unknownFieldPaths: properties and list indexes). */
+function prune(object: JsonObject, paths: readonly string[]): JsonObject {
+  const copy = structuredClone(object);
+  for (const path of paths) {
+    const parts = path.match(/[^.[\]]+/g) ?? [];
+    let node: unknown = copy;
+    for (const part of parts.slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[part];
+    if (isJsonObject(node)) delete node[parts.at(-1) as string];
+  }
+  return copy;
 }
 
 /** apiVersion, kind and metadata first, as they were written. */

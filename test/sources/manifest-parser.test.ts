@@ -26,11 +26,47 @@ describe('parseManifest', () => {
 
   it('names the file and line of a syntax error and returns no objects from that file', () => {
     const text =
-      'apiVersion: v1\nkind: Service\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: Service\nkind: Secret\n';
+      'apiVersion: v1\nkind: Service\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: [a\n';
     const parsed = parseManifest('broken.yaml', text);
     expect(parsed.objects).toEqual([]);
     expect(parsed.syntaxErrors).toEqual([
-      { file: 'broken.yaml', line: 8, message: 'Map keys must be unique' },
+      {
+        file: 'broken.yaml',
+        line: 10,
+        message: 'Flow sequence in block collection must be sufficiently indented and end with a ]',
+      },
+    ]);
+  });
+
+  it('a key written twice is the problem of its object only, named by path and line (the last one is read)', () => {
+    const text = [
+      'apiVersion: v1',
+      'kind: Service',
+      'metadata:',
+      '  name: first',
+      '  name: web',
+      'spec:',
+      '  ports:',
+      '  - port: 80',
+      '    port: 81',
+      '---',
+      'apiVersion: v1',
+      'kind: Service',
+      'kind: Secret',
+    ].join('\n');
+    const parsed = parseManifest('dup.yaml', text);
+    expect(parsed.syntaxErrors).toEqual([]);
+    expect(parsed.objects.map((o) => o.metadata.name)).toEqual(['web']);
+    expect(parsed.entries[0]?.duplicates).toEqual([
+      { path: 'metadata.name', line: 5 },
+      { path: 'spec.ports[0].port', line: 9 },
+    ]);
+    expect(parsed.entries[0]?.locate('spec.ports[0].port')).toBe(9);
+    // A field not written is placed at its nearest written ancestor.
+    expect(parsed.entries[0]?.locate('spec.ports[0].targetPort')).toBe(8);
+    expect(parsed.invalidObjects).toEqual([
+      { file: 'dup.yaml', line: 11, message: 'Secret: missing metadata' },
+      { file: 'dup.yaml', line: 13, message: 'kind: duplicate field "kind"' },
     ]);
   });
 
@@ -46,12 +82,12 @@ describe('parseManifest', () => {
 
   it('ignores kinds the gateway does not read, such as Deployments', () => {
     const text = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n';
-    expect(parseManifest('d.yaml', text)).toEqual({
-      objects: [],
-      lines: [],
-      syntaxErrors: [],
-      invalidObjects: [],
-    });
+    const parsed = parseManifest('d.yaml', text);
+    expect(parsed).toMatchObject({ objects: [], syntaxErrors: [], invalidObjects: [] });
+    // The file source checks that the kind exists; refused is for documents that are not objects at all.
+    expect(parsed.others).toMatchObject([
+      { line: 1, apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', refused: undefined },
+    ]);
   });
 
   it('expands a List and folds Secret stringData into base64 data', () => {

@@ -179,11 +179,11 @@ describe('unknown kinds and versions', () => {
   it('names the kind and version', () => {
     const v2 = { ...base.httpRoute(), apiVersion: 'gateway.networking.k8s.io/v2' };
     expect(causes(v2)).toContain(
-      'kind: Invalid value: "HTTPRoute": no matches for kind "HTTPRoute" in version "gateway.networking.k8s.io/v2" (the CRD does not serve this version)',
+      'apiVersion: Invalid value: "gateway.networking.k8s.io/v2": no matches for kind "HTTPRoute" in version "gateway.networking.k8s.io/v2" (HTTPRoute is served as apiVersion gateway.networking.k8s.io/v1, gateway.networking.k8s.io/v1beta1)',
     );
     const unknown = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
     expect(causes(unknown)).toContain(
-      'kind: Invalid value: "Widget": no matches for kind "Widget" in version "example.com/v1" (no CustomResourceDefinition for it)',
+      'kind: Invalid value: "Widget": no matches for kind "Widget" in version "example.com/v1" (no CustomResourceDefinition here serves the group "example.com")',
     );
   });
 
@@ -194,7 +194,7 @@ describe('unknown kinds and versions', () => {
       metadata: { name: 's' },
       spec: { ports: [{ port: 80 }] },
     };
-    expect(validator.validate(svc)).toEqual({ object: svc, errors: [], warnings: [] });
+    expect(validator.validate(svc)).toEqual({ object: svc, errors: [], unknownFields: [], warnings: [] });
   });
 });
 

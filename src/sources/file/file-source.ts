@@ -11,8 +11,13 @@ import type { CrdValidator } from '../../validation/index.ts';
 import type { DecodeOptions } from '../decode.ts';
 import { type Source, SourceError } from '../source.ts';
 import { defaultFileValidator } from './file-validation.ts';
-import { type ManifestProblem, parseManifest } from './manifest-parser.ts';
-import { ObjectStore } from './object-store.ts';
+import {
+  type ManifestEntry,
+  type ManifestProblem,
+  type OtherDocument,
+  parseManifest,
+} from './manifest-parser.ts';
+import { type FieldValidation, ObjectStore } from './object-store.ts';
 
 export interface FileSourceOptions {
   readonly dir: string;
@@ -29,6 +34,8 @@ export interface FileSourceOptions {
   readonly registry?: Registry;
   /** API groups whose ServiceImports are read (--service-import-kinds); default: decode.ts's list. */
   readonly serviceImportGroups?: readonly string[];
+  /** Unknown and repeated fields refuse the object (`Strict`, the default) or are dropped with a warning. */
+  readonly fieldValidation?: FieldValidation;
 }
 
 export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
@@ -52,7 +59,8 @@ export class FileSource implements Source {
   readonly #store: ObjectStore;
   readonly #invalidGauge: Gauge | undefined;
   readonly #decode: DecodeOptions;
-  readonly #lastGood = new Map<string, readonly AnyResource[]>();
+  readonly #validator: CrdValidator | undefined;
+  readonly #lastGood = new Map<string, readonly ManifestEntry[]>();
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -71,7 +79,8 @@ export class FileSource implements Source {
     );
     const validator =
       options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));
-    this.#store = new ObjectStore(undefined, validator);
+    this.#validator = validator;
+    this.#store = new ObjectStore(undefined, validator, options.fieldValidation ?? 'Strict');
     this.#invalidGauge = options.registry ? invalidObjectsGauge(options.registry) : undefined;
     this.#decode =
       options.serviceImportGroups !== undefined ? { serviceImportGroups: options.serviceImportGroups } : {};
@@ -108,7 +117,7 @@ export class FileSource implements Source {
   async #reload(onSnapshot: (snapshot: Snapshot) => void): Promise<void> {
     const files = await listManifestFiles(this.#dir);
     const problems: ManifestProblem[] = [];
-    const current = new Map<string, readonly AnyResource[]>();
+    const current = new Map<string, readonly ManifestEntry[]>();
     const owners = new Map<string, string>();
     let total = 0;
     for (const path of files) {
@@ -131,23 +140,66 @@ export class FileSource implements Source {
         current.set(file, this.#lastGood.get(file) ?? []);
         continue;
       }
-      if (total + parsed.objects.length > this.#maxObjects) {
+      const entries = [
+        ...parsed.entries,
+        ...this.#keptForRefused(file, parsed.entries, parsed.others, problems),
+      ];
+      if (total + entries.length > this.#maxObjects) {
         problems.push({
           file,
           line: 1,
-          message: `${parsed.objects.length} objects would pass the ${this.#maxObjects}-object limit (--max-manifest-objects); file refused`,
+          message: `${entries.length} objects would pass the ${this.#maxObjects}-object limit (--max-manifest-objects); file refused`,
         });
         continue;
       }
-      total += parsed.objects.length;
-      current.set(file, withoutDuplicates(file, parsed.objects, parsed.lines, owners, problems));
+      total += entries.length;
+      current.set(file, withoutDuplicates(file, entries, owners, problems));
     }
     this.#lastGood.clear();
-    for (const [file, objects] of current) this.#lastGood.set(file, objects);
+    for (const [file, entries] of current) this.#lastGood.set(file, entries);
     const admission = this.#store.admitFiles(current);
     this.#invalidGauge?.set(admission.invalidObjects);
     this.#reportProblems([...problems, ...admission.invalid]);
     onSnapshot(new Snapshot(admission.objects));
+  }
+
+  /**
+   * Documents refused before validation (a kind, group or version the API server would not find, a bad
+   * envelope) cost only themselves: their problem is listed, and the object of the same name this file had at its
+   * last good version stays in effect, as an object `kubectl apply` refuses stays as it was in the cluster.
+   */
+  #keptForRefused(
+    file: string,
+    entries: readonly ManifestEntry[],
+    others: readonly OtherDocument[],
+    problems: ManifestProblem[],
+  ): ManifestEntry[] {
+    const previous = this.#lastGood.get(file) ?? [];
+    const present = new Set(entries.map((e) => objectKey(e.object)));
+    const kept: ManifestEntry[] = [];
+    for (const doc of others) {
+      const problem =
+        doc.refused === undefined ? this.#validator?.kindProblem(doc.apiVersion, doc.kind) : undefined;
+      if (doc.refused === undefined && problem === undefined) continue;
+      const same = previous.filter(
+        (e) =>
+          e.object.metadata.name === doc.name &&
+          (e.object.metadata.namespace ?? 'default') ===
+            (doc.namespace ?? e.object.metadata.namespace ?? 'default') &&
+          !present.has(objectKey(e.object)) &&
+          !kept.includes(e),
+      );
+      kept.push(...same);
+      if (problem === undefined) continue;
+      const ns = doc.namespace ? `${doc.namespace}/` : '';
+      const state = same.length > 0 ? 'the last valid version stays in effect' : 'not loaded';
+      problems.push({
+        file,
+        line: doc.locate(problem.field),
+        message: `${doc.kind} ${ns}${doc.name ?? '(no name)'} (${state}): ${problem.field}: ${problem.message}`,
+      });
+    }
+    return kept;
   }
 
   #reportProblems(problems: readonly ManifestProblem[]): void {
@@ -155,10 +207,9 @@ export class FileSource implements Source {
     for (const problem of problems) {
       if (!before.has(formatProblem(problem))) {
         this.#problemCounter.count('manifest');
-        this.#logger.error(
-          { file: problem.file, line: problem.line },
-          `manifest problem: ${formatProblem(problem)}`,
-        );
+        const fields = { file: problem.file, line: problem.line };
+        if (problem.warning) this.#logger.warn(fields, `manifest warning: ${formatProblem(problem)}`);
+        else this.#logger.error(fields, `manifest problem: ${formatProblem(problem)}`);
       }
     }
     if (problems.length === 0 && this.#problems.length > 0) this.#logger.info('manifest problems resolved');
@@ -199,29 +250,31 @@ export function formatProblem(problem: ManifestProblem): string {
  */
 function withoutDuplicates(
   file: string,
-  objects: readonly AnyResource[],
-  lines: readonly number[],
+  entries: readonly ManifestEntry[],
   owners: Map<string, string>,
   problems: ManifestProblem[],
-): AnyResource[] {
-  const kept: AnyResource[] = [];
-  for (const [i, object] of objects.entries()) {
-    const meta = object.metadata;
-    const key = `${object.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}`;
-    const line = lines[i] ?? 1;
+): ManifestEntry[] {
+  const kept: ManifestEntry[] = [];
+  for (const entry of entries) {
+    const meta = entry.object.metadata;
+    const key = `${entry.object.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}`;
     const owner = owners.get(key);
     if (owner !== undefined) {
       problems.push({
         file,
-        line,
+        line: entry.line,
         message: `duplicate ${key}: ${owner} has it already; this one is ignored`,
       });
       continue;
     }
-    owners.set(key, `${file}:${line}`);
-    kept.push(object);
+    owners.set(key, `${file}:${entry.line}`);
+    kept.push(entry);
   }
   return kept;
+}
+
+function objectKey(object: AnyResource): string {
+  return `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 }
 
 /**

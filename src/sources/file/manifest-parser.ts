@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments } from 'yaml';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { CLUSTER_SCOPED_KINDS } from '../../snapshot/resources.ts';
 import { type DecodeOptions, decodeResource } from '../decode.ts';
@@ -7,12 +7,47 @@ export interface ManifestProblem {
   readonly file: string;
   readonly line: number;
   readonly message: string;
+  /** A field dropped with --validation=warn: the object is in effect. */
+  readonly warning?: true;
+}
+
+/** A field written in a file: its path in the object (`spec.rules[0].matches`) and its line. */
+export interface FieldLocation {
+  readonly path: string;
+  readonly line: number;
+}
+
+/** One object as written: where it starts, where each of its fields is, and the keys written twice in it. */
+export interface ManifestEntry {
+  readonly object: AnyResource;
+  readonly line: number;
+  /** The line of the field at `path` (field.Path syntax), or of its nearest ancestor written in the file. */
+  locate(path: string): number;
+  /** Keys repeated in one mapping (the last one wins when they are not refused), each at its repeat. */
+  readonly duplicates: readonly FieldLocation[];
+}
+
+/** A document that is not an object of the gateway: refused (no name or bad envelope) or of another kind. */
+export interface OtherDocument {
+  readonly line: number;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string | undefined;
+  readonly namespace: string | undefined;
+  /** Why it is refused; undefined when it is well formed but of a kind the gateway does not read. */
+  readonly refused: string | undefined;
+  /** The line of a field of the document, as ManifestEntry.locate. */
+  locate(path: string): number;
 }
 
 export interface ParsedManifest {
   readonly objects: readonly AnyResource[];
   /** The line each object starts at, by index in `objects`. */
   readonly lines: readonly number[];
+  /** `objects` with where they were written, by the same index. */
+  readonly entries: readonly ManifestEntry[];
+  /** Documents that are not objects the gateway reads (their kinds are checked by the file source). */
+  readonly others: readonly OtherDocument[];
   /** Syntax errors make the whole file unusable; invalid objects are skipped one by one. */
   readonly syntaxErrors: readonly ManifestProblem[];
   readonly invalidObjects: readonly ManifestProblem[];
@@ -29,33 +64,42 @@ const MAX_ALIAS_COUNT = 100;
 export function parseManifest(file: string, text: string, options: DecodeOptions = {}): ParsedManifest {
   if (flowDepth(text) > MAX_FLOW_DEPTH) {
     const message = `flow collections nest deeper than ${MAX_FLOW_DEPTH} levels: the file is refused unparsed`;
-    return { objects: [], lines: [], syntaxErrors: [{ file, line: 1, message }], invalidObjects: [] };
+    return failed(file, 1, message);
   }
   try {
     return parseDocuments(file, text, options);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return {
-      objects: [],
-      lines: [],
-      syntaxErrors: [{ file, line: 1, message: message.split('\n')[0] ?? message }],
-      invalidObjects: [],
-    };
+    return failed(file, 1, message.split('\n')[0] ?? message);
   }
+}
+
+function failed(file: string, line: number, message: string): ParsedManifest {
+  return {
+    objects: [],
+    lines: [],
+    entries: [],
+    others: [],
+    syntaxErrors: [{ file, line, message }],
+    invalidObjects: [],
+  };
 }
 
 function parseDocuments(file: string, text: string, options: DecodeOptions): ParsedManifest {
   const lineCounter = new LineCounter();
+  // Repeated keys are not a syntax error here: they are one object's problem (a strict decoding error, as the
+  // API server reports them), found below with their paths.
   const documents = parseAllDocuments(text, {
     lineCounter,
     prettyErrors: false,
-    uniqueKeys: true,
+    uniqueKeys: false,
   });
   const docs = Array.isArray(documents) ? documents : [documents];
   const syntaxErrors: ManifestProblem[] = [];
   const invalidObjects: ManifestProblem[] = [];
-  const objects: AnyResource[] = [];
-  const lines: number[] = [];
+  const entries: ManifestEntry[] = [];
+  const others: OtherDocument[] = [];
+  const lineOf = (node: Node | null | undefined): number => lineCounter.linePos(node?.range?.[0] ?? 0).line;
 
   for (const doc of docs) {
     for (const error of doc.errors) {
@@ -63,7 +107,7 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
       syntaxErrors.push({ file, line, message: error.message.split('\n')[0] ?? error.message });
     }
     if (doc.errors.length > 0) continue;
-    const line = lineCounter.linePos(doc.contents?.range?.[0] ?? 0).line;
+    const line = lineOf(doc.contents);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -72,21 +116,141 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
       continue;
     }
     if (value === null || value === undefined) continue;
-    for (const item of expandList(value)) {
+    const items = expandList(value);
+    const itemNodes = items === undefined ? [doc.contents] : listItemNodes(doc.contents);
+    for (const [i, item] of (items ?? [value]).entries()) {
+      const node = itemNodes[i] ?? doc.contents;
+      const itemLine = lineOf(node);
       const decoded = decodeResource(item, options);
       if (decoded.ok) {
-        objects.push(withDefaultNamespace(decoded.object));
-        lines.push(line);
-      } else if (!decoded.ignored) invalidObjects.push({ file, line, message: decoded.reason });
+        entries.push({
+          object: withDefaultNamespace(decoded.object),
+          line: itemLine,
+          locate: (path) => locate(node, path, lineOf),
+          duplicates: duplicateKeys(node, '', lineOf),
+        });
+        continue;
+      }
+      if (!decoded.ignored) {
+        invalidObjects.push({ file, line: itemLine, message: decoded.reason });
+        // A repeated key is often why the envelope is wrong (`kind:` twice): say so at its line.
+        for (const d of duplicateKeys(node, '', lineOf))
+          invalidObjects.push({
+            file,
+            line: d.line,
+            message: `${d.path}: duplicate field "${d.path.split('.').at(-1)}"`,
+          });
+      }
+      others.push({
+        line: itemLine,
+        ...envelope(item),
+        refused: decoded.ignored ? undefined : decoded.reason,
+        locate: (path) => locate(node, path, lineOf),
+      });
     }
   }
-  const failed = syntaxErrors.length > 0;
+  const failedFile = syntaxErrors.length > 0;
+  const kept = failedFile ? [] : entries;
   return {
-    objects: failed ? [] : objects,
-    lines: failed ? [] : lines,
+    objects: kept.map((e) => e.object),
+    lines: kept.map((e) => e.line),
+    entries: kept,
+    others: failedFile ? [] : others,
     syntaxErrors: capped(syntaxErrors, file),
     invalidObjects: capped(invalidObjects, file),
   };
+}
+
+function envelope(item: unknown): Pick<OtherDocument, 'apiVersion' | 'kind' | 'name' | 'namespace'> {
+  const record = typeof item === 'object' && item !== null ? (item as Record<string, unknown>) : {};
+  const meta =
+    typeof record.metadata === 'object' && record.metadata !== null
+      ? (record.metadata as Record<string, unknown>)
+      : {};
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+  return {
+    apiVersion: text(record.apiVersion) ?? '',
+    kind: text(record.kind) ?? '',
+    name: text(meta.name),
+    namespace: text(meta.namespace),
+  };
+}
+
+function listItemNodes(contents: unknown): readonly (Node | null)[] {
+  if (!isMap(contents)) return [];
+  const items = contents.get('items', true);
+  return isSeq(items) ? (items.items as (Node | null)[]) : [];
+}
+
+/** `spec.rules[0].backendRefs[1].port` or `metadata.labels[app.kubernetes.io/name]` as its segments. */
+export function pathSegments(path: string): string[] {
+  const segments: string[] = [];
+  let i = 0;
+  while (i < path.length) {
+    if (path[i] === '.') i++;
+    else if (path[i] === '[') {
+      const close = path.indexOf(']', i);
+      const end = close < 0 ? path.length : close;
+      segments.push(path.slice(i + 1, end));
+      i = end + 1;
+    } else {
+      let end = i;
+      while (end < path.length && path[end] !== '.' && path[end] !== '[') end++;
+      segments.push(path.slice(i, end));
+      i = end;
+    }
+  }
+  return segments;
+}
+
+/** The line of the deepest field of `path` present under `node`: a key's line, or a list item's. */
+function locate(node: unknown, path: string, lineOf: (node: Node | null | undefined) => number): number {
+  let current: unknown = node;
+  let line = lineOf(node as Node);
+  for (const segment of pathSegments(path)) {
+    if (isMap(current)) {
+      // The last of repeated keys, as toJS keeps.
+      const pair = current.items.findLast((p) => (isScalar(p.key) ? String(p.key.value) : p.key) === segment);
+      if (!pair) break;
+      line = lineOf(pair.key as Node);
+      current = pair.value;
+    } else if (isSeq(current) && /^\d+$/.test(segment)) {
+      const item = current.items[Number(segment)];
+      if (item === undefined) break;
+      line = lineOf(item as Node);
+      current = item;
+    } else break;
+  }
+  return line;
+}
+
+/** Keys written twice in one mapping, anywhere under `node`, by path and the line of each repeat. */
+function duplicateKeys(
+  node: unknown,
+  path: string,
+  lineOf: (node: Node | null | undefined) => number,
+): FieldLocation[] {
+  const out: FieldLocation[] = [];
+  const walk = (current: unknown, at: string, depth: number): void => {
+    if (depth > MAX_FLOW_DEPTH) return;
+    if (isMap(current)) {
+      const seen = new Set<string>();
+      for (const pair of current.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
+        if (key === undefined) continue;
+        const child = at ? `${at}.${key}` : key;
+        if (seen.has(key)) out.push({ path: child, line: lineOf(pair.key as Node) });
+        seen.add(key);
+        walk(pair.value, child, depth + 1);
+      }
+    } else if (isSeq(current)) {
+      current.items.forEach((item, i) => {
+        walk(item, `${at}[${i}]`, depth + 1);
+      });
+    }
+  };
+  walk(node, path, 0);
+  return out;
 }
 
 /** Kubernetes objects nest a few levels; thousands only serve to exhaust a recursive parser's stack. */
@@ -136,12 +300,13 @@ function aliasMessage(err: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
-function expandList(value: unknown): readonly unknown[] {
+/** The items of a `kind: List`, undefined for any other document. */
+function expandList(value: unknown): readonly unknown[] | undefined {
   if (typeof value === 'object' && value !== null && 'kind' in value && 'items' in value) {
     const { kind, items } = value as { kind: unknown; items: unknown };
     if (kind === 'List' && Array.isArray(items)) return items;
   }
-  return [value];
+  return undefined;
 }
 
 function withDefaultNamespace(object: AnyResource): AnyResource {

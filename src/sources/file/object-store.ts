@@ -2,7 +2,27 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import type { CrdValidator } from '../../validation/index.ts';
-import type { ManifestProblem } from './manifest-parser.ts';
+import {
+  type FieldLocation,
+  type ManifestProblem,
+  pathSegments as pathSegmentsOf,
+} from './manifest-parser.ts';
+
+/**
+ * What the API server does with fields a schema does not declare and keys written twice (KEP-2885):
+ * `Strict`, `kubectl apply`'s default, refuses the object; `Warn` drops them (the last of repeated keys wins) and
+ * warns. Errors of type, value or rule refuse the object either way.
+ */
+export type FieldValidation = 'Strict' | 'Warn';
+
+/** An object to admit, with where it was written when it comes from a file. */
+export interface WrittenObject {
+  readonly object: AnyResource;
+  /** The line of the field at a path (field.Path syntax); the object's first line when absent. */
+  readonly locate?: (path: string) => number;
+  readonly line?: number;
+  readonly duplicates?: readonly FieldLocation[];
+}
 
 interface Tracked {
   readonly uid: string;
@@ -31,28 +51,35 @@ export class ObjectStore {
   readonly #lastValid = new Map<string, AnyResource>();
   readonly #now: () => Date;
   readonly #validator: CrdValidator | undefined;
+  readonly #fieldValidation: FieldValidation;
 
-  constructor(now: () => Date = () => new Date(), validator?: CrdValidator) {
+  constructor(
+    now: () => Date = () => new Date(),
+    validator?: CrdValidator,
+    fieldValidation: FieldValidation = 'Strict',
+  ) {
     this.#now = now;
     this.#validator = validator;
+    this.#fieldValidation = fieldValidation;
   }
 
   /** Returns the objects with server-side metadata filled in; forgets objects no longer present. */
   admit(objects: readonly AnyResource[]): AnyResource[] {
-    return this.admitFiles(new Map([['', objects]])).objects;
+    return this.admitFiles(new Map([['', objects.map((object) => ({ object }))]])).objects;
   }
 
-  /** admit() for objects grouped by the file they came from, so that problems can name the file. */
-  admitFiles(byFile: ReadonlyMap<string, readonly AnyResource[]>): Admission {
+  /** admit() for objects grouped by the file they came from, so that problems can name file, line and field. */
+  admitFiles(byFile: ReadonlyMap<string, readonly WrittenObject[]>): Admission {
     const seen = new Set<string>();
     const admitted: AnyResource[] = [];
     const invalid: ManifestProblem[] = [];
     let invalidObjects = 0;
     for (const [file, objects] of byFile) {
-      for (const object of objects) {
+      for (const written of objects) {
+        const { object } = written;
         const key = `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
         seen.add(key);
-        const checked = this.#validate(key, file, object, invalid);
+        const checked = this.#validate(key, file, written, invalid);
         if (checked === 'invalid') invalidObjects++;
         const effective = checked === 'invalid' ? this.#lastValid.get(key) : checked;
         if (effective) admitted.push(this.#track(key, effective));
@@ -67,9 +94,10 @@ export class ObjectStore {
   #validate(
     key: string,
     file: string,
-    object: AnyResource,
+    written: WrittenObject,
     invalid: ManifestProblem[],
   ): AnyResource | 'invalid' {
+    const { object } = written;
     if (!this.#validator) return object;
     const previous = this.#lastValid.get(key);
     let result: ReturnType<CrdValidator['validate']>;
@@ -80,24 +108,47 @@ export class ObjectStore {
       result = {
         object: object as never,
         errors: [{ reason: 'InternalError', field: '', message: `validation failed: ${String(error)}` }],
+        unknownFields: [],
         warnings: [],
       };
     }
-    if (result.errors.length === 0) {
+    const first = written.line ?? 1;
+    const lineOf = (path: string) => (path && written.locate ? written.locate(path) : first);
+    const fieldProblems: { line: number; text: string }[] = [
+      ...(written.duplicates ?? []).map((d) => ({
+        line: d.line,
+        text: `${d.path}: duplicate field "${last(d.path)}"`,
+      })),
+      ...result.unknownFields.map((path) => ({
+        line: lineOf(path),
+        text: `${path}: unknown field "${last(path)}"`,
+      })),
+    ];
+    // kube-apiserver adds a `<nil>` error saying rules were skipped because of the errors above: not a problem
+    // of its own, and it names no field.
+    const errors = result.errors.filter((e) => e.field !== '<nil>');
+    const strict = this.#fieldValidation === 'Strict';
+    const name = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}`;
+    if (errors.length === 0 && (fieldProblems.length === 0 || !strict)) {
+      for (const p of fieldProblems.sort(byLine)) {
+        invalid.push({
+          file,
+          line: p.line,
+          message: `warning: ${name}: ${p.text} (dropped: --validation=warn)`,
+          warning: true,
+        });
+      }
       const valid = result.object as unknown as AnyResource;
       this.#lastValid.set(key, valid);
       return valid;
     }
-    const ns = object.metadata.namespace ? `${object.metadata.namespace}/` : '';
     const kept = previous ? 'the last valid version stays in effect' : 'not loaded';
-    for (const error of result.errors) {
-      const where = error.field ? `${error.field}: ` : '';
-      invalid.push({
-        file,
-        line: 0,
-        message: `${object.kind} ${ns}${object.metadata.name} (${kept}): ${where}${error.message}`,
-      });
-    }
+    const problems = [
+      ...(strict ? fieldProblems : []),
+      ...errors.map((e) => ({ line: lineOf(e.field), text: `${e.field ? `${e.field}: ` : ''}${e.message}` })),
+    ];
+    for (const p of problems.sort(byLine))
+      invalid.push({ file, line: p.line, message: `${name} (${kept}): ${p.text}` });
     return 'invalid';
   }
 
@@ -131,3 +182,10 @@ export class ObjectStore {
     } as AnyResource;
   }
 }
+
+function last(path: string): string {
+  const parts = pathSegmentsOf(path);
+  return parts[parts.length - 1] ?? path;
+}
+
+const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
