@@ -110,10 +110,14 @@ describe('north-south: a folder of manifests served end to end', () => {
   });
 
   it('keeps serving the last good configuration when a file is malformed, and says where', async () => {
-    await gw.writeManifest('routes.yaml', `${routes('/b', '/a')}---\nkind: HTTPRoute\nkind: Oops\n`);
+    // A syntax error makes the whole file unreadable (a repeated key, by contrast, costs only its object).
+    await gw.writeManifest(
+      'routes.yaml',
+      `${routes('/b', '/a')}---\nkind: HTTPRoute\nmetadata: {name: [oops\n`,
+    );
     await eventually(async () => {
       const dump = JSON.parse((await gw.adminGet('/config_dump')).body) as { problems: string[] };
-      expect(dump.problems.join('\n')).toMatch(/routes\.yaml:\d+: Map keys must be unique/);
+      expect(dump.problems.join('\n')).toMatch(/routes\.yaml:\d+: Flow (mapping|sequence)/);
     });
     expect(JSON.parse((await get('/a')).body)).toMatchObject({ pod: 'v2-pod' });
   });
