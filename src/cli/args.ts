@@ -32,6 +32,7 @@ export interface CliOptions {
     readonly region?: string;
     readonly zone?: string;
     readonly node?: string;
+    readonly properties?: Readonly<Record<string, string>>;
   };
   readonly serviceImportKinds?: readonly { readonly group: string; readonly kind: string }[];
   readonly lbPolicy: 'p2c' | 'wrr';
@@ -59,8 +60,24 @@ export interface CliOptions {
   readonly help: boolean;
 }
 
+/** `--cluster-property name=value`, repeatable; a name given twice is a usage error, not a silent override. */
+function clusterProperties(given: unknown): Record<string, string> | undefined {
+  const entries = Array.isArray(given) ? given.filter((v): v is string => typeof v === 'string') : [];
+  if (entries.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    const name = eq > 0 ? entry.slice(0, eq) : '';
+    const value = eq > 0 ? entry.slice(eq + 1) : '';
+    if (name === '' || value === '') throw new UsageError(`--cluster-property must be name=value, not ${entry}`);
+    if (name in out) throw new UsageError(`--cluster-property ${name} given twice`);
+    out[name] = value;
+  }
+  return out;
+}
+
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
-  let values: Partial<Record<FlagName, string | boolean>>;
+  let values: Partial<Record<FlagName, string | boolean | string[]>>;
   try {
     ({ values } = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }));
   } catch (error) {
@@ -112,6 +129,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       ...optional('region', str('region') ?? env.CLUSTERSET_GATEWAY_REGION),
       ...optional('zone', str('zone') ?? env.CLUSTERSET_GATEWAY_ZONE),
       ...optional('node', str('node') ?? env.CLUSTERSET_GATEWAY_NODE ?? env.NODE_NAME),
+      ...optional('properties', clusterProperties(values['cluster-property'])),
     },
     ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),
     lbPolicy: policy,

@@ -83,6 +83,12 @@ export const FLAGS = {
     help: "The clusterset's name (overrides ClusterProperty clusterset.k8s.io).",
   },
   region: { type: 'string', arg: 'name', help: "The gateway's region. Env CLUSTERSET_GATEWAY_REGION." },
+  'cluster-property': {
+    type: 'string',
+    multiple: true,
+    arg: 'name=value',
+    help: "A property of the gateway's own cluster for ClusterSelectionPolicy tiers (repeatable), e.g. jurisdiction=eu.",
+  },
   zone: { type: 'string', arg: 'name', help: "The gateway's zone. Env CLUSTERSET_GATEWAY_ZONE." },
   node: {
     type: 'string',
@@ -191,7 +197,7 @@ export const FLAGS = {
   help: { type: 'boolean', short: 'h', help: 'Show this help.' },
 } as const satisfies Record<
   string,
-  { type: 'string' | 'boolean'; arg?: string; short?: string; help: string }
+  { type: 'string' | 'boolean'; arg?: string; short?: string; multiple?: boolean; help: string }
 >;
 
 export type FlagName = keyof typeof FLAGS;

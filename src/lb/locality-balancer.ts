@@ -37,11 +37,24 @@ export class LocalityBalancer implements Balancer {
   #shares: number[] = [];
   #panic: boolean[] = [];
   #seenVersion = -1;
+  /** Under a ClusterSelectionPolicy: one counter per tier, and the boundary's refusals. */
+  readonly #tierPicked: readonly (() => void)[] | undefined;
+  readonly #refusedAtBoundary: (() => void) | undefined;
 
   constructor(cluster: BackendCluster, health: HealthRegistry, options: BalancerOptions) {
     this.#cluster = cluster;
     this.#options = options;
     this.#health = health;
+    const selection = cluster.clusterSelection;
+    if (selection !== undefined) {
+      const observer = options.observer;
+      this.#tierPicked = cluster.tiers.map(
+        (_, t) =>
+          observer?.clusterSelectionCounter?.(selection.policy, cluster.tierNames?.[t] ?? String(t)) ?? noop,
+      );
+      if (atBoundary(cluster))
+        this.#refusedAtBoundary = observer?.boundaryRefusalCounter?.(selection.policy) ?? noop;
+    }
     const states = health.sync(cluster.tiers);
     this.#tiers = states.map((tierStates, t) => this.#buildTier(cluster.tiers[t]!, tierStates));
     this.#cumulative = new Float64Array(this.#tiers.length);
@@ -66,9 +79,11 @@ export class LocalityBalancer implements Balancer {
         if (i > 0 && chosen >= 0) {
           this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
         }
+        this.#tierPicked?.[t]!();
         return tier.states[position]!.endpoint;
       }
     }
+    if (tried === undefined) this.#refusedAtBoundary?.();
     return undefined;
   }
 
@@ -148,7 +163,8 @@ export class LocalityBalancer implements Balancer {
     const { shares, panic } = computeTierShares(
       health,
       this.#options.overprovisioningFactor,
-      this.#options.panicThresholdPercent,
+      // At a boundary nothing inside healthy means 503, not a panic spread over endpoints known to be down.
+      atBoundary(this.#cluster) ? 0 : this.#options.panicThresholdPercent,
       this.#cluster.tierOverprovisioning,
     );
     let sum = 0;
@@ -180,4 +196,12 @@ export class LocalityBalancer implements Balancer {
     }
     return last;
   }
+}
+
+function noop(): void {}
+
+/** A ClusterSelectionPolicy with `fallback: None` left endpoints outside: its boundary is what limits this backend. */
+function atBoundary(cluster: BackendCluster): boolean {
+  const selection = cluster.clusterSelection;
+  return selection !== undefined && selection.fallback === 'None' && selection.outsideEndpoints > 0;
 }

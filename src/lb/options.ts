@@ -117,6 +117,12 @@ export interface BalancerObserver {
   onHealthChange?(event: HealthChangeEvent): void;
   /** A pick found its tier exhausted (tried or unhealthy) and took an endpoint from another tier. */
   onFailover?(event: { readonly backend: string; readonly fromTier: number; readonly toTier: number }): void;
+  /**
+   * For a backend under a ClusterSelectionPolicy: a counter of picks from one of its tiers, and of requests refused
+   * at its boundary (nothing healthy inside, endpoints outside). Bound once per balancer, called per request.
+   */
+  clusterSelectionCounter?(policy: string, tier: string): () => void;
+  boundaryRefusalCounter?(policy: string): () => void;
   /** Tier shares were recomputed after a health or membership change. */
   onTierShares?(event: {
     readonly backend: string;

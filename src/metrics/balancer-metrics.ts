@@ -65,6 +65,18 @@ export class BalancerMetrics {
       labelNames: ['reason'],
       registers: [registry],
     });
+    const selectionPicks = new Counter({
+      name: 'clusterset_gateway_cluster_selection_requests_total',
+      help: 'Requests sent to an endpoint of a ClusterSelectionPolicy tier, by policy (namespace/name) and tier name.',
+      labelNames: ['policy', 'tier'],
+      registers: [registry],
+    });
+    const boundaryRefusals = new Counter({
+      name: 'clusterset_gateway_cluster_selection_boundary_refusals_total',
+      help: 'Requests answered 503 because no endpoint inside a ClusterSelectionPolicy boundary was healthy while endpoints outside it exist.',
+      labelNames: ['policy'],
+      registers: [registry],
+    });
     this.countHealthCheck = (result, kind) => healthChecks.inc({ result, kind });
     this.countConnectionRetry = (reason) => connectionRetries.inc({ reason });
     this.observer = {
@@ -74,6 +86,14 @@ export class BalancerMetrics {
         healthChanges.inc({ backend, cluster: endpoint.cluster, zone: endpoint.zone ?? '', to, signal }),
       onFailover: ({ backend, fromTier, toTier }) =>
         failovers.inc({ backend, from_tier: String(fromTier), to_tier: String(toTier) }),
+      clusterSelectionCounter: (policy, tier) => {
+        const child = selectionPicks.labels({ policy, tier });
+        return () => child.inc();
+      },
+      boundaryRefusalCounter: (policy) => {
+        const child = boundaryRefusals.labels({ policy });
+        return () => child.inc();
+      },
       onTierShares: ({ backend, shares }) => {
         shares.forEach((share, tier) => {
           tierShare.set({ backend, tier: String(tier) }, share);
