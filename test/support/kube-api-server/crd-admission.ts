@@ -28,3 +28,11 @@ export function admitCustomResource(obj: JsonObject, old?: JsonObject): StatusCa
   }
   return [];
 }
+
+/**
+ * The fields strict decoding reports as unknown for any object (metadata included, built-in kinds by their Go
+ * structs, custom resources by their schemas): `unknown field "<path>"` under fieldValidation=Strict or Warn.
+ */
+export function unknownFields(obj: JsonObject): readonly string[] {
+  return validator().validate(obj).unknownFields;
+}

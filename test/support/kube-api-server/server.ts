@@ -2,12 +2,14 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
+import { unknownFields } from './crd-admission.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, type ServedResource } from './discovery.ts';
 import { isObject, type JsonObject, metadataOf } from './json.ts';
 import { applyJsonPatch, applyMergePatch } from './patch.ts';
 import { ALL_CRDS, groupVersion, RESOURCES, type ResourceDef } from './resources.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { ObjectStore, type Watcher, type WatchFilter } from './store.ts';
+import { dropFields, duplicateJsonFields, type FieldValidation, fieldValidationOf } from './validation.ts';
 
 export interface KubeApiServerOptions {
   /** CRDs installed at start (`<plural>.<group>`); all of them by default. */
@@ -353,9 +355,9 @@ export class KubeApiServer {
         record(200);
         return;
       }
-      const [status, result] = this.#dispatch(verb, route, url, body, contentType);
+      const [status, result, warnings] = this.#dispatch(verb, route, url, body, contentType);
       record(status);
-      this.#sendJson(res, status, result);
+      this.#sendJson(res, status, result, warnings);
     } catch (err) {
       if (!(err instanceof ApiFailure)) throw err;
       record(err.code);
@@ -448,7 +450,7 @@ export class KubeApiServer {
     url: URL,
     body: string,
     contentType: string | undefined,
-  ): [number, unknown] {
+  ): [number, unknown, (readonly string[])?] {
     const { def, namespace, name } = route;
     const gv = groupVersion(def.group, route.version);
     const out = (obj: JsonObject): JsonObject => ({ ...obj, apiVersion: gv, kind: def.kind });
@@ -460,15 +462,23 @@ export class KubeApiServer {
       case 'get':
         return [200, out(this.#store.require(def, namespace, name as string))];
       case 'create': {
+        const directive = fieldValidationOf(url, 'CreateOptions');
         const obj = parseJsonBody(body);
         checkTypeMeta(obj, gv, def.kind);
         obj.apiVersion = gv;
         obj.kind = def.kind;
-        return [201, out(this.#store.create(def, namespace, obj, (n) => this.#namespaceExists(n)))];
+        const warnings = strictDecoding(directive, obj, duplicateJsonFields(body), def.kind, route.version);
+        return [201, out(this.#store.create(def, namespace, obj, (n) => this.#namespaceExists(n))), warnings];
       }
       case 'update': {
+        const directive = fieldValidationOf(url, 'UpdateOptions');
         const obj = parseJsonBody(body);
         checkTypeMeta(obj, gv, def.kind);
+        const typed = { ...obj, apiVersion: gv, kind: def.kind };
+        const warnings = strictDecoding(directive, typed, duplicateJsonFields(body), def.kind, route.version);
+        const { apiVersion: _a, kind: _k, ...fields } = typed;
+        for (const key of Object.keys(obj))
+          if (!(key in fields) && key !== 'apiVersion' && key !== 'kind') delete obj[key];
         return [
           200,
           out(
@@ -480,9 +490,11 @@ export class KubeApiServer {
               route.subresource === 'status' ? 'status' : undefined,
             ),
           ),
+          warnings,
         ];
       }
       case 'patch': {
+        const directive = fieldValidationOf(url, 'PatchOptions');
         const current = out(this.#store.require(def, namespace, name as string));
         const accepted = def.crd ? PATCH_TYPES : BUILTIN_PATCH_TYPES;
         if (!contentType || !accepted.includes(contentType))
@@ -505,6 +517,9 @@ export class KubeApiServer {
           patched = applyMergePatch(current, parseJson(body));
         }
         if (!isObject(patched)) throw badRequest('patch result is not an object');
+        // Repeated keys of a merge patch are the object's own paths; a JSON patch is a list of operations.
+        const duplicates = contentType === 'application/json-patch+json' ? [] : duplicateJsonFields(body);
+        const warnings = strictDecoding(directive, patched, duplicates, def.kind, route.version, true);
         return [
           200,
           out(
@@ -516,6 +531,7 @@ export class KubeApiServer {
               route.subresource === 'status' ? 'status' : undefined,
             ),
           ),
+          warnings,
         ];
       }
       case 'delete': {
@@ -644,11 +660,50 @@ export class KubeApiServer {
     this.#sendJson(res, 404, this.#notFoundError().toStatus());
   }
 
-  #sendJson(res: ServerResponse, status: number, body: unknown): void {
+  #sendJson(res: ServerResponse, status: number, body: unknown, warnings: readonly string[] = []): void {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.writeHead(status, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      // RFC 7234 warn-code 299, agent "-", the text quoted as Go's strconv.Quote quotes it (k8s.io/apiserver warning).
+      ...(warnings.length > 0 ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {}),
+    });
     res.end(text);
   }
+}
+
+/**
+ * Strict decoding as kube-apiserver does it for a create, update or patch (KEP-2885): repeated keys and fields the
+ * kind does not declare (its schema, or its Go struct and ObjectMeta) are dropped from `obj`; Strict refuses the
+ * request (400 `cannot be handled as a <Kind>: strict decoding error: ...`, a 422 on `patch` for patches), Warn
+ * returns them as warnings, Ignore says nothing.
+ */
+function strictDecoding(
+  directive: FieldValidation,
+  obj: JsonObject,
+  duplicates: readonly string[],
+  kind: string,
+  version: string,
+  patch = false,
+): readonly string[] {
+  const unknown = unknownFields(obj);
+  if (directive === 'Strict' && (duplicates.length > 0 || unknown.length > 0)) {
+    const problems = [
+      ...duplicates.map((d) => `duplicate field "${d}"`),
+      ...unknown.map((u) => `unknown field "${u}"`),
+    ];
+    const error = `strict decoding error: ${problems.join(', ')}`;
+    if (patch) {
+      const message = `Invalid value: ${JSON.stringify(JSON.stringify(obj))}: ${error}`;
+      throw new ApiFailure(422, 'Invalid', ` "" is invalid: patch: ${message}`, {
+        causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }],
+      });
+    }
+    throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${error}`);
+  }
+  dropFields(obj, unknown);
+  if (directive === 'Ignore') return [];
+  return [...duplicates.map((d) => `duplicate field "${d}"`), ...unknown.map((u) => `unknown field "${u}"`)];
 }
 
 function verbOf(method: string, route: Route, url: URL): string {

@@ -1,4 +1,4 @@
-import { cause, type StatusCause } from './api-status.ts';
+import { ApiFailure, cause, type StatusCause } from './api-status.ts';
 import { isObject, type JsonObject } from './json.ts';
 
 /**
@@ -346,3 +346,100 @@ export function validateLease(obj: JsonObject): StatusCause[] {
 
 // Custom resources (Gateway API, MCS, About, Cluster Inventory) are validated against their CRDs by
 // crd-admission.ts, with the same validator the file source uses.
+
+// ---- strict field validation (KEP-2885) ----
+
+/** `?fieldValidation=`: what unknown and repeated fields cost; kube-apiserver's default is Warn (kubectl sends Strict). */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+const FIELD_VALIDATIONS: readonly FieldValidation[] = ['Ignore', 'Warn', 'Strict'];
+
+/** The directive a request asks for; an unknown value is a 422 on the options object, as upstream validates it. */
+export function fieldValidationOf(
+  url: URL,
+  options: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+): FieldValidation {
+  const value = url.searchParams.get('fieldValidation');
+  if (value === null || value === '') return 'Warn';
+  if ((FIELD_VALIDATIONS as readonly string[]).includes(value)) return value as FieldValidation;
+  throw new ApiFailure(
+    422,
+    'Invalid',
+    `${options}.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "${value}": supported values: "Ignore", "Warn", "Strict"`,
+    {
+      group: 'meta.k8s.io',
+      kind: options,
+      causes: [cause.notSupported('fieldValidation', value, FIELD_VALIDATIONS)],
+    },
+  );
+}
+
+/**
+ * The keys a JSON text repeats inside one object, by field path (`metadata.name`, `spec.ports[0].port`), in the
+ * order they appear: what sigs.k8s.io/json's strict decoding reports as `duplicate field`. `text` must be JSON.
+ */
+export function duplicateJsonFields(text: string): string[] {
+  const found: string[] = [];
+  let i = 0;
+  const skipSpace = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
+  };
+  const readString = (): string => {
+    let j = i + 1;
+    while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+    const raw = text.slice(i, j + 1);
+    i = j + 1;
+    return JSON.parse(raw) as string;
+  };
+  const readValue = (path: string): void => {
+    skipSpace();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const seen = new Set<string>();
+      for (;;) {
+        skipSpace();
+        if (text[i] === '}') break;
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        const key = readString();
+        skipSpace();
+        i++; // ':'
+        const child = path ? `${path}.${key}` : key;
+        if (seen.has(key)) found.push(child);
+        seen.add(key);
+        readValue(child);
+      }
+      i++;
+    } else if (c === '[') {
+      i++;
+      let index = 0;
+      for (;;) {
+        skipSpace();
+        if (text[i] === ']') break;
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        readValue(`${path}[${index++}]`);
+      }
+      i++;
+    } else if (c === '"') readString();
+    else while (i < text.length && !',}] \t\n\r'.includes(text[i] as string)) i++;
+  };
+  readValue('');
+  return found;
+}
+
+/** Removes the fields at `paths` (field paths of properties and list indexes) from `obj`, in place. */
+export function dropFields(obj: JsonObject, paths: readonly string[]): void {
+  for (const path of paths) {
+    const parts = path.match(/[^.[\]]+/g) ?? [];
+    let node: unknown = obj;
+    for (const part of parts.slice(0, -1))
+      node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
+    if (isObject(node)) delete node[parts.at(-1) as string];
+  }
+}
