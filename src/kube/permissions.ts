@@ -51,6 +51,12 @@ export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
     verbs: ['get', 'list', 'watch'],
   },
   { apiGroup: 'about.k8s.io', resources: ['clusterproperties'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroup: 'policy.clusterset-gateway.io',
+    resources: ['clusterselectionpolicies'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  { apiGroup: 'policy.clusterset-gateway.io', resources: ['clusterselectionpolicies/status'], verbs: ['patch'] },
   { apiGroup: '', resources: ['events'], verbs: ['create'] },
   {
     apiGroup: 'coordination.k8s.io',

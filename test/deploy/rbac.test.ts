@@ -27,6 +27,7 @@ const WATCHED: readonly (readonly [group: string, resources: readonly string[]])
   ['discovery.k8s.io', ['endpointslices']],
   ['multicluster.x-k8s.io', ['serviceimports', 'clusterprofiles']],
   ['about.k8s.io', ['clusterproperties']],
+  ['policy.clusterset-gateway.io', ['clusterselectionpolicies']],
 ];
 const STATUS: readonly string[] = [
   'gatewayclasses/status',
@@ -46,6 +47,11 @@ const CLUSTER_NEEDS: readonly Permission[] = [
   ...STATUS.flatMap((resource) =>
     ['update', 'patch'].map((verb) => ({ group: 'gateway.networking.k8s.io', resource, verb })),
   ),
+  ...['update', 'patch'].map((verb) => ({
+    group: 'policy.clusterset-gateway.io',
+    resource: 'clusterselectionpolicies/status',
+    verb,
+  })),
   ...['', 'events.k8s.io'].flatMap((group) =>
     ['create', 'patch'].map((verb) => ({ group, resource: 'events', verb })),
   ),

@@ -292,6 +292,20 @@ export const RESOURCES: readonly ResourceDef[] = [
     nameRule: 'subdomain',
     validate: admitCustomResource,
   },
+  {
+    group: 'policy.clusterset-gateway.io',
+    versions: ['v1alpha1'],
+    resource: 'clusterselectionpolicies',
+    singular: 'clusterselectionpolicy',
+    kind: 'ClusterSelectionPolicy',
+    namespaced: true,
+    status: true,
+    generation: true,
+    crd: 'clusterselectionpolicies.policy.clusterset-gateway.io',
+    nameRule: 'subdomain',
+    shortNames: ['csp'],
+    validate: admitCustomResource,
+  },
 ];
 
 export const ALL_CRDS: readonly string[] = RESOURCES.flatMap((r) => (r.crd ? [r.crd] : []));
