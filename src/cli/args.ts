@@ -69,7 +69,8 @@ function clusterProperties(given: unknown): Record<string, string> | undefined {
     const eq = entry.indexOf('=');
     const name = eq > 0 ? entry.slice(0, eq) : '';
     const value = eq > 0 ? entry.slice(eq + 1) : '';
-    if (name === '' || value === '') throw new UsageError(`--cluster-property must be name=value, not ${entry}`);
+    if (name === '' || value === '')
+      throw new UsageError(`--cluster-property must be name=value, not ${entry}`);
     if (name in out) throw new UsageError(`--cluster-property ${name} given twice`);
     out[name] = value;
   }

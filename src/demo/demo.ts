@@ -106,6 +106,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # a zone outage: traffic moves to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/stop?cluster=east-1'        # the local cluster: to east-2, same region`,
     `  curl -s -X POST '${admin}/demo/stop?cluster=east-2'        # the region: to west-1`,
+    `  curl -s -o /dev/null -w '%{http_code}\\n' ${web}/payments  # 503: its ClusterSelectionPolicy keeps it in us-east`,
     `  curl -s -X POST '${admin}/demo/start?cluster=east-2'       # start names what comes back: east-2 serves again`,
     `  curl -s -X POST '${admin}/demo/start?cluster=east-1'       # and east-1, zone us-east-1a included`,
     `  ${grpcHello('')} # gRPC demo.Greeter/Hello (GRPCRoute, h2c): zone us-east-1a`,

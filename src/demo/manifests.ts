@@ -6,6 +6,7 @@ import {
   GATEWAY_IDENTITY,
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,
+  PAYMENTS_SERVICE,
 } from './topology.ts';
 
 export interface RunningPod extends DemoPod {
@@ -51,6 +52,36 @@ export function demoManifests(
     serviceImport('web', 'PreferSameZone', HTTP_PORT),
     serviceImport('api', undefined, HTTP_PORT),
     serviceImport(GRPC_SERVICE, 'PreferSameZone', GRPC_PORT),
+    serviceImport(PAYMENTS_SERVICE, undefined, HTTP_PORT),
+    {
+      apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
+      kind: 'ClusterSelectionPolicy',
+      metadata: { name: 'payments-us-east', namespace: ns },
+      spec: {
+        targetRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: PAYMENTS_SERVICE }],
+        tiers: [
+          { name: 'local', sameCluster: true },
+          { name: 'region', sameProperty: 'topology.kubernetes.io/region' },
+        ],
+        fallback: 'None',
+      },
+    },
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: PAYMENTS_SERVICE, namespace: ns },
+      spec: {
+        parentRefs: [{ name: 'demo' }],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: `/${PAYMENTS_SERVICE}` } }],
+            backendRefs: [
+              { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: PAYMENTS_SERVICE, port: 80 },
+            ],
+          },
+        ],
+      },
+    },
     {
       apiVersion: 'v1',
       kind: 'Service',

@@ -26,6 +26,8 @@ export const GATEWAY_IDENTITY = {
 /** The gRPC service's name, and the port its ServiceImport and GRPCRoute use. */
 export const GRPC_SERVICE = 'greeter';
 export const GRPC_SERVICE_PORT = 50051;
+/** The service whose traffic a ClusterSelectionPolicy keeps inside the gateway's region. */
+export const PAYMENTS_SERVICE = 'payments';
 
 const pod = (service: string, cluster: string, region: string, zone: string, n: number): DemoPod => ({
   service,
@@ -56,4 +58,8 @@ export const DEMO_PODS: readonly DemoPod[] = [
   pod(GRPC_SERVICE, 'east-1', 'us-east', 'us-east-1b', 1),
   pod(GRPC_SERVICE, 'east-2', 'us-east', 'us-east-1c', 1),
   pod(GRPC_SERVICE, 'west-1', 'us-west', 'us-west-1a', 1),
+  // `payments`: a ServiceImport under a ClusterSelectionPolicy that keeps it in region us-east (west-1 never).
+  pod(PAYMENTS_SERVICE, 'east-1', 'us-east', 'us-east-1a', 1),
+  pod(PAYMENTS_SERVICE, 'east-2', 'us-east', 'us-east-1c', 1),
+  pod(PAYMENTS_SERVICE, 'west-1', 'us-west', 'us-west-1a', 1),
 ];

@@ -56,7 +56,11 @@ export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
     resources: ['clusterselectionpolicies'],
     verbs: ['get', 'list', 'watch'],
   },
-  { apiGroup: 'policy.clusterset-gateway.io', resources: ['clusterselectionpolicies/status'], verbs: ['patch'] },
+  {
+    apiGroup: 'policy.clusterset-gateway.io',
+    resources: ['clusterselectionpolicies/status'],
+    verbs: ['patch'],
+  },
   { apiGroup: '', resources: ['events'], verbs: ['create'] },
   {
     apiGroup: 'coordination.k8s.io',

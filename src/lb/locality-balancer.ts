@@ -79,7 +79,7 @@ export class LocalityBalancer implements Balancer {
         if (i > 0 && chosen >= 0) {
           this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
         }
-        this.#tierPicked?.[t]!();
+        this.#tierPicked?.[t]?.();
         return tier.states[position]!.endpoint;
       }
     }

@@ -16,8 +16,14 @@ describe('which demo pods /demo/stop and /demo/start name', () => {
       'web-us-east-1a-3',
       'greeter-us-east-1a-1',
       'greeter-us-east-1a-2',
+      'payments-us-east-1a-1',
     ]);
-    expect(names('cluster=east-2')).toEqual(['web-us-east-1c-1', 'api-us-east-1c-1', 'greeter-us-east-1c-1']);
+    expect(names('cluster=east-2')).toEqual([
+      'web-us-east-1c-1',
+      'api-us-east-1c-1',
+      'greeter-us-east-1c-1',
+      'payments-us-east-1c-1',
+    ]);
   });
 
   it('narrows by every selector given', () => {

@@ -52,7 +52,9 @@ describe.each([
 
   it('the kustomization installs every upstream file', () => {
     const [doc] = loadYamlDocuments(join(dir, 'kustomization.yaml'));
-    const resources = (at(doc?.value as never, 'resources') as string[]).filter((r) => !r.startsWith(OWN_CRDS));
+    const resources = (at(doc?.value as never, 'resources') as string[]).filter(
+      (r) => !r.startsWith(OWN_CRDS),
+    );
     expect(resources.sort()).toEqual([...upstreamFiles].sort());
   });
 });
