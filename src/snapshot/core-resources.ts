@@ -18,6 +18,9 @@ export interface ServiceSpec {
   readonly externalName?: string;
   /** KEP-4444: PreferClose (deprecated alias of PreferSameZone), PreferSameZone, PreferSameNode. */
   readonly trafficDistribution?: string;
+  /** `None` (the default) or `ClientIP`. */
+  readonly sessionAffinity?: string;
+  readonly sessionAffinityConfig?: { readonly clientIP?: { readonly timeoutSeconds?: number } };
 }
 export type Service = KubeObject<'Service', ServiceSpec>;
 

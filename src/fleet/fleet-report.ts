@@ -1,0 +1,50 @@
+import type { FleetDerivation } from './derive-imports.ts';
+import type { MemberOrigin, MemberState, MemberView } from './member-view.ts';
+
+/** One member in /config_dump: who, from where, how connected, what it holds. Never a credential. */
+export interface MemberReport {
+  readonly name: string;
+  readonly origin: MemberOrigin;
+  readonly server: string;
+  readonly state: MemberState;
+  readonly reason?: string;
+  readonly lastSyncTime?: string;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly counts: {
+    readonly serviceExports: number;
+    readonly services: number;
+    readonly endpointSlices: number;
+    readonly endpoints: number;
+  };
+}
+
+/** The fleet section of /config_dump. */
+export interface FleetReport {
+  readonly members: readonly MemberReport[];
+  readonly imports: FleetDerivation['imports'];
+  readonly exports: FleetDerivation['exports'];
+}
+
+export function fleetReport(members: readonly MemberView[], derivation: FleetDerivation): FleetReport {
+  return {
+    members: [...members]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((m) => ({
+        name: m.name,
+        origin: m.origin,
+        server: m.server,
+        state: m.state,
+        ...(m.reason !== undefined ? { reason: m.reason } : {}),
+        ...(m.lastSyncTime !== undefined ? { lastSyncTime: m.lastSyncTime } : {}),
+        properties: m.properties,
+        counts: {
+          serviceExports: m.serviceExports.length,
+          services: m.services.length,
+          endpointSlices: m.endpointSlices.length,
+          endpoints: m.endpointSlices.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0),
+        },
+      })),
+    imports: derivation.imports,
+    exports: derivation.exports,
+  };
+}
