@@ -61,9 +61,9 @@ describe('parseManifest', () => {
       { path: 'metadata.name', line: 5 },
       { path: 'spec.ports[0].port', line: 9 },
     ]);
-    expect(parsed.entries[0]?.locate('spec.ports[0].port')).toBe(9);
+    expect(parsed.entries[0]?.locate?.('spec.ports[0].port')).toBe(9);
     // A field not written is placed at its nearest written ancestor.
-    expect(parsed.entries[0]?.locate('spec.ports[0].targetPort')).toBe(8);
+    expect(parsed.entries[0]?.locate?.('spec.ports[0].targetPort')).toBe(8);
     expect(parsed.invalidObjects).toEqual([
       { file: 'dup.yaml', line: 11, message: 'Secret: missing metadata' },
       { file: 'dup.yaml', line: 13, message: 'kind: duplicate field "kind"' },

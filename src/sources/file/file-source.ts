@@ -12,6 +12,7 @@ import type { DecodeOptions } from '../decode.ts';
 import { type Source, SourceError } from '../source.ts';
 import { defaultFileValidator } from './file-validation.ts';
 import {
+  type FieldLocation,
   type ManifestEntry,
   type ManifestProblem,
   type OtherDocument,
@@ -120,6 +121,7 @@ export class FileSource implements Source {
     const current = new Map<string, readonly ManifestEntry[]>();
     const owners = new Map<string, string>();
     let total = 0;
+    let refused = 0;
     for (const path of files) {
       const file = relative(this.#dir, path);
       const read = await readBounded(path, this.#maxFileBytes);
@@ -140,10 +142,9 @@ export class FileSource implements Source {
         current.set(file, this.#lastGood.get(file) ?? []);
         continue;
       }
-      const entries = [
-        ...parsed.entries,
-        ...this.#keptForRefused(file, parsed.entries, parsed.others, problems),
-      ];
+      const refusedHere = this.#keptForRefused(file, parsed.entries, parsed.others, problems);
+      refused += refusedHere.refused;
+      const entries = [...parsed.entries, ...refusedHere.kept];
       if (total + entries.length > this.#maxObjects) {
         problems.push({
           file,
@@ -155,10 +156,11 @@ export class FileSource implements Source {
       total += entries.length;
       current.set(file, withoutDuplicates(file, entries, owners, problems));
     }
-    this.#lastGood.clear();
-    for (const [file, entries] of current) this.#lastGood.set(file, entries);
     const admission = this.#store.admitFiles(current);
-    this.#invalidGauge?.set(admission.invalidObjects);
+    this.#lastGood.clear();
+    // Kept without their locators: those hold the file's YAML syntax tree, many times the objects' size.
+    for (const [file, entries] of current) this.#lastGood.set(file, entries.map(withoutSyntaxTree));
+    this.#invalidGauge?.set(admission.invalidObjects + refused);
     this.#reportProblems([...problems, ...admission.invalid]);
     onSnapshot(new Snapshot(admission.objects));
   }
@@ -173,14 +175,16 @@ export class FileSource implements Source {
     entries: readonly ManifestEntry[],
     others: readonly OtherDocument[],
     problems: ManifestProblem[],
-  ): ManifestEntry[] {
+  ): { kept: ManifestEntry[]; refused: number } {
     const previous = this.#lastGood.get(file) ?? [];
+    let refused = 0;
     const present = new Set(entries.map((e) => objectKey(e.object)));
     const kept: ManifestEntry[] = [];
     for (const doc of others) {
       const problem =
         doc.refused === undefined ? this.#validator?.kindProblem(doc.apiVersion, doc.kind) : undefined;
       if (doc.refused === undefined && problem === undefined) continue;
+      refused++;
       const same = previous.filter(
         (e) =>
           e.object.metadata.name === doc.name &&
@@ -199,7 +203,7 @@ export class FileSource implements Source {
         message: `${doc.kind} ${ns}${doc.name ?? '(no name)'} (${state}): ${problem.field}: ${problem.message}`,
       });
     }
-    return kept;
+    return { kept, refused };
   }
 
   #reportProblems(problems: readonly ManifestProblem[]): void {
@@ -272,6 +276,14 @@ function withoutDuplicates(
   }
   return kept;
 }
+
+function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {
+  return entry.duplicates.length > 0
+    ? { object: entry.object, line: entry.line, duplicates: entry.duplicates }
+    : { object: entry.object, line: entry.line, duplicates: NO_DUPLICATES };
+}
+
+const NO_DUPLICATES: readonly FieldLocation[] = [];
 
 function objectKey(object: AnyResource): string {
   return `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}`;

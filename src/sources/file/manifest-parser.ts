@@ -21,8 +21,11 @@ export interface FieldLocation {
 export interface ManifestEntry {
   readonly object: AnyResource;
   readonly line: number;
-  /** The line of the field at `path` (field.Path syntax), or of its nearest ancestor written in the file. */
-  locate(path: string): number;
+  /**
+   * The line of the field at `path` (field.Path syntax), or of its nearest ancestor written in the file; absent
+   * once the file's syntax tree is let go (the object's line then stands for every field).
+   */
+  readonly locate?: (path: string) => number;
   /** Keys repeated in one mapping (the last one wins when they are not refused), each at its repeat. */
   readonly duplicates: readonly FieldLocation[];
 }
@@ -127,7 +130,7 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
           object: withDefaultNamespace(decoded.object),
           line: itemLine,
           locate: (path) => locate(node, path, lineOf),
-          duplicates: duplicateKeys(node, '', lineOf),
+          duplicates: duplicatesOf(node, lineOf),
         });
         continue;
       }
@@ -222,6 +225,16 @@ function locate(node: unknown, path: string, lineOf: (node: Node | null | undefi
     } else break;
   }
   return line;
+}
+
+const NO_DUPLICATES: readonly FieldLocation[] = [];
+
+function duplicatesOf(
+  node: unknown,
+  lineOf: (node: Node | null | undefined) => number,
+): readonly FieldLocation[] {
+  const found = duplicateKeys(node, '', lineOf);
+  return found.length > 0 ? found : NO_DUPLICATES;
 }
 
 /** Keys written twice in one mapping, anywhere under `node`, by path and the line of each repeat. */

@@ -130,7 +130,7 @@ export class ObjectStore {
     const strict = this.#fieldValidation === 'Strict';
     const name = `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}`;
     if (errors.length === 0 && (fieldProblems.length === 0 || !strict)) {
-      for (const p of fieldProblems.sort(byLine)) {
+      for (const p of capped(fieldProblems.sort(byLine))) {
         invalid.push({
           file,
           line: p.line,
@@ -144,10 +144,11 @@ export class ObjectStore {
     }
     const kept = previous ? 'the last valid version stays in effect' : 'not loaded';
     const problems = [
-      ...(strict ? fieldProblems : []),
+      // Under warn they would only have been dropped; listed all the same, so one edit fixes everything.
+      ...(strict ? fieldProblems : fieldProblems.map((p) => ({ ...p, text: `${p.text} (warning)` }))),
       ...errors.map((e) => ({ line: lineOf(e.field), text: `${e.field ? `${e.field}: ` : ''}${e.message}` })),
     ];
-    for (const p of problems.sort(byLine))
+    for (const p of capped(problems.sort(byLine)))
       invalid.push({ file, line: p.line, message: `${name} (${kept}): ${p.text}` });
     return 'invalid';
   }
@@ -189,3 +190,16 @@ function last(path: string): string {
 }
 
 const byLine = (a: { line: number }, b: { line: number }) => a.line - b.line;
+
+/** Problems listed per object: an object with thousands of unknown fields must not flood /config_dump and the log. */
+const MAX_PROBLEMS_PER_OBJECT = 20;
+
+function capped(problems: { line: number; text: string }[]): { line: number; text: string }[] {
+  if (problems.length <= MAX_PROBLEMS_PER_OBJECT) return problems;
+  const more = problems.length - MAX_PROBLEMS_PER_OBJECT;
+  const next = problems[MAX_PROBLEMS_PER_OBJECT] as { line: number };
+  return [
+    ...problems.slice(0, MAX_PROBLEMS_PER_OBJECT),
+    { line: next.line, text: `... and ${more} more problems` },
+  ];
+}
