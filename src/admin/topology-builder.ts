@@ -113,9 +113,24 @@ function buildBackend(
     usedBy,
     tiers,
     clusters,
+    ...(cluster.clusterSelection !== undefined
+      ? { clusterSelection: { ...cluster.clusterSelection, tiers: policyTiers(cluster) } }
+      : {}),
     endpointCount: views.length,
     healthyCount: views.filter((v) => v.view.healthy).length,
   };
+}
+
+/** A policy tier split by zone inside (`local/zone`, `local`) is one tier to an operator: its clusters, merged. */
+function policyTiers(cluster: BackendCluster): { name: string; clusters: string[] }[] {
+  const byName = new Map<string, Set<string>>();
+  cluster.tiers.forEach((tier, t) => {
+    const name = (cluster.tierNames?.[t] ?? `tier ${t}`).split('/')[0]!;
+    const clusters = byName.get(name) ?? new Set<string>();
+    for (const endpoint of tier) clusters.add(endpoint.cluster);
+    byName.set(name, clusters);
+  });
+  return [...byName].map(([name, clusters]) => ({ name, clusters: [...clusters].sort() }));
 }
 
 function endpointView(

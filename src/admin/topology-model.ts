@@ -83,6 +83,14 @@ export interface BackendView {
   }[];
   readonly tiers: readonly TierView[];
   readonly clusters: readonly ClusterBox[];
+  /** The ClusterSelectionPolicy in force: its tiers with the clusters each holds, and its boundary. */
+  readonly clusterSelection?: {
+    readonly policy: string;
+    readonly fallback: 'None' | 'Any';
+    /** Endpoints outside every tier under `fallback: None`: never used. */
+    readonly outsideEndpoints: number;
+    readonly tiers: readonly { readonly name: string; readonly clusters: readonly string[] }[];
+  };
   readonly endpointCount: number;
   readonly healthyCount: number;
 }

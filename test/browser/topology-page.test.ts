@@ -87,6 +87,17 @@ describe('topology page in headless Chromium, on the demo', () => {
     expect(await page.locator(`${backend('Service/demo/api:80')} .meta`).textContent()).toContain(
       'weight 90 (90%)',
     );
+    // The ClusterSelectionPolicy on payments: its tiers with their clusters, and a boundary drawn around them.
+    const payments = page.locator(backend('ServiceImport/demo/payments:80'));
+    await expect(payments.locator('.policy').textContent()).resolves.toBe(
+      'ClusterSelectionPolicy demo/payments-us-east: local [east-1] → region [east-2]; boundary: fallback None, 1 endpoint outside never used',
+    );
+    expect(
+      await payments
+        .locator('.clusters.bounded [data-cluster]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-cluster'))),
+    ).toEqual(['east-1', 'east-2']);
+    expect(await web.locator('.clusters.bounded').count()).toBe(0);
     const nearEndpoints = web.locator('[data-zone="us-east-1a"] .ep');
     // The demo runs three near pods (src/demo), all ready.
     expect(await nearEndpoints.count()).toBe(3);

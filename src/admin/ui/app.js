@@ -110,8 +110,24 @@ function renderBackend(b, doc) {
       <span class="badge" title="trafficDistribution in force">${esc(b.trafficDistribution)}</span>
       <span class="badge">${esc(b.protocol)}</span>
       <span class="badge ${health}">${b.healthyCount}/${b.endpointCount} healthy</span></h2>
-    <div class="meta">backendRefs: ${usedBy}</div>${tiers}
-    <div class="clusters">${b.clusters.map(renderCluster).join('')}</div>`;
+    <div class="meta">backendRefs: ${usedBy}</div>${renderSelection(b.clusterSelection)}${tiers}
+    <div class="clusters${bounded(b.clusterSelection) ? ' bounded' : ''}">${b.clusters.map(renderCluster).join('')}</div>`;
+}
+
+/** A fallback-None policy draws a boundary around the clusters it allows. */
+function bounded(selection) {
+  return selection !== undefined && selection.fallback === 'None';
+}
+
+function renderSelection(selection) {
+  if (selection === undefined) return '';
+  const tiers = selection.tiers
+    .map((t) => `<b>${esc(t.name)}</b> [${t.clusters.map(esc).join(', ') || 'no cluster'}]`)
+    .join(' → ');
+  const boundary = bounded(selection)
+    ? `boundary: fallback None, ${selection.outsideEndpoints} endpoint${selection.outsideEndpoints === 1 ? '' : 's'} outside never used`
+    : 'fallback Any: clusters outside the tiers are the last tier';
+  return `<div class="policy">ClusterSelectionPolicy <code>${esc(selection.policy)}</code>: ${tiers}; ${boundary}</div>`;
 }
 
 function renderBackends(doc) {
