@@ -19,6 +19,7 @@ import {
   rawRefusal,
   refusalForParseError,
   refuseRequest,
+  responseInProgress,
 } from './request-guard.ts';
 import { serveAction } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
@@ -163,14 +164,18 @@ export class EastWestServer {
         socket.destroy();
         return;
       }
+      if (responseInProgress(socket)) {
+        socket.destroy();
+        return;
+      }
       if (err.rawPacket?.[0] === TLS_HANDSHAKE) {
         this.#refuse('tls');
         rawReply(socket, '400 Bad Request', 'this is a plain HTTP listener: TLS is not accepted here');
         return;
       }
       // A request over a limit (431, 408) is refused as on the Gateway listeners; anything else is not HTTP.
-      const refusal = refusalForParseError(err.code);
-      if (refusal.status !== 400) {
+      const refusal = refusalForParseError(err.code, err.rawPacket);
+      if (refusal.status !== 400 || refusal.reason === 'invalid message framing') {
         rejections?.report(refusal.reason, { listener: 'east-west', code: err.code });
         socket.end(rawRefusal(refusal));
         return;

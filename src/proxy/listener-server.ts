@@ -161,12 +161,12 @@ export class ListenerServer {
     });
     // A broken client connection is that client's problem; it must never reach the process.
     // A protocol error is the client's: 400, 408, 431 or 505, written only between responses.
-    this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    this.#server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
         socket.destroy();
         return;
       }
-      const refusal = refusalForParseError(err.code);
+      const refusal = refusalForParseError(err.code, err.rawPacket);
       rejections?.report(refusal.reason, { port: this.gatewayPort, code: err.code });
       if (responseInProgress(socket)) socket.destroy();
       else socket.end(rawRefusal(refusal));

@@ -59,21 +59,42 @@ export function refuseRequest(req: IncomingMessage, maxHeaders: number): Refusal
   return undefined;
 }
 
-/** What the HTTP/1 parser's errors mean to the client: a 4xx (or 505), never a 5xx. */
-export function refusalForParseError(code: string | undefined): Refusal {
+const BAD_FRAMING: Refusal = { status: 400, reason: 'invalid message framing' };
+
+/**
+ * A request line whose version is well formed (`HTTP/<digit>.<digit>` then CRLF) but not one we speak: only
+ * then is the answer 505 (RFC 9110 §15.6.6). llhttp reports a bare LF after the version, or a malformed
+ * version, with the same code; those are framing errors and get 400.
+ */
+const WELL_FORMED_VERSION = /^[^ \r\n]+ [^ \r\n]+ HTTP\/\d\.\d\r\n/;
+
+/**
+ * What the HTTP/1 parser's errors mean to the client: a 4xx (or 505), never a 5xx. `rawPacket` is the data
+ * the parser stopped in (Node's `clientError` carries it).
+ */
+export function refusalForParseError(code: string | undefined, rawPacket?: Buffer): Refusal {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, reason: 'request header fields too large' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, reason: 'request timeout' };
     case 'HPE_INVALID_VERSION':
-      return BAD_VERSION;
+      return rawPacket !== undefined && WELL_FORMED_VERSION.test(rawPacket.toString('latin1', 0, 8_192))
+        ? BAD_VERSION
+        : BAD_FRAMING;
     case 'HPE_INVALID_METHOD':
       return { status: 400, reason: 'invalid method' };
+    // Errors in the body's framing (chunk sizes, chunk line endings, lengths) arrive after the head was
+    // accepted; they are answered like the head's as long as no response has started (see responseInProgress).
     case 'HPE_INVALID_TRANSFER_ENCODING':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return { status: 400, reason: 'invalid message framing' };
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_CR_EXPECTED':
+    case 'HPE_LF_EXPECTED':
+    case 'HPE_STRICT':
+    case 'HPE_INVALID_EOF_STATE':
+      return BAD_FRAMING;
     default:
       return { status: 400, reason: 'bad request' };
   }
@@ -96,9 +117,12 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /**
- * True when the HTTP server has a response under way on this socket: writing a raw answer now would land in
- * the middle of it, so the connection is cut instead (Node's own default makes the same check).
+ * True when a response has started on this socket (its head is written or being written): a raw answer now
+ * would land in the middle of it, so the connection is cut instead. A request still being read (a body whose
+ * framing broke) has a response object but nothing sent yet: it can still be refused. Node's own default
+ * makes the same check.
  */
 export function responseInProgress(socket: Socket): boolean {
-  return (socket as Socket & { _httpMessage?: unknown })._httpMessage != null;
+  const res = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  return res != null && res.headersSent === true;
 }

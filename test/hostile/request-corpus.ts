@@ -130,12 +130,61 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     status: 400,
     reason: '',
   },
+  // Body framing breaks after a good head, while the request is on its way upstream: no response has
+  // started, so the client still gets its 400 (and the connection closes).
   {
-    // The head was good and the request is on its way upstream: the connection is cut, nothing written.
     name: 'a bad chunk size after a good head',
     bytes: `POST / HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`,
-    status: 0,
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'a chunk-size line ending in a bare LF',
+    bytes: `POST / HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n`,
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'a chunk extension ending in a bare LF',
+    bytes: `POST / HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n5;a=b\nhello\r\n0\r\n\r\n`,
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'a chunk size overflowing 64 bits',
+    bytes: `POST / HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\nhello\r\n0\r\n\r\n`,
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'chunk data longer than its size',
+    bytes: `POST / HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\n2\r\nhello\r\n0\r\n\r\n`,
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'bare-LF line endings throughout',
+    bytes: 'GET / HTTP/1.1\nHost: example.com\n\n',
+    status: 400,
+    reason: 'invalid message framing',
+  },
+  {
+    name: 'a bare LF after the headers',
+    bytes: `GET / HTTP/1.1\r\n${host}x-a: b\n\r\n`,
+    status: 400,
     reason: '',
+  },
+  {
+    name: 'a bare CR after the request line',
+    bytes: `GET / HTTP/1.1\r${host}\r\n`,
+    status: 400,
+    reason: '',
+  },
+  {
+    name: 'a three-digit minor version',
+    bytes: `GET / HTTP/1.100\r\n${host}\r\n`,
+    status: 400,
+    reason: 'invalid message framing',
   },
   {
     name: 'garbage instead of a request line',
