@@ -89,6 +89,7 @@ async function main(argv: readonly string[]): Promise<void> {
           ? 'per worker with --workers: each worker balances on what it sees'
           : dataPlane.describeBalancers(),
         problems: setup.problems(),
+        fleet: setup.fleet?.(),
       }),
   };
   const extraMetrics = workerPool ? { extraMetrics: () => workerPool.metrics() } : {};

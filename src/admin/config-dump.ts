@@ -1,3 +1,4 @@
+import type { FleetReport } from '../fleet/fleet-report.ts';
 import type { RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
 
@@ -15,6 +16,8 @@ export interface ConfigDumpInput {
   readonly result: DumpedTranslation | undefined;
   readonly balancers: unknown;
   readonly problems: readonly string[];
+  /** Fleet mode: every member, the derived ServiceImports and their conflicts, each export's conditions. */
+  readonly fleet?: FleetReport | undefined;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface ConfigDumpInput {
  * would be written to the API server (with the generation it was computed from), balancer health, and
  * problems found in the input.
  */
-export function buildConfigDump({ result, balancers, problems }: ConfigDumpInput): unknown {
+export function buildConfigDump({ result, balancers, problems, fleet }: ConfigDumpInput): unknown {
   const statuses: Record<string, unknown> = {};
   for (const update of result?.statuses ?? []) {
     statuses[statusKey(update)] = { metadata: { generation: update.generation }, status: update.status };
@@ -32,6 +35,7 @@ export function buildConfigDump({ result, balancers, problems }: ConfigDumpInput
     routeTable: result?.table ?? null,
     balancers: balancers ?? null,
     problems: [...problems, ...(result?.problems ?? [])],
+    ...(fleet ? { fleet } : {}),
   });
 }
 

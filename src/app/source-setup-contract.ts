@@ -1,4 +1,5 @@
 import type { AdminRoute } from '../admin/admin-server.ts';
+import type { FleetReport } from '../fleet/fleet-report.ts';
 import type { LocalIdentity } from '../gateway/options.ts';
 import type { TranslationResult } from '../gateway/translate.ts';
 import type { Source } from '../sources/source.ts';
@@ -16,6 +17,8 @@ export interface SourceSetup {
   /** After a table is applied: write its statuses where there is somewhere to write them. */
   onApplied(result: TranslationResult): Promise<void>;
   readonly adminRoutes: ReadonlyMap<string, AdminRoute>;
+  /** Fleet mode only: members, derived imports and export conditions for /config_dump. */
+  fleet?(): FleetReport;
   /** Printed once the gateway serves (the demo's curl lines). */
   readonly banner?: string;
   close(): Promise<void>;
