@@ -27,7 +27,7 @@ export function startDataPlane(
     policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
     overprovisioningFactor: cli.overprovisioningFactor,
     panicThresholdPercent: cli.panicThresholdPercent,
-    outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs },
+    outlier: { baseEjectionTimeMs: cli.outlierBaseEjectionMs, maxEjectionPercent: cli.maxEjectionPercent },
     health: {
       unhealthyThreshold: cli.healthCheck.unhealthyThreshold,
       healthyThreshold: cli.healthCheck.healthyThreshold,

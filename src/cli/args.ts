@@ -39,6 +39,7 @@ export interface CliOptions {
   readonly overprovisioningFactor: number;
   readonly panicThresholdPercent: number;
   readonly outlierBaseEjectionMs: number;
+  readonly maxEjectionPercent: number;
   /** Active health checks and the health model (issue 10). */
   readonly healthCheck: {
     readonly enabled: boolean;
@@ -141,6 +142,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       100,
     ),
     panicThresholdPercent: number('panic-threshold', str('panic-threshold') ?? '50', 0, 100),
+    maxEjectionPercent: number('max-ejection-percent', str('max-ejection-percent') ?? '10', 0, 100),
     outlierBaseEjectionMs: integer(
       'outlier-base-ejection-ms',
       str('outlier-base-ejection-ms') ?? '30000',

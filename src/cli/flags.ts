@@ -120,6 +120,11 @@ export const FLAGS = {
     arg: 'ms',
     help: "An endpoint's n-th ejection by outlier detection lasts n x this. Default 30000.",
   },
+  'max-ejection-percent': {
+    type: 'string',
+    arg: 'percent',
+    help: "At most this share of a backend's endpoints is ejected by outlier detection at once; one always may be (Envoy's rule); 0 turns ejection off. Default 10.",
+  },
   'no-health-checks': {
     type: 'boolean',
     help: 'Turn active health checks off (on by default: a TCP connect per endpoint, or HTTP by annotation).',

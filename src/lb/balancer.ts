@@ -31,8 +31,13 @@ export interface BalancerState {
     readonly healthy: boolean;
     /** The health model's verdict, the signal that decided it and since when (ISO time); issue 10. */
     readonly health?: 'healthy' | 'unhealthy' | 'ejected';
-    readonly signal?: 'condition' | 'outlier' | 'probe' | 'avoided';
+    readonly signal?: 'condition' | 'outlier' | 'probe';
     readonly since?: string;
+    /**
+     * True while the picker passes over this endpoint inside its tier after a failed attempt (a refused
+     * connect, or failures in a row); it still counts as healthy in the tier shares.
+     */
+    readonly avoided?: boolean;
     /** Present for serving-but-terminating endpoints used as kube-proxy's fall-back. */
     readonly conditions?: 'serving-terminating';
     readonly ejectedUntilMs?: number;

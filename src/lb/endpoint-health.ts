@@ -1,16 +1,18 @@
 import type { EndpointHealth, EndpointState, HealthSignal } from './endpoint-state.ts';
 
 /**
- * The one health verdict per endpoint that the tier shares read, from every signal (issue 10):
- * ejected by outlier detection > failing active health checks > avoided by the picker after failed attempts >
- * healthy. The EndpointSlice conditions act earlier, in translation: an endpoint that is not ready is not in
- * the table unless nothing is ready anywhere in the backend (kube-proxy's fall-back to serving-and-terminating
+ * The one health verdict per endpoint that the tier shares read, as Envoy's priority health (issue 29):
+ * ejected by outlier detection (capped by `maxEjectionPercent`) > failing active health checks > healthy.
+ * The EndpointSlice conditions act earlier, in translation: an endpoint that is not ready is not in the table
+ * unless nothing is ready anywhere in the backend (kube-proxy's fall-back to serving-and-terminating
  * endpoints), and then those are all there is, so they count as healthy here with the signal `condition`.
+ * The picker's avoidance after a failed attempt is deliberately not part of the verdict: it is uncapped and
+ * reacts to a single refused connect, so counting it would let a rolling restart move a tier's traffic to
+ * another cluster although no check saw a dead endpoint. It only steers the picker inside the tier.
  */
 export function currentVerdict(state: EndpointState): { health: EndpointHealth; signal?: HealthSignal } {
   if (state.ejectedUntilMs !== undefined) return { health: 'ejected', signal: 'outlier' };
   if (state.probeUnhealthy) return { health: 'unhealthy', signal: 'probe' };
-  if (state.avoidedUntilMs !== undefined) return { health: 'unhealthy', signal: 'avoided' };
   return { health: 'healthy' };
 }
 

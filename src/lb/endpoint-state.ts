@@ -5,10 +5,9 @@ export type EndpointHealth = 'healthy' | 'unhealthy' | 'ejected';
 
 /**
  * The signal that decided the current health: the EndpointSlice conditions (the starting point, and the
- * serving-but-terminating fall-back), passive outlier detection, active health checks, or the picker's own
- * avoidance of an endpoint whose latest attempts failed.
+ * serving-but-terminating fall-back), passive outlier detection, or active health checks.
  */
-export type HealthSignal = 'condition' | 'outlier' | 'probe' | 'avoided';
+export type HealthSignal = 'condition' | 'outlier' | 'probe';
 
 /**
  * Everything the balancer learns about one endpoint at run time. Kept per endpoint key in the backend's
@@ -34,7 +33,10 @@ export interface EndpointState {
   ejectedFor: 'consecutive-5xx' | 'consecutive-connect-failure' | undefined;
   /** When the last ejection ended, for decaying `ejections`. */
   restoredAtMs: number | undefined;
-  /** Set while the picker avoids the endpoint after failed attempts; cleared by a success. */
+  /**
+   * Set while the picker avoids the endpoint after failed attempts; cleared by a success. Steers the picker
+   * inside the tier only, never the verdict or the tier shares.
+   */
   avoidedUntilMs: number | undefined;
   /** Whether the avoidance came from a failed connection (a passing TCP probe disproves it). */
   avoidedForConnect: boolean;

@@ -9,7 +9,10 @@ import { type LatencySeed, observeLatency } from './peak-ewma.ts';
 /** Which kind of active health check produced a result; a TCP probe proves only that connections work. */
 export type ProbeKind = 'tcp' | 'http';
 
-/** Failed attempts in a row (other than refused connections) after which the picker avoids an endpoint. */
+/**
+ * Failed attempts in a row (other than refused connections) after which the picker avoids an endpoint inside
+ * its tier. Avoidance never changes the verdict: tier shares count only probes and capped ejections.
+ */
 const FAILURES_TO_AVOID = 2;
 
 /**
@@ -106,10 +109,7 @@ export class HealthRegistry {
     const outlier = this.#options.outlier;
     const reason = recordResult(state, outcome.result, outlier);
     if (success) {
-      if (state.avoidedUntilMs !== undefined) {
-        state.avoidedUntilMs = undefined;
-        this.#changed(state, 'avoided', nowMs);
-      }
+      if (state.avoidedUntilMs !== undefined) this.#endAvoidance(state, true);
       return;
     }
     if (reason !== undefined && mayEject(this.#ejected, this.#states.size, outlier)) {
@@ -144,8 +144,7 @@ export class HealthRegistry {
     const provesAll = kind === 'http';
     state.probeUnhealthy = false;
     if (state.avoidedUntilMs !== undefined && (provesAll || state.avoidedForConnect)) {
-      state.avoidedUntilMs = undefined;
-      if (state.ejectedUntilMs === undefined) this.#timed.delete(state);
+      this.#endAvoidance(state);
     }
     if (
       state.ejectedUntilMs !== undefined &&
@@ -178,10 +177,7 @@ export class HealthRegistry {
       if (state.ejectedUntilMs !== undefined && state.ejectedUntilMs <= nowMs) {
         this.#restore(state, nowMs, 'outlier');
       }
-      if (state.avoidedUntilMs !== undefined && state.avoidedUntilMs <= nowMs) {
-        state.avoidedUntilMs = undefined;
-        this.#changed(state, 'avoided', nowMs);
-      }
+      if (state.avoidedUntilMs !== undefined && state.avoidedUntilMs <= nowMs) this.#endAvoidance(state);
       if (state.ejectedUntilMs === undefined && state.avoidedUntilMs === undefined) this.#timed.delete(state);
     }
     this.#recomputeNextDue();
@@ -220,12 +216,21 @@ export class HealthRegistry {
     });
   }
 
+  /** The picker passes over the endpoint inside its tier for a while; the verdict and tier shares stay. */
   #avoid(state: EndpointState, connect: boolean, nowMs: number): void {
     state.avoidedUntilMs = nowMs + this.#options.health.avoidanceMs;
     state.avoidedForConnect = connect;
     this.#timed.add(state);
     this.#nextDueMs = Math.min(this.#nextDueMs, state.avoidedUntilMs);
-    this.#changed(state, 'avoided', nowMs);
+    this.#version++;
+  }
+
+  /** Ends an avoidance; unless a success ended it, the picker starts again from the backend's typical latency. */
+  #endAvoidance(state: EndpointState, bySuccess = false): void {
+    state.avoidedUntilMs = undefined;
+    if (!bySuccess) this.#forgetPenalty(state);
+    if (state.ejectedUntilMs === undefined) this.#timed.delete(state);
+    this.#version++;
   }
 
   /** Re-reads the verdict; a change bumps the version (balancers recompute shares) and is reported once. */
@@ -234,10 +239,7 @@ export class HealthRegistry {
     if (from === undefined) return;
     // Back in service: start from the backend's typical latency, not the failure penalty it was last charged,
     // or the picker would keep avoiding what the health model just restored.
-    if (state.health === 'healthy') {
-      state.observed = false;
-      state.rttMs = this.#options.peakEwma.defaultRttMs;
-    }
+    if (state.health === 'healthy') this.#forgetPenalty(state);
     this.#version++;
     this.#options.observer?.onHealthChange?.({
       backend: this.backend,
@@ -246,6 +248,11 @@ export class HealthRegistry {
       to: state.health,
       signal: state.signal,
     });
+  }
+
+  #forgetPenalty(state: EndpointState): void {
+    state.observed = false;
+    state.rttMs = this.#options.peakEwma.defaultRttMs;
   }
 
   #seedWith(latencyMs: number): void {

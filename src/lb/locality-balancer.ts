@@ -15,6 +15,8 @@ interface Tier extends TierEndpoints {
   readonly allCount: number;
   /** Scratch for the healthy candidates, refilled when health changes. */
   readonly healthy: Int32Array;
+  /** Scratch for the healthy candidates the picker does not avoid right now. */
+  readonly unavoided: Int32Array;
 }
 
 /**
@@ -23,8 +25,10 @@ interface Tier extends TierEndpoints {
  * farther tiers, then nearer ones, so a retry after a connect failure lands on another endpoint and, when a
  * tier runs out, on another tier. Undefined only when no candidate is left anywhere.
  *
- * Health is the registry's one verdict per endpoint (endpoint-health.ts): outlier ejections, active health
- * checks and the picker's avoidance all feed it. `ready: false` endpoints are candidates like the others,
+ * Health is the registry's one verdict per endpoint (endpoint-health.ts): capped outlier ejections and active
+ * health checks decide the tier shares. The picker's avoidance after a failed attempt only narrows the
+ * candidates inside a tier to the endpoints not avoided, and to all healthy ones when every one is avoided, so
+ * it never moves traffic to another tier. `ready: false` endpoints are candidates like the others,
  * because translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and
  * then they are all there is.
  */
@@ -37,6 +41,9 @@ export class LocalityBalancer implements Balancer {
   #shares: number[] = [];
   #panic: boolean[] = [];
   #seenVersion = -1;
+  /** Per tier: healthy endpoints, and those of them the picker does not avoid (set by #recompute). */
+  #healthyCount: Int32Array;
+  #unavoidedCount: Int32Array;
   /** Under a ClusterSelectionPolicy: one counter per tier, and the boundary's refusals. */
   readonly #tierPicked: readonly (() => void)[] | undefined;
   readonly #refusedAtBoundary: (() => void) | undefined;
@@ -58,6 +65,8 @@ export class LocalityBalancer implements Balancer {
     const states = health.sync(cluster.tiers);
     this.#tiers = states.map((tierStates, t) => this.#buildTier(cluster.tiers[t]!, tierStates));
     this.#cumulative = new Float64Array(this.#tiers.length);
+    this.#healthyCount = new Int32Array(this.#tiers.length);
+    this.#unavoidedCount = new Int32Array(this.#tiers.length);
     this.#recompute();
   }
 
@@ -74,7 +83,8 @@ export class LocalityBalancer implements Balancer {
     for (let i = 0; i < count; i++) {
       const t = (start + i) % count;
       const tier = tiers[t]!;
-      const position = tier.picker.pick(tried, now);
+      let position = tier.picker.pick(tried, now);
+      if (position < 0) position = this.#avoidedUntried(t, tried);
       if (position >= 0) {
         if (i > 0 && chosen >= 0) {
           this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
@@ -113,6 +123,7 @@ export class LocalityBalancer implements Balancer {
           health: state.health,
           signal: state.signal,
           since: new Date(state.sinceMs).toISOString(),
+          ...(state.avoidedUntilMs !== undefined ? { avoided: true } : {}),
           ...(state.ejectedUntilMs !== undefined ? { ejectedUntilMs: state.ejectedUntilMs } : {}),
           ...(state.endpoint.ready ? {} : { conditions: 'serving-terminating' as const }),
           outstanding: state.outstanding,
@@ -146,18 +157,26 @@ export class LocalityBalancer implements Balancer {
       this.#options.policy === 'weighted-round-robin'
         ? new EdfPicker(view)
         : new P2cPeakEwmaPicker(view, this.#options.random, this.#options.peakEwma);
-    return { ...view, picker, all, allCount, healthy: new Int32Array(n) };
+    return { ...view, picker, all, allCount, healthy: new Int32Array(n), unavoided: new Int32Array(n) };
   }
 
   /** Tier shares and candidate sets; runs on build and after each health change, never per request. */
   #recompute(): void {
     this.#seenVersion = this.#health.version;
-    const health: TierHealth[] = this.#tiers.map((tier) => {
+    const unavoided = this.#unavoidedCount;
+    const healthyCount = this.#healthyCount;
+    const health: TierHealth[] = this.#tiers.map((tier, t) => {
       let healthy = 0;
+      let preferred = 0;
       for (let i = 0; i < tier.allCount; i++) {
         const position = tier.all[i]!;
-        if (tier.states[position]!.health === 'healthy') tier.healthy[healthy++] = position;
+        const state = tier.states[position]!;
+        if (state.health !== 'healthy') continue;
+        tier.healthy[healthy++] = position;
+        if (state.avoidedUntilMs === undefined) tier.unavoided[preferred++] = position;
       }
+      unavoided[t] = preferred;
+      healthyCount[t] = healthy;
       return { healthy, total: tier.allCount };
     });
     const { shares, panic } = computeTierShares(
@@ -170,6 +189,7 @@ export class LocalityBalancer implements Balancer {
     let sum = 0;
     this.#tiers.forEach((tier, t) => {
       if (panic[t]) tier.picker.setCandidates(tier.all, tier.allCount);
+      else if (unavoided[t]! > 0) tier.picker.setCandidates(tier.unavoided, unavoided[t]!);
       else tier.picker.setCandidates(tier.healthy, health[t]!.healthy);
       sum += shares[t]!;
       this.#cumulative[t] = sum;
@@ -180,6 +200,23 @@ export class LocalityBalancer implements Balancer {
     this.#shares = shares;
     this.#panic = panic;
     if (changed) this.#options.observer?.onTierShares?.({ backend: this.#cluster.id, shares, panic });
+  }
+
+  /**
+   * When the picker found every endpoint it may choose tried, and it was choosing among the unavoided ones only:
+   * a healthy endpoint of the same tier that is merely avoided, before traffic leaves the tier. Rare (retries).
+   */
+  #avoidedUntried(t: number, tried: ReadonlySet<string> | undefined): number {
+    const preferred = this.#unavoidedCount[t]!;
+    const healthy = this.#healthyCount[t]!;
+    if (this.#panic[t] || preferred === 0 || preferred === healthy) return -1;
+    const tier = this.#tiers[t]!;
+    for (let i = 0; i < healthy; i++) {
+      const position = tier.healthy[i]!;
+      const state = tier.states[position]!;
+      if (state.avoidedUntilMs !== undefined && !tried?.has(state.key)) return position;
+    }
+    return -1;
   }
 
   /** The tier for this request by share, or -1 when no tier has a share (everything unhealthy, no panic). */

@@ -30,7 +30,8 @@ export interface OutlierOptions {
   readonly maxEjectionTimeMs: number;
   /**
    * At most this share of a backend's endpoints is ejected at once; an ejection that would exceed it does not
-   * happen (so a backend with a single endpoint is never ejected at the default). Default 50.
+   * happen, except that one endpoint may always be ejected when none is (Envoy's rule). 0 turns ejection off.
+   * Default 10 (Envoy).
    */
   readonly maxEjectionPercent: number;
   /** The ejection multiplier drops by one for every interval an endpoint spends not ejected. Default 10 s (Envoy). */
@@ -68,8 +69,8 @@ export interface PeakEwmaOptions {
 }
 
 /**
- * The health model beside outlier detection: active health check verdicts and the picker's avoidance of
- * endpoints whose latest attempts failed (both count as unhealthy in the tier shares).
+ * The health model beside outlier detection: active health check verdicts (they count in the tier shares) and
+ * the picker's avoidance of endpoints whose latest attempts failed (it steers picks inside a tier only).
  */
 export interface HealthModelOptions {
   /** Consecutive failed probes that make an endpoint unhealthy. Default 2. */
@@ -82,8 +83,9 @@ export interface HealthModelOptions {
    */
   readonly minEjectionMs: number;
   /**
-   * A failed attempt (a refused connection at once; two other failures in a row) takes the endpoint out of the
-   * candidates for this long, or until a success or a passing probe. Default 5 s.
+   * A failed attempt (a refused connection at once; two other failures in a row) makes the picker pass over the
+   * endpoint inside its tier for this long, or until a success or a passing probe, while other endpoints of the
+   * tier are left; the tier shares do not change. Default 5 s.
    */
   readonly avoidanceMs: number;
 }
@@ -164,7 +166,7 @@ export const DEFAULT_OUTLIER_OPTIONS: OutlierOptions = {
   consecutiveConnectFailures: 3,
   baseEjectionTimeMs: 30_000,
   maxEjectionTimeMs: 300_000,
-  maxEjectionPercent: 50,
+  maxEjectionPercent: 10,
   ejectionDecayIntervalMs: 10_000,
 };
 

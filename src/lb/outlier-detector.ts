@@ -52,7 +52,13 @@ export function ejectionDurationMs(ejections: number, options: OutlierOptions): 
   return Math.min(options.maxEjectionTimeMs, options.baseEjectionTimeMs * ejections);
 }
 
-/** Whether one more ejection keeps the ejected share at or under `maxEjectionPercent`. */
+/**
+ * Whether one more ejection is allowed: it keeps the ejected share at or under `maxEjectionPercent`, or nothing
+ * is ejected yet (Envoy: "defaults to 10% but will eject at least one host regardless of the value"; its
+ * check is (ejected + 1) / hosts ≤ max, or always_eject_one_host with none ejected). `maxEjectionPercent` 0
+ * turns ejection off here, where Envoy would still eject one.
+ */
 export function mayEject(ejectedNow: number, members: number, options: OutlierOptions): boolean {
-  return members > 0 && (ejectedNow + 1) * 100 <= options.maxEjectionPercent * members;
+  if (members === 0 || options.maxEjectionPercent <= 0) return false;
+  return ejectedNow === 0 || (ejectedNow + 1) * 100 <= options.maxEjectionPercent * members;
 }

@@ -52,33 +52,63 @@ describe('health model: what feeds the tier shares', () => {
     expect(byTier[0]! / 30_000).toBeCloseTo(0.9333, 1);
   });
 
-  it('an endpoint the picker avoids but outlier detection has not ejected counts as unhealthy', () => {
-    const { balancer, state } = setup();
+  it('an endpoint the picker avoids stays healthy in the tier shares and is passed over inside its tier', () => {
+    const { balancer, state, changes } = setup();
     report(balancer, 'near-1:8080', 'connect-failure');
-    expect(state('near-1:8080')).toMatchObject({ health: 'unhealthy', signal: 'avoided' });
+    expect(state('near-1:8080')).toMatchObject({ health: 'healthy', healthy: true, avoided: true });
     expect(state('near-1:8080').ejectedUntilMs).toBeUndefined();
-    expect(balancer.describe().tierShares[0]).toBeCloseTo(NEAR * 1.4, 12);
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
+    expect(changes).toEqual([]);
+    const { byKey, byTier } = tally(balancer, 1_000);
+    expect(byTier[1] ?? 0).toBe(0);
+    expect(byKey.get('near-1:8080')).toBeUndefined();
   });
 
   it('two 5xx in a row make the picker avoid an endpoint; one does not', () => {
     const { balancer, state } = setup();
     report(balancer, 'near-2:8080', 'http5xx');
-    expect(state('near-2:8080').health).toBe('healthy');
+    expect(state('near-2:8080').avoided).toBeUndefined();
     report(balancer, 'near-2:8080', 'http5xx');
-    expect(state('near-2:8080')).toMatchObject({ health: 'unhealthy', signal: 'avoided' });
+    expect(state('near-2:8080')).toMatchObject({ health: 'healthy', avoided: true });
   });
 
   it('an avoidance ends after 5 s, or at once with a success', () => {
     const { balancer, state, clock } = setup();
     report(balancer, 'near-0:8080', 'connect-failure');
     clock.advance(4_999);
-    expect(state('near-0:8080').health).toBe('unhealthy');
+    expect(state('near-0:8080').avoided).toBe(true);
     clock.advance(1);
-    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'avoided' });
+    expect(state('near-0:8080').avoided).toBeUndefined();
     report(balancer, 'near-0:8080', 'connect-failure');
     report(balancer, 'near-0:8080', 'success');
-    expect(state('near-0:8080').health).toBe('healthy');
+    expect(state('near-0:8080').avoided).toBeUndefined();
+  });
+
+  it('every endpoint of a tier avoided: the tier keeps its traffic, spread over all of them', () => {
+    const { balancer, state } = setup();
+    for (const key of ['near-0:8080', 'near-1:8080', 'near-2:8080']) report(balancer, key, 'connect-failure');
+    expect(state('near-2:8080').avoided).toBe(true);
     expect(balancer.describe().tierShares).toEqual([1, 0]);
+    const { byTier, byKey } = tally(balancer, 3_000);
+    expect(byTier[1] ?? 0).toBe(0);
+    expect(byKey.size).toBe(3);
+  });
+
+  it('a retry prefers an avoided endpoint of the same tier to another tier', () => {
+    const { balancer } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure');
+    const tried = new Set(['near-1:8080', 'near-2:8080']);
+    expect(balancer.pick(tried)?.key).toBe('near-0:8080');
+    tried.add('near-0:8080');
+    expect(balancer.pick(tried)?.cluster).toBe('west');
+  });
+
+  it('a passing probe ends a connection avoidance at once', () => {
+    const { balancer, state, probe } = setup();
+    report(balancer, 'near-0:8080', 'connect-failure');
+    expect(state('near-0:8080').avoided).toBe(true);
+    probe('near-0:8080', true);
+    expect(state('near-0:8080').avoided).toBeUndefined();
   });
 
   it('recovers after one passing probe', () => {
@@ -93,13 +123,6 @@ describe('health model: what feeds the tier shares', () => {
       since: new Date(clock.now()).toISOString(),
     });
     expect(balancer.describe().tierShares).toEqual([1, 0]);
-  });
-
-  it('a passing probe ends a connection avoidance at once', () => {
-    const { balancer, state, probe } = setup();
-    report(balancer, 'near-0:8080', 'connect-failure');
-    probe('near-0:8080', true);
-    expect(state('near-0:8080')).toMatchObject({ health: 'healthy', signal: 'probe' });
   });
 
   it('an ejected endpoint whose probes pass is back after the 5 s minimum, not 30 s', () => {

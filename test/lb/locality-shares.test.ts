@@ -166,6 +166,7 @@ describe.each(policies)('tier shares through picks (%s)', (policy) => {
       policy,
       clock: new FakeClock(),
       random: mulberry32(8),
+      outlier: { maxEjectionPercent: 50 },
       observer: { onTierShares: ({ shares, panic }) => events.push({ shares, panic }) },
     });
     const balancer = buildWith(factory, backend([rows('near', 4, 'east', 'east-1'), rows('far', 4, 'west')]));

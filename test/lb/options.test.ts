@@ -13,7 +13,7 @@ describe('balancer options', () => {
         consecutiveConnectFailures: 3,
         baseEjectionTimeMs: 30_000,
         maxEjectionTimeMs: 300_000,
-        maxEjectionPercent: 50,
+        maxEjectionPercent: 10,
         ejectionDecayIntervalMs: 10_000,
       },
       peakEwma: { decayTimeMs: 10_000, defaultRttMs: 30, failurePenaltyMs: 1_000 },

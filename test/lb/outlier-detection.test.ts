@@ -55,7 +55,9 @@ describe('passive outlier detection', () => {
   });
 
   it('thresholds are configurable', () => {
-    const { balancer, health } = setup({ outlier: { consecutive5xx: 2, consecutiveConnectFailures: 1 } });
+    const { balancer, health } = setup({
+      outlier: { consecutive5xx: 2, consecutiveConnectFailures: 1, maxEjectionPercent: 50 },
+    });
     report(balancer, 'a-0:8080', 'http5xx', 2);
     report(balancer, 'a-1:8080', 'connect-failure', 1);
     expect(health('a-0:8080').healthy).toBe(false);
@@ -122,10 +124,54 @@ describe('passive outlier detection', () => {
     expect(health('a-2:8080').healthy).toBe(false);
   });
 
-  it('never ejects the only endpoint at the default 50%', () => {
+  it('at the default 10%, one endpoint may always be ejected, a second only from 20 endpoints on (Envoy)', () => {
+    for (const [endpoints, ejectable] of [
+      [1, 1],
+      [4, 1],
+      [10, 1],
+      [19, 1],
+      [20, 2],
+      [30, 3],
+    ] as const) {
+      const { balancer } = setup({}, endpoints);
+      for (let i = 0; i < endpoints; i++) report(balancer, `a-${i}:8080`, 'connect-failure', 3);
+      const ejected = balancer.describe().endpoints.filter((e) => e.health === 'ejected').length;
+      expect({ endpoints, ejected }).toEqual({ endpoints, ejected: ejectable });
+    }
+  });
+
+  it('a one-endpoint backend ejected is still answered: its tier panics', () => {
     const { balancer, health } = setup({}, 1);
+    report(balancer, 'a-0:8080', 'connect-failure', 3);
+    expect(health('a-0:8080').health).toBe('ejected');
+    expect(balancer.describe().panicTiers).toEqual([true]);
+    expect(balancer.pick()?.key).toBe('a-0:8080');
+  });
+
+  it('maxEjectionPercent 0 turns ejection off', () => {
+    const { balancer, health, ejected } = setup({ outlier: { maxEjectionPercent: 0 } }, 4);
     report(balancer, 'a-0:8080', 'connect-failure', 10);
-    expect(health('a-0:8080').healthy).toBe(true);
+    expect(health('a-0:8080').health).toBe('healthy');
+    expect(ejected).toEqual([]);
+  });
+
+  it('ejections never exceed the cap, whatever fails in whatever order', () => {
+    const random = mulberry32(42);
+    for (const cap of [10, 25, 50]) {
+      const { balancer, clock } = setup({ outlier: { maxEjectionPercent: cap } }, 12);
+      const limit = Math.max(1, Math.floor((cap * 12) / 100));
+      let most = 0;
+      for (let step = 0; step < 3_000; step++) {
+        const key = `a-${Math.floor(random() * 12)}:8080`;
+        const roll = random();
+        report(balancer, key, roll < 0.4 ? 'connect-failure' : roll < 0.8 ? 'http5xx' : 'success');
+        clock.advance(Math.floor(random() * 200));
+        const ejected = balancer.describe().endpoints.filter((e) => e.health === 'ejected').length;
+        expect(ejected).toBeLessThanOrEqual(limit);
+        most = Math.max(most, ejected);
+      }
+      expect({ cap, most }).toEqual({ cap, most: limit });
+    }
   });
 
   it('answers still arriving for an ejected endpoint do not extend its ejection', () => {

@@ -1,0 +1,181 @@
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
+import {
+  gateway,
+  gatewayClass,
+  httpRoute,
+  importedSlice,
+  serviceImport,
+  yamlDocs,
+} from '../support/manifests.ts';
+
+/**
+ * Issue 29, "Done when": a rolling restart of the gateway's zone, through the gateway with real backends in
+ * two clusters. Each near pod in turn stops listening until the gateway has had a connect refused by it (seen
+ * as `avoided` in /config_dump), then starts again on the same port. Passive signals steer the picker inside
+ * the zone only: no request reaches the other cluster, no client sees an error. Waits are for conditions.
+ */
+const NS = 'shop';
+const IMPORT_ID = `ServiceImport/${NS}/web:80`;
+
+interface Pod {
+  readonly pod: string;
+  readonly cluster: string;
+  readonly zone: string;
+  port: number;
+  server?: { close(): Promise<void> } | undefined;
+}
+
+const NEAR: Pod[] = [1, 2, 3].map((i) => ({
+  pod: `near-${i}`,
+  cluster: 'east-1',
+  zone: 'us-east-1a',
+  port: 0,
+}));
+const FAR: Pod = { pod: 'far', cluster: 'west-1', zone: 'us-west-1a', port: 0 };
+
+async function up(pod: Pod): Promise<void> {
+  const server = await startEchoServer({
+    host: '127.0.0.1',
+    port: pod.port,
+    identity: { namespace: NS, service: 'web', pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
+  });
+  pod.server = server;
+  pod.port = server.port;
+}
+
+async function down(pod: Pod): Promise<void> {
+  await pod.server?.close();
+  pod.server = undefined;
+}
+
+interface DumpEndpoint {
+  readonly key: string;
+  readonly health?: string;
+  readonly avoided?: boolean;
+}
+
+describe('rolling restart of the near zone: refusals steer picks inside the zone only', () => {
+  let gw: GatewayProcess;
+  let port: number;
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 4 });
+  const answers: string[] = [];
+  const failures: string[] = [];
+  let running = false;
+  let load: Promise<unknown> | undefined;
+
+  beforeAll(async () => {
+    for (const pod of [...NEAR, FAR]) await up(pod);
+    port = await freePort();
+    gw = await startGateway({
+      args: ['--cluster', 'east-1', '--zone', 'us-east-1a'],
+      manifests: {
+        'web.yaml': yamlDocs(
+          gatewayClass(),
+          gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port }]),
+          serviceImport('web', NS, 'PreferSameZone'),
+          httpRoute('web', NS, {
+            parentRefs: [{ name: 'edge' }],
+            rules: [
+              {
+                backendRefs: [
+                  { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web', port: 80 },
+                ],
+              },
+            ],
+          }),
+          ...[...NEAR, FAR].map((pod) =>
+            importedSlice(`web-${pod.pod}`, 'web', NS, pod.cluster, {
+              port: pod.port,
+              zone: pod.zone,
+              pod: pod.pod,
+            }),
+          ),
+        ),
+      },
+    });
+  });
+
+  afterAll(async () => {
+    running = false;
+    await load;
+    await gw?.stop();
+    await agent.close();
+    await Promise.all([...NEAR, FAR].map(down));
+  });
+
+  async function endpoints(): Promise<{ endpoints: DumpEndpoint[]; tierShares: number[] }> {
+    const dump = JSON.parse((await gw.adminGet('/config_dump')).body) as {
+      balancers: Record<string, { endpoints: DumpEndpoint[]; tierShares: number[] }>;
+    };
+    const balancer = dump.balancers[IMPORT_ID];
+    if (balancer === undefined) throw new Error(`no balancer ${IMPORT_ID} yet`);
+    return balancer;
+  }
+
+  function startLoad(): void {
+    running = true;
+    const client = async () => {
+      while (running) {
+        try {
+          const response = await request(`http://127.0.0.1:${port}/`, { dispatcher: agent });
+          const body = await response.body.text();
+          if (response.statusCode !== 200) failures.push(`${response.statusCode} ${body.trim()}`);
+          else answers.push((JSON.parse(body) as { pod: string }).pod);
+        } catch (error) {
+          failures.push(String(error));
+        }
+      }
+    };
+    load = Promise.all([client(), client(), client(), client()]);
+  }
+
+  it('serves from the near zone only, then keeps it so while every near pod refuses once in turn', async () => {
+    await eventually(async () => {
+      const { endpoints: all } = await endpoints();
+      if (all.length !== 4 || all.some((e) => e.health !== 'healthy')) throw new Error('not all healthy yet');
+    }, 15_000);
+    startLoad();
+    await eventually(async () => {
+      if (answers.length < 200) throw new Error(`${answers.length} answers`);
+    }, 15_000);
+
+    for (const pod of NEAR) {
+      const key = `127.0.0.1:${pod.port}`;
+      await down(pod);
+      // Down only until the gateway has been refused once: active checks (2 failures in a row, 2 s apart)
+      // never see it dead, so only the passive signal knows.
+      await eventually(async () => {
+        const endpoint = (await endpoints()).endpoints.find((e) => e.key === key);
+        if (endpoint?.avoided !== true) throw new Error(`${pod.pod} not avoided yet`);
+        expect(endpoint.health).toBe('healthy');
+        expect((await endpoints()).tierShares[0]).toBe(1);
+      }, 10_000);
+      await up(pod);
+      const from = answers.length;
+      await eventually(async () => {
+        if (answers.length < from + 200)
+          throw new Error(`${answers.length - from} answers since ${pod.pod} came back`);
+      }, 15_000);
+    }
+    running = false;
+    await load;
+
+    expect(failures).toEqual([]);
+    expect(answers.length).toBeGreaterThan(800);
+    expect(answers.filter((pod) => pod === 'far')).toEqual([]);
+    const { endpoints: final, tierShares } = await endpoints();
+    expect(tierShares[0]).toBe(1);
+    expect(final.filter((e) => e.health === 'ejected')).toEqual([]);
+    // Each pod really refused a connect: the gateway retried those requests on another near pod.
+    const metrics = (await gw.adminGet('/metrics')).body;
+    const retried = Number(
+      /clusterset_gateway_upstream_connection_retries_total\{reason="connect-failure"\} (\d+)/.exec(
+        metrics,
+      )?.[1] ?? 0,
+    );
+    expect(retried).toBeGreaterThanOrEqual(3);
+  });
+});
