@@ -115,6 +115,13 @@ describe('rolling restart of the near zone: refusals steer picks inside the zone
     return balancer;
   }
 
+  async function connectRetries(): Promise<number> {
+    const metrics = (await gw.adminGet('/metrics')).body;
+    const line =
+      /clusterset_gateway_upstream_connection_retries_total\{reason="connect-failure"\} (\d+)/.exec(metrics);
+    return Number(line?.[1] ?? 0);
+  }
+
   function startLoad(): void {
     running = true;
     const client = async () => {
@@ -144,14 +151,19 @@ describe('rolling restart of the near zone: refusals steer picks inside the zone
 
     for (const pod of NEAR) {
       const key = `127.0.0.1:${pod.port}`;
+      const refusedBefore = await connectRetries();
       await down(pod);
-      // Down only until the gateway has been refused once: active checks (2 failures in a row, 2 s apart)
-      // never see it dead, so only the passive signal knows.
+      // Down only until the gateway has been refused once (a retried connect, or the endpoint avoided): active
+      // checks (2 failures in a row, 2 s apart) never see it dead, so only the passive signal knows.
       await eventually(async () => {
-        const endpoint = (await endpoints()).endpoints.find((e) => e.key === key);
-        if (endpoint?.avoided !== true) throw new Error(`${pod.pod} not avoided yet`);
-        expect(endpoint.health).toBe('healthy');
-        expect((await endpoints()).tierShares[0]).toBe(1);
+        const { endpoints: all, tierShares } = await endpoints();
+        const endpoint = all.find((e) => e.key === key);
+        expect(endpoint?.health).toBe('healthy');
+        expect(tierShares[0]).toBe(1);
+        if (endpoint?.avoided !== true && (await connectRetries()) === refusedBefore)
+          throw new Error(
+            `${pod.pod} not refused yet: ${JSON.stringify(endpoint)}, ${answers.length} answers`,
+          );
       }, 10_000);
       await up(pod);
       const from = answers.length;
@@ -170,12 +182,6 @@ describe('rolling restart of the near zone: refusals steer picks inside the zone
     expect(tierShares[0]).toBe(1);
     expect(final.filter((e) => e.health === 'ejected')).toEqual([]);
     // Each pod really refused a connect: the gateway retried those requests on another near pod.
-    const metrics = (await gw.adminGet('/metrics')).body;
-    const retried = Number(
-      /clusterset_gateway_upstream_connection_retries_total\{reason="connect-failure"\} (\d+)/.exec(
-        metrics,
-      )?.[1] ?? 0,
-    );
-    expect(retried).toBeGreaterThanOrEqual(3);
+    expect(await connectRetries()).toBeGreaterThanOrEqual(3);
   });
 });
