@@ -56,7 +56,46 @@ const GROUP_VERSIONS: Partial<Record<StatusKind, readonly [group: string, versio
 const groupOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[0] ?? GATEWAY_GROUP;
 const versionOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[1] ?? 'v1';
 
-type Result = 'written' | 'unchanged' | 'skipped' | 'error';
+type Result = 'written' | 'unchanged' | 'skipped' | 'gone' | 'error';
+
+/**
+ * Kinds whose status holds one entry per controller (`parents`, `ancestors`, each with `controllerName`). Gateway
+ * API: "implementations MUST remove their own entries" once the object no longer names their parents; the
+ * writer keeps a list of these objects that carry an entry of ours and prunes the ones translation stops naming.
+ */
+type SharedStatusKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'BackendTLSPolicy';
+const SHARED_STATUS_KINDS: readonly SharedStatusKind[] = [
+  'HTTPRoute',
+  'GRPCRoute',
+  'TLSRoute',
+  'BackendTLSPolicy',
+];
+const isSharedStatusKind = (kind: StatusKind): kind is SharedStatusKind =>
+  (SHARED_STATUS_KINDS as readonly StatusKind[]).includes(kind);
+const entriesField = (kind: SharedStatusKind) => (kind === 'BackendTLSPolicy' ? 'ancestors' : 'parents');
+
+/** The update that leaves none of our entries on an object (other controllers' entries are kept by the merge). */
+function withoutOurEntries(ref: ObjectRef): StatusUpdate {
+  const base = { kind: ref.kind, name: ref.name, generation: 0 };
+  const withNamespace = ref.namespace !== undefined ? { ...base, namespace: ref.namespace } : base;
+  return ref.kind === 'BackendTLSPolicy'
+    ? { ...withNamespace, status: { ancestors: [] } }
+    : { ...withNamespace, status: { parents: [] } };
+}
+
+interface ObjectRef {
+  readonly kind: SharedStatusKind;
+  readonly namespace?: string;
+  readonly name: string;
+}
+
+function hasOurEntries(update: StatusUpdate): boolean {
+  const status = update.status as {
+    readonly parents?: readonly unknown[];
+    readonly ancestors?: readonly unknown[];
+  };
+  return (status.parents?.length ?? 0) + (status.ancestors?.length ?? 0) > 0;
+}
 
 export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   return new KubeStatusWriter(options);
@@ -84,6 +123,10 @@ class KubeStatusWriter implements StatusWriter {
   #retryTimer: NodeJS.Timeout | undefined;
   #wasLeader = false;
   #stopped = false;
+  /** Objects of SHARED_STATUS_KINDS known to carry an entry of ours on the server, by statusKey. */
+  readonly #ours = new Map<string, ObjectRef>();
+  /** Whether #ours must be rebuilt from a list of the server's objects (at start, after leadership moved). */
+  #scanNeeded = true;
 
   constructor(options: StatusWriterOptions) {
     this.#o = options;
@@ -124,6 +167,7 @@ class KubeStatusWriter implements StatusWriter {
 
   resync(): void {
     this.#confirmed.clear();
+    this.#scanNeeded = true;
   }
 
   rewrite(): Promise<void> {
@@ -143,8 +187,11 @@ class KubeStatusWriter implements StatusWriter {
     this.#wasLeader = leader;
     if (!leader) return;
     clearTimeout(this.#retryTimer);
-    const queue = [...statuses];
     let failed = false;
+    if (this.#scanNeeded) failed = !(await this.#scanOurEntries());
+    const named = new Set(statuses.map(statusKey));
+    const queue = [...statuses];
+    for (const [key, ref] of this.#ours) if (!named.has(key)) queue.push(withoutOurEntries(ref));
     const worker = async (): Promise<void> => {
       for (let update = queue.shift(); update; update = queue.shift()) {
         if ((await this.#writeOne(update)) === 'error') failed = true;
@@ -157,7 +204,63 @@ class KubeStatusWriter implements StatusWriter {
     }
   }
 
+  /**
+   * Lists every object that can carry our entries and remembers those that do: a route detached while this
+   * replica was not writing (restart, another leader) still loses its stale entry. False when a list failed.
+   */
+  async #scanOurEntries(): Promise<boolean> {
+    let complete = true;
+    for (const kind of SHARED_STATUS_KINDS) {
+      try {
+        const list = await this.#client.request(
+          'GET',
+          resourcePath(groupOf(kind), versionOf(kind), PLURALS[kind]),
+        );
+        const items = isRecord(list) && Array.isArray(list.items) ? list.items : [];
+        for (const item of items) {
+          if (!isRecord(item) || !isRecord(item.metadata) || !isRecord(item.status)) continue;
+          const entries = item.status[entriesField(kind)];
+          const ours =
+            Array.isArray(entries) &&
+            entries.some((e) => isRecord(e) && e.controllerName === this.#o.controllerName);
+          const { name, namespace } = item.metadata;
+          if (!ours || typeof name !== 'string') continue;
+          const ref: ObjectRef = typeof namespace === 'string' ? { kind, namespace, name } : { kind, name };
+          this.#ours.set(statusKey(ref), ref);
+        }
+      } catch (err) {
+        // A kind this cluster does not serve has nothing of ours to prune.
+        if (err instanceof KubeApiError && err.statusCode === 404) continue;
+        complete = false;
+        this.#log.warn(
+          { kind, err: err instanceof Error ? err.message : String(err) },
+          'listing objects to prune stale status entries failed; will retry',
+        );
+      }
+    }
+    if (complete) this.#scanNeeded = false;
+    return complete;
+  }
+
   async #writeOne(update: StatusUpdate): Promise<Result> {
+    const result = await this.#writeMerged(update);
+    if (isSharedStatusKind(update.kind) && result !== 'error') {
+      const key = statusKey(update);
+      const ref = {
+        kind: update.kind,
+        name: update.name,
+        ...(update.namespace ? { namespace: update.namespace } : {}),
+      };
+      if (result === 'written' && !hasOurEntries(update))
+        this.#log.info({ object: key }, 'status entries of this controller removed');
+      if (result === 'gone' || ((result === 'written' || result === 'unchanged') && !hasOurEntries(update)))
+        this.#ours.delete(key);
+      else if (result !== 'skipped') this.#ours.set(key, ref);
+    }
+    return result;
+  }
+
+  async #writeMerged(update: StatusUpdate): Promise<Result> {
     const key = statusKey(update);
     const fingerprint = JSON.stringify(update);
     const confirmed = this.#confirmed.get(key);
@@ -212,7 +315,7 @@ class KubeStatusWriter implements StatusWriter {
         this.#confirmed.delete(key);
         if (err instanceof KubeApiError && err.statusCode === 404) {
           this.#log.debug({ object: key }, 'object gone before its status was written');
-          return 'skipped';
+          return 'gone';
         }
         this.#count(update.kind, 'error');
         const message = err instanceof Error ? err.message : String(err);

@@ -222,7 +222,9 @@ describe('status writer', () => {
     ]);
     const route = srv.get('tlsroutes', 'default', 'tls')?.status as { parents?: ParentStatus[] };
     expect(route.parents).toMatchObject([{ controllerName: CONTROLLER, parentRef: { name: 'gw' } }]);
-    const policy = srv.get('backendtlspolicies', 'default', 'web')?.status as { ancestors?: ParentStatus[] };
+    const policy = (srv.get('backendtlspolicies', 'default', 'web')?.status ?? {}) as {
+      ancestors?: ParentStatus[];
+    };
     expect(policy.ancestors).toMatchObject([
       {
         controllerName: CONTROLLER,
@@ -248,6 +250,76 @@ describe('status writer', () => {
     expect(after[1]).toMatchObject({
       conditions: [{ type: 'Accepted', status: 'False' }, { type: 'ResolvedRefs' }],
     });
+  });
+
+  it("removes our entry from a route translation no longer names, keeping other controllers' entries", async () => {
+    const { srv, writer, logs } = await setup();
+    srv.patch('httproutes', 'default', 'web', { status: { parents: [otherParent()] } }, 'status');
+    await writer.write([routeStatus()]);
+    expect(routeParents(srv).map((p) => p.controllerName)).toEqual([OTHER_CONTROLLER, CONTROLLER]);
+    // The route stopped naming our Gateway: translation has no status for it any more.
+    await writer.write([classStatus]);
+    expect(routeParents(srv)).toEqual([otherParent()]);
+    expect(logs.lines.some((l) => l.msg === 'status entries of this controller removed')).toBe(true);
+    // Pruned once: a later batch neither reads nor writes the route again.
+    const before = srv.requests.filter((r) => r.resource === 'httproutes').length;
+    await writer.write([classStatus]);
+    expect(srv.requests.filter((r) => r.resource === 'httproutes').length).toBe(before);
+  });
+
+  it('after a restart, prunes stale entries of ours found on the server (TLSRoute, GRPCRoute, BackendTLSPolicy)', async () => {
+    const { srv } = await setup();
+    const ours = { ...otherParent(), controllerName: CONTROLLER };
+    srv.patch('httproutes', 'default', 'web', { status: { parents: [otherParent(), ours] } }, 'status');
+    srv.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GRPCRoute',
+      metadata: { name: 'rpc', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw' }] },
+    });
+    srv.patch('grpcroutes', 'default', 'rpc', { status: { parents: [ours] } }, 'status');
+    srv.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+        validation: { hostname: 'web.example.com', wellKnownCACertificates: 'System' },
+      },
+    });
+    const ancestor = { ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' } };
+    srv.patch(
+      'backendtlspolicies',
+      'default',
+      'web',
+      {
+        status: {
+          ancestors: [
+            { ...ancestor, controllerName: CONTROLLER, conditions: otherParent().conditions },
+            { ...ancestor, controllerName: OTHER_CONTROLLER, conditions: otherParent().conditions },
+          ],
+        },
+      },
+      'status',
+    );
+    // A fresh writer (a restarted replica) has never written these objects.
+    const fresh = createStatusWriter({
+      kubeConfig: kubeConfigFor(srv),
+      controllerName: CONTROLLER,
+      logger: captureLogs().logger,
+      isLeader: () => true,
+      retryMs: 60_000,
+    });
+    await fresh.write([classStatus]);
+    expect(routeParents(srv)).toEqual([otherParent()]);
+    expect(
+      ((srv.get('grpcroutes', 'default', 'rpc')?.status ?? {}) as { parents: unknown[] }).parents,
+    ).toEqual([]);
+    const ancestors = (
+      (srv.get('backendtlspolicies', 'default', 'web')?.status ?? {}) as { ancestors: ParentStatus[] }
+    ).ancestors;
+    expect(ancestors.map((a) => a.controllerName)).toEqual([OTHER_CONTROLLER]);
+    fresh.stop();
   });
 
   it('re-reads and retries when another controller writes between its read and its write (409)', async () => {
