@@ -1,26 +1,27 @@
 import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
+import type { ResourceKind } from '../../snapshot/resources.ts';
 import { isRecord } from '../decode.ts';
 import type { WatchedKind } from './resource-kinds.ts';
 
-export interface ResolvedKind {
-  readonly watched: WatchedKind;
+export interface ResolvedKind<K extends string = ResourceKind> {
+  readonly watched: WatchedKind<K>;
   readonly version: string;
 }
 
-export interface DiscoveryResult {
-  readonly resolved: readonly ResolvedKind[];
+export interface DiscoveryResult<K extends string = ResourceKind> {
+  readonly resolved: readonly ResolvedKind<K>[];
   /** Kinds whose group or resource the server does not serve (CRD not installed). */
-  readonly missing: readonly WatchedKind[];
+  readonly missing: readonly WatchedKind<K>[];
 }
 
 /**
  * Finds which of the watched kinds the API server serves, and at which version, from the classic discovery
  * documents (`/apis`, `/apis/<group>/<version>`, `/api/v1`).
  */
-export async function discoverKinds(
+export async function discoverKinds<K extends string = ResourceKind>(
   client: KubeApiClient,
-  kinds: readonly WatchedKind[],
-): Promise<DiscoveryResult> {
+  kinds: readonly WatchedKind<K>[],
+): Promise<DiscoveryResult<K>> {
   const groups = await servedGroups(client);
   const resourceLists = new Map<string, Promise<Set<string> | undefined>>();
   const resourcesOf = (group: string, version: string): Promise<Set<string> | undefined> => {
@@ -32,8 +33,8 @@ export async function discoverKinds(
     }
     return list;
   };
-  const resolved: ResolvedKind[] = [];
-  const missing: WatchedKind[] = [];
+  const resolved: ResolvedKind<K>[] = [];
+  const missing: WatchedKind<K>[] = [];
   for (const watched of kinds) {
     const served = groups.get(watched.group);
     let found: string | undefined;

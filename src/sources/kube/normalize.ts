@@ -5,6 +5,8 @@ export type NormalizeResult =
   | { readonly ok: true; readonly object: AnyResource; readonly fingerprint: string }
   | { readonly ok: false; readonly reason: string };
 
+export type Normalize = (value: unknown, apiVersion: string, kind: string) => NormalizeResult;
+
 /** Kinds whose status this controller writes and translation never reads: our own writes must not rebuild. */
 const STATUS_IGNORED = new Set([
   'GatewayClass',

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { objectKey } from '../../snapshot/snapshot.ts';
 import { isRecord } from '../decode.ts';
-import { normalizeObject } from './normalize.ts';
+import { type Normalize, normalizeObject } from './normalize.ts';
 
 export interface StoredObject {
   readonly object: AnyResource;
@@ -17,6 +17,7 @@ export interface ReflectorStoreOptions {
   /** The resource's name in logs. */
   readonly label: string;
   readonly logger: Logger;
+  readonly normalize?: Normalize;
 }
 
 /**
@@ -87,7 +88,7 @@ export class ReflectorStore {
 
   /** The stored form of `item`, or undefined (its reason put in `invalid`) when it is malformed. */
   entry(item: unknown, invalid: Map<string, string>): StoredObject | undefined {
-    const result = normalizeObject(item, this.#o.apiVersion, this.#o.kind);
+    const result = (this.#o.normalize ?? normalizeObject)(item, this.#o.apiVersion, this.#o.kind);
     const meta = isRecord(item) && isRecord(item.metadata) ? item.metadata : {};
     const key = meta.namespace ? `${String(meta.namespace)}/${String(meta.name)}` : String(meta.name ?? '?');
     if (result.ok) invalid.delete(key);

@@ -4,13 +4,16 @@ import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/a
 import { Backoff, sleep } from '../../kube/backoff.ts';
 import { isRecord } from '../decode.ts';
 import type { ResolvedKind } from './discovery.ts';
+import type { Normalize } from './normalize.ts';
 import { ReflectorStore, type StoredObject } from './reflector-store.ts';
 import { kindLabel } from './resource-kinds.ts';
 import { type WatchEnd, type WatchHandlers, watchOnce } from './watch-once.ts';
 
 export interface ReflectorOptions {
   readonly client: KubeApiClient;
-  readonly resolved: ResolvedKind;
+  readonly resolved: ResolvedKind<string>;
+  /** Validates and trims one object; the kube source's normalizeObject by default. */
+  readonly normalize?: Normalize;
   readonly logger: Logger;
   /** The set of objects changed in a way that may change the output. */
   readonly onChange: () => void;
@@ -21,6 +24,11 @@ export interface ReflectorOptions {
   /** The server no longer serves the resource (its CRD was removed). */
   readonly onGone: () => void;
   readonly countEvent: (type: string) => void;
+  /**
+   * A list or watch failed (the error, e.g. a KubeApiError with the status), or works again (`undefined`) after a
+   * failure: lets a caller mark its cluster stale or renew credentials on a 401.
+   */
+  readonly onHealth?: (failure: unknown) => void;
   readonly watchTimeoutSeconds: number;
   readonly backoffInitialMs: number;
   readonly backoffMaxMs: number;
@@ -49,6 +57,7 @@ export class Reflector {
   #phase: 'list' | 'watch' = 'list';
   #synced = false;
   #problem: string | undefined;
+  #failing = false;
   #loop: Promise<void> | undefined;
 
   constructor(options: ReflectorOptions) {
@@ -63,12 +72,14 @@ export class Reflector {
       kind: watched.kind,
       label: this.#label,
       logger: options.logger,
+      ...(options.normalize ? { normalize: options.normalize } : {}),
     });
     this.#handlers = {
       onEvent: (type) => this.#o.countEvent(type),
       onErrorEvent: (status) => this.#o.logger.warn({ resource: this.#label, status }, 'watch error event'),
       onObject: (type, obj) => {
         this.#backoff.reset();
+        this.#recovered();
         this.#apply(type, obj);
       },
     };
@@ -82,7 +93,7 @@ export class Reflector {
     return this.#problem;
   }
 
-  get resolved(): ResolvedKind {
+  get resolved(): ResolvedKind<string> {
     return this.#o.resolved;
   }
 
@@ -134,6 +145,8 @@ export class Reflector {
           return;
         }
         this.#report(err);
+        this.#failing = true;
+        this.#o.onHealth?.(err);
         await sleep(this.#backoff.next(), signal);
       }
     }
@@ -152,6 +165,12 @@ export class Reflector {
       { resource: this.#label, err: err instanceof Error ? err.message : String(err) },
       'list/watch failed; retrying',
     );
+  }
+
+  #recovered(): void {
+    if (!this.#failing) return;
+    this.#failing = false;
+    this.#o.onHealth?.(undefined);
   }
 
   #setProblem(problem: string | undefined): void {
@@ -181,6 +200,7 @@ export class Reflector {
     this.#o.countEvent('LIST');
     this.#backoff.reset();
     this.#setProblem(undefined);
+    this.#recovered();
     this.#o.logger.debug({ resource: this.#label, objects: listing.size, resourceVersion }, 'listed');
     const first = !this.#synced;
     this.#synced = true;

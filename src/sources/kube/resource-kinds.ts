@@ -1,8 +1,11 @@
 import type { ResourceKind } from '../../snapshot/resources.ts';
 
-/** A kind the source watches, with the API versions to try in order of preference. */
-export interface WatchedKind {
-  readonly kind: ResourceKind;
+/**
+ * A kind the source watches, with the API versions to try in order of preference. `K` is wider than the
+ * Snapshot's kinds for watches outside the kube source (a fleet member's ServiceExports).
+ */
+export interface WatchedKind<K extends string = ResourceKind> {
+  readonly kind: K;
   readonly group: string;
   readonly versions: readonly string[];
   readonly plural: string;
@@ -153,6 +156,6 @@ export function watchedKinds(
   return kinds;
 }
 
-export function kindLabel(kind: WatchedKind): string {
+export function kindLabel(kind: WatchedKind<string>): string {
   return kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
 }

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
 import { unknownFields } from './crd-admission.ts';
@@ -24,6 +25,13 @@ export interface KubeApiServerOptions {
   readonly user?: string;
   /** Create the `default` and `kube-system` namespaces, as a fresh cluster has them. */
   readonly defaultNamespaces?: boolean;
+  /** Serve HTTPS with this certificate (PEM) instead of plain HTTP. */
+  readonly tls?: { readonly cert: string; readonly key: string };
+  /**
+   * Bearer-token authentication: every request (discovery included) whose token this refuses gets 401
+   * Unauthorized, as kube-apiserver answers an unknown or expired token. Unset: every request is let in.
+   */
+  readonly acceptToken?: (token: string | undefined) => boolean;
 }
 
 export interface RequestRecord {
@@ -84,13 +92,18 @@ export class KubeApiServer {
   readonly requests: RequestRecord[] = [];
   /** Called after each resource request is answered: lets a test act between a client's read and its write. */
   onRequest: ((request: RequestRecord) => void) | undefined;
+  /** See KubeApiServerOptions.acceptToken; may be replaced while running (a rotated or revoked token). */
+  acceptToken: ((token: string | undefined) => boolean) | undefined;
+  /** Requests refused with 401. */
+  unauthorizedCount = 0;
 
   constructor(options: KubeApiServerOptions = {}) {
     this.#options = options;
     this.#user = options.user ?? 'system:serviceaccount:clusterset-gateway:clusterset-gateway';
     this.#store = new ObjectStore(options.historyLimit ?? 10_000);
     for (const crd of options.crds ?? ALL_CRDS) this.installCrd(crd, options.crdVersions?.[crd]);
-    this.#server = createServer((req, res) => {
+    this.acceptToken = options.acceptToken;
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.#handle(req, res).catch((err: unknown) => {
         if (!res.headersSent)
           this.#sendJson(res, 500, {
@@ -103,7 +116,8 @@ export class KubeApiServer {
           });
         else res.destroy();
       });
-    });
+    };
+    this.#server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
     this.#server.on('connection', (socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
@@ -149,7 +163,7 @@ export class KubeApiServer {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.#port}`;
+    return `${this.#options.tls ? 'https' : 'http'}://127.0.0.1:${this.#port}`;
   }
 
   /** A kubeconfig for this server: plain http with a bearer token. */
@@ -314,6 +328,20 @@ export class KubeApiServer {
     const body = method === 'GET' || method === 'HEAD' ? '' : await readBody(req);
     const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const served = this.#served();
+
+    if (this.acceptToken && !this.acceptToken(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1])) {
+      this.unauthorizedCount++;
+      this.#sendJson(res, 401, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Unauthorized',
+        reason: 'Unauthorized',
+        code: 401,
+      });
+      return;
+    }
 
     if (method === 'GET') {
       const doc = this.#discovery(segments, served);

@@ -1,0 +1,278 @@
+import type { Logger } from 'pino';
+import type { ExecConfig } from '../kube/exec-credential.ts';
+import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
+import { type KubeconfigMember, scanKubeconfigDir } from './kubeconfig-members.ts';
+import {
+  DEFAULT_MEMBER_TIMING,
+  type MemberAuth,
+  MemberConnection,
+  type MemberTiming,
+} from './member-connection.ts';
+import type { FleetMembers, MemberOrigin, MemberView } from './member-view.ts';
+import { type MemberCluster, membersFromProfiles } from './profile-members.ts';
+
+export interface FleetMembershipOptions {
+  readonly logger: Logger;
+  /** `--clusterprofile-provider-file`: ClusterProfiles become members only with a provider named here. */
+  readonly providers?: ReadonlyMap<string, ExecConfig>;
+  /** `--member-kubeconfigs`: every kubeconfig file in this folder is a member. */
+  readonly kubeconfigDir?: string;
+  /** How often the kubeconfig folder is read again. Default 1 s (a removed file goes within 2 s). */
+  readonly pollIntervalMs?: number;
+  /** Changes are published after this much quiet. Default 50 ms. */
+  readonly debounceMs?: number;
+  readonly timing?: Partial<MemberTiming>;
+  readonly now?: () => number;
+}
+
+/** One candidate member, whichever way it was found. */
+interface Candidate {
+  readonly key: string;
+  /** The name when the member serves no `cluster.clusterset.k8s.io` ClusterProperty. */
+  readonly fallbackName: string;
+  readonly origin: MemberOrigin;
+  readonly cluster: MemberCluster;
+  readonly auth: MemberAuth;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly note?: string;
+  readonly connectionKey: string;
+}
+
+interface Entry {
+  candidate: Candidate;
+  readonly connection: MemberConnection;
+  /** Order of arrival: the earlier of two members claiming one name keeps it. */
+  readonly seq: number;
+}
+
+/**
+ * The fleet's membership: ClusterProfiles (fed by `setClusterProfiles` from the gateway's own source) and
+ * kubeconfig files, each a MemberConnection; publishes a MemberView per member, coalesced, after every change.
+ * Duplicated names are refused (the later member), removed profiles and files stop their member at once.
+ */
+export class FleetMembership implements FleetMembers {
+  readonly #o: FleetMembershipOptions;
+  readonly #log: Logger;
+  readonly #timing: MemberTiming;
+  readonly #entries = new Map<string, Entry>();
+  /** The last state and reason logged per member key, so only changes are logged. */
+  readonly #logged = new Map<string, string>();
+  #problems: { profiles: readonly string[]; files: readonly string[] } = { profiles: [], files: [] };
+  #seq = 0;
+  #onChange: ((members: readonly MemberView[]) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  #fileCache: ReturnType<typeof scanKubeconfigDir>['cache'] = new Map();
+  #profiles: readonly ClusterProfile[] = [];
+  #stopped = false;
+
+  constructor(options: FleetMembershipOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ component: 'fleet-members' });
+    this.#timing = { ...DEFAULT_MEMBER_TIMING, ...options.timing };
+  }
+
+  /** Candidates that could not become members (profile without a matching provider, unreadable file). */
+  get problems(): readonly string[] {
+    return [...this.#problems.profiles, ...this.#problems.files];
+  }
+
+  async start(onChange: (members: readonly MemberView[]) => void): Promise<void> {
+    this.#onChange = onChange;
+    if (this.#o.kubeconfigDir !== undefined) {
+      this.#scanFiles();
+      this.#poll = setInterval(() => this.#scanFiles(), this.#o.pollIntervalMs ?? 1000);
+      this.#poll.unref();
+    }
+    this.#reconcileProfiles();
+    this.#publishSoon();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#poll);
+    clearTimeout(this.#timer);
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(entries.map((e) => e.connection.stop()));
+  }
+
+  /** The ClusterProfiles of the gateway's source (hub or manifests folder), after each snapshot. */
+  setClusterProfiles(profiles: readonly ClusterProfile[]): void {
+    this.#profiles = profiles;
+    if (this.#onChange) this.#reconcileProfiles();
+  }
+
+  #reconcileProfiles(): void {
+    if (this.#stopped) return;
+    const providers = this.#o.providers;
+    if (!providers) return;
+    const { members, problems } = membersFromProfiles(this.#profiles, providers);
+    this.#setProblems('profiles', problems);
+    this.#reconcile(
+      'ClusterProfile',
+      members.map((m) => ({
+        key: `profile:${m.key}`,
+        fallbackName: m.profileName,
+        origin: m.origin,
+        cluster: m.cluster,
+        auth: { kind: 'exec', exec: m.exec },
+        properties: m.properties,
+        ...(m.unhealthy ? { note: m.unhealthy } : {}),
+        connectionKey: m.connectionKey,
+      })),
+    );
+  }
+
+  #scanFiles(): void {
+    const dir = this.#o.kubeconfigDir;
+    if (dir === undefined || this.#stopped) return;
+    const { scan, cache } = scanKubeconfigDir(dir, this.#fileCache);
+    this.#fileCache = cache;
+    this.#setProblems('files', scan.problems);
+    this.#reconcile('Kubeconfig', scan.members.map(fileCandidate));
+  }
+
+  #setProblems(which: 'profiles' | 'files', problems: readonly string[]): void {
+    const before = new Set(this.#problems[which]);
+    for (const problem of problems)
+      if (!before.has(problem)) this.#log.warn({ problem }, 'not a fleet member');
+    this.#problems = { ...this.#problems, [which]: problems };
+  }
+
+  #reconcile(kind: MemberOrigin['kind'], candidates: readonly Candidate[]): void {
+    const wanted = new Map(candidates.map((c) => [c.key, c]));
+    let changed = false;
+    for (const [key, entry] of this.#entries) {
+      if (entry.candidate.origin.kind !== kind) continue;
+      const next = wanted.get(key);
+      if (next && next.connectionKey === entry.candidate.connectionKey) {
+        if (JSON.stringify(next) !== JSON.stringify(entry.candidate)) changed = true;
+        entry.candidate = next;
+        continue;
+      }
+      this.#entries.delete(key);
+      this.#logged.delete(key);
+      void entry.connection.stop();
+      changed = true;
+      this.#log.info(
+        { member: key, server: entry.candidate.cluster.server },
+        next ? 'member changed; reconnecting' : 'member removed',
+      );
+    }
+    for (const candidate of candidates) {
+      if (this.#entries.has(candidate.key)) continue;
+      const connection = new MemberConnection({
+        label: candidate.key,
+        cluster: candidate.cluster,
+        auth: candidate.auth,
+        logger: this.#log.child({ member: candidate.key }),
+        onChange: () => this.#publishSoon(),
+        timing: this.#timing,
+        ...(this.#o.now ? { now: this.#o.now } : {}),
+      });
+      this.#entries.set(candidate.key, { candidate, connection, seq: this.#seq++ });
+      connection.start();
+      changed = true;
+      this.#log.info({ member: candidate.key, server: candidate.cluster.server }, 'member added');
+    }
+    if (changed) this.#publishSoon();
+  }
+
+  #publishSoon(): void {
+    if (this.#stopped || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#publish();
+    }, this.#o.debounceMs ?? 50);
+  }
+
+  #publish(): void {
+    if (this.#stopped || !this.#onChange) return;
+    this.#onChange(this.views());
+  }
+
+  /** Every member's current view, in order of arrival. */
+  views(): readonly MemberView[] {
+    const claimed = new Map<string, Entry>();
+    const views: MemberView[] = [];
+    for (const entry of [...this.#entries.values()].sort((a, b) => a.seq - b.seq)) {
+      const { candidate, connection } = entry;
+      const current = connection.current();
+      const name = current.clusterName ?? candidate.fallbackName;
+      const owner = claimed.get(name);
+      const properties: Record<string, string> = {};
+      for (const p of current.clusterProperties) {
+        if (typeof p.spec?.value === 'string') properties[p.metadata.name] = p.spec.value;
+      }
+      Object.assign(properties, candidate.properties);
+      let view: MemberView;
+      if (owner) {
+        view = {
+          name,
+          origin: candidate.origin,
+          server: candidate.cluster.server,
+          state: 'refused',
+          reason: `cluster name "${name}" is already claimed by ${describeOrigin(owner.candidate.origin)}`,
+          properties,
+          serviceExports: [],
+          services: [],
+          endpointSlices: [],
+          clusterProperties: [],
+        };
+      } else {
+        claimed.set(name, entry);
+        const reason = [candidate.note, current.reason].filter(Boolean).join('; ');
+        view = {
+          name,
+          origin: candidate.origin,
+          server: candidate.cluster.server,
+          state: current.state,
+          ...(reason ? { reason } : {}),
+          ...(current.lastSyncTime ? { lastSyncTime: current.lastSyncTime } : {}),
+          properties,
+          serviceExports: current.serviceExports,
+          services: current.services,
+          endpointSlices: current.endpointSlices,
+          clusterProperties: current.clusterProperties,
+        };
+      }
+      this.#logTransition(candidate.key, view);
+      views.push(view);
+    }
+    return views;
+  }
+
+  #logTransition(key: string, view: MemberView): void {
+    const summary = `${view.name}|${view.state}|${view.reason ?? ''}`;
+    if (this.#logged.get(key) === summary) return;
+    this.#logged.set(key, summary);
+    const fields = {
+      member: key,
+      cluster: view.name,
+      server: view.server,
+      state: view.state,
+      reason: view.reason,
+    };
+    if (view.state === 'stale' || view.state === 'refused') this.#log.warn(fields, 'member state changed');
+    else this.#log.info(fields, 'member state changed');
+  }
+}
+
+function fileCandidate(member: KubeconfigMember): Candidate {
+  return {
+    key: `file:${member.key}`,
+    fallbackName: member.fileName,
+    origin: { kind: 'Kubeconfig', file: member.key },
+    cluster: member.cluster,
+    auth: member.auth,
+    properties: {},
+    connectionKey: member.connectionKey,
+  };
+}
+
+export function describeOrigin(origin: MemberOrigin): string {
+  return origin.kind === 'ClusterProfile'
+    ? `ClusterProfile ${origin.namespace}/${origin.name}`
+    : `kubeconfig file ${origin.file}`;
+}

@@ -1,0 +1,373 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { KubeApiClient, KubeApiError } from '../kube/api-client.ts';
+import { Backoff, sleep } from '../kube/backoff.ts';
+import {
+  type ExecConfig,
+  ExecCredentialAuthenticator,
+  ExecCredentialError,
+  ExecCredentialSource,
+} from '../kube/exec-credential.ts';
+import type { AnyResource, ClusterProperty, EndpointSlice, Service } from '../snapshot/resources.ts';
+import { discoverKinds, type ResolvedKind } from '../sources/kube/discovery.ts';
+import { type Normalize, type NormalizeResult, normalizeObject } from '../sources/kube/normalize.ts';
+import { Reflector } from '../sources/kube/reflector.ts';
+import { kindLabel, type WatchedKind } from '../sources/kube/resource-kinds.ts';
+import type { MemberState, ServiceExport } from './member-view.ts';
+import { execClusterInfo, type MemberCluster } from './profile-members.ts';
+
+/**
+ * How the gateway authenticates to a member: an exec plugin (a ClusterProfile's provider), or a kubeconfig's
+ * current user (token, certificate), whose `exec`, if any, was taken out to `exec` and is run by the gateway.
+ */
+export type MemberAuth =
+  | { readonly kind: 'exec'; readonly exec: ExecConfig }
+  | { readonly kind: 'kubeconfig'; readonly kubeConfig: KubeConfig; readonly exec?: ExecConfig };
+
+export interface MemberTiming {
+  /** An exec plugin run taking longer is killed. */
+  readonly execTimeoutMs: number;
+  readonly watchTimeoutSeconds: number;
+  readonly backoffInitialMs: number;
+  readonly backoffMaxMs: number;
+  /** How often discovery is repeated while the member serves no ServiceExport CRD. */
+  readonly discoveryIntervalMs: number;
+  readonly pageSize: number;
+}
+
+export const DEFAULT_MEMBER_TIMING: MemberTiming = {
+  execTimeoutMs: 30_000,
+  watchTimeoutSeconds: 300,
+  backoffInitialMs: 500,
+  backoffMaxMs: 30_000,
+  discoveryIntervalMs: 30_000,
+  pageSize: 500,
+};
+
+export interface MemberConnectionOptions {
+  /** For logs: the profile's `namespace/name` or the kubeconfig file. */
+  readonly label: string;
+  readonly cluster: MemberCluster;
+  readonly auth: MemberAuth;
+  readonly logger: Logger;
+  /** Anything in `current()` changed. */
+  readonly onChange: () => void;
+  readonly timing: MemberTiming;
+  readonly now?: () => number;
+}
+
+/** What a member connection holds at one moment. */
+export interface MemberConnectionState {
+  readonly state: Exclude<MemberState, 'refused'>;
+  readonly reason?: string;
+  readonly lastSyncTime?: string;
+  /** The member's `cluster.clusterset.k8s.io` ClusterProperty, when it serves one. */
+  readonly clusterName?: string;
+  readonly serviceExports: readonly ServiceExport[];
+  readonly services: readonly Service[];
+  readonly endpointSlices: readonly EndpointSlice[];
+  readonly clusterProperties: readonly ClusterProperty[];
+}
+
+type MemberKind = 'ServiceExport' | 'Service' | 'EndpointSlice' | 'ClusterProperty';
+
+/** What is read from each member: all namespaces, list then watch. */
+const MEMBER_KINDS: readonly WatchedKind<MemberKind>[] = [
+  {
+    kind: 'ServiceExport',
+    group: 'multicluster.x-k8s.io',
+    versions: ['v1beta1', 'v1alpha1'],
+    plural: 'serviceexports',
+    namespaced: true,
+    required: false,
+  },
+  { kind: 'Service', group: '', versions: ['v1'], plural: 'services', namespaced: true, required: true },
+  {
+    kind: 'EndpointSlice',
+    group: 'discovery.k8s.io',
+    versions: ['v1'],
+    plural: 'endpointslices',
+    namespaced: true,
+    required: true,
+  },
+  {
+    kind: 'ClusterProperty',
+    group: 'about.k8s.io',
+    versions: ['v1beta1', 'v1alpha1'],
+    plural: 'clusterproperties',
+    namespaced: false,
+    required: false,
+  },
+];
+
+const CLUSTER_NAME_PROPERTY = 'cluster.clusterset.k8s.io';
+const MAX_REASON_LENGTH = 300;
+
+/**
+ * The gateway's connection to one member cluster: discovery, then one Reflector per kind (the kube source's), all
+ * namespaces. Failures (unreachable, wrong CA, refused credentials, a failing plugin, garbage) keep the last good
+ * objects and mark the member stale; the reflectors retry with backoff. A 401 makes the exec plugin run again.
+ */
+export class MemberConnection {
+  readonly #o: MemberConnectionOptions;
+  readonly #log: Logger;
+  readonly #client: KubeApiClient;
+  readonly #credentials: ExecCredentialSource | undefined;
+  readonly #authenticator: ExecCredentialAuthenticator | undefined;
+  readonly #reflectors = new Map<MemberKind, Reflector>();
+  readonly #missing = new Map<MemberKind, WatchedKind<MemberKind>>();
+  /** Current failures by where they happened (`discovery` or a kind). */
+  readonly #failures = new Map<string, string>();
+  readonly #stop = new AbortController();
+  #wakeDiscovery = new AbortController();
+  #discovered = false;
+  #everSynced = false;
+  #lastSyncTime: string | undefined;
+  #loop: Promise<void> | undefined;
+  #cached: MemberConnectionState | undefined;
+
+  constructor(options: MemberConnectionOptions) {
+    this.#o = options;
+    this.#log = options.logger;
+    for (const kind of MEMBER_KINDS) this.#missing.set(kind.kind, kind);
+    const { cluster, auth } = options;
+    let kubeConfig: KubeConfig;
+    let userName = 'clusterset-gateway-exec';
+    if (auth.kind === 'kubeconfig') {
+      kubeConfig = auth.kubeConfig;
+      userName = kubeConfig.getCurrentUser()?.name ?? userName;
+    } else {
+      kubeConfig = new KubeConfig();
+      kubeConfig.loadFromOptions({
+        clusters: [
+          {
+            name: 'member',
+            server: cluster.server,
+            skipTLSVerify: cluster.insecureSkipTlsVerify === true,
+            ...(cluster.caData ? { caData: cluster.caData } : {}),
+            ...(cluster.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),
+            ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
+          },
+        ],
+        users: [{ name: userName }],
+        contexts: [{ name: 'member', cluster: 'member', user: userName }],
+        currentContext: 'member',
+      });
+    }
+    if (auth.exec) {
+      this.#credentials = new ExecCredentialSource({
+        config: auth.exec,
+        cluster: execClusterInfo(cluster),
+        timeoutMs: options.timing.execTimeoutMs,
+        ...(options.now ? { now: options.now } : {}),
+      });
+      this.#authenticator = new ExecCredentialAuthenticator(userName, this.#credentials);
+      kubeConfig.addAuthenticator(this.#authenticator);
+    }
+    this.#client = new KubeApiClient(kubeConfig);
+  }
+
+  /** Successful exec plugin runs so far. */
+  get credentialRuns(): number {
+    return this.#credentials?.runs ?? 0;
+  }
+
+  start(): void {
+    this.#loop ??= this.#runDiscovery();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#wakeDiscovery.abort();
+    await this.#loop;
+    await Promise.all([...this.#reflectors.values()].map((r) => r.stop()));
+  }
+
+  current(): MemberConnectionState {
+    this.#cached ??= this.#build();
+    return this.#cached;
+  }
+
+  #changed(): void {
+    if (this.#stop.signal.aborted) return;
+    this.#cached = undefined;
+    this.#o.onChange();
+  }
+
+  #build(): MemberConnectionState {
+    const objects = <T>(kind: MemberKind): T[] => {
+      const reflector = this.#reflectors.get(kind);
+      return reflector ? [...reflector.objects()].map((e) => e.object as unknown as T) : [];
+    };
+    const clusterProperties = objects<ClusterProperty>('ClusterProperty');
+    const clusterName = clusterProperties.find((p) => p.metadata.name === CLUSTER_NAME_PROPERTY)?.spec?.value;
+    const failures = [...new Set(this.#failures.values())];
+    const notes: string[] = [];
+    if (this.#discovered && this.#missing.has('ServiceExport')) {
+      notes.push(
+        'serves no ServiceExport CRD (multicluster.x-k8s.io v1beta1 or v1alpha1): nothing is exported',
+      );
+    }
+    let state: MemberConnectionState['state'];
+    if (!this.#everSynced) state = 'connecting';
+    else state = failures.length > 0 ? 'stale' : 'synced';
+    const reason = [...failures, ...notes].join('; ').slice(0, MAX_REASON_LENGTH);
+    return {
+      state,
+      ...(reason ? { reason } : state === 'connecting' ? { reason: 'waiting for the first list' } : {}),
+      ...(this.#lastSyncTime ? { lastSyncTime: this.#lastSyncTime } : {}),
+      ...(clusterName ? { clusterName } : {}),
+      serviceExports: objects<ServiceExport>('ServiceExport'),
+      services: objects<Service>('Service'),
+      endpointSlices: objects<EndpointSlice>('EndpointSlice'),
+      clusterProperties,
+    };
+  }
+
+  #fail(where: string, err: unknown): void {
+    if (err instanceof KubeApiError && err.statusCode === 401) {
+      this.#credentials?.invalidate(this.#authenticator?.lastUsed);
+    }
+    const reason = describeFailure(err);
+    if (this.#failures.get(where) === reason) return;
+    this.#failures.set(where, reason);
+    this.#changed();
+  }
+
+  #recover(where: string): void {
+    if (!this.#failures.delete(where)) return;
+    this.#checkSynced();
+    this.#changed();
+  }
+
+  /** Every watched kind listed and nothing failing: a complete sync. */
+  #checkSynced(): void {
+    if (!this.#discovered || this.#failures.size > 0) return;
+    for (const kind of MEMBER_KINDS) {
+      const reflector = this.#reflectors.get(kind.kind);
+      if (kind.required && !reflector?.synced) return;
+      if (reflector && !reflector.synced) return;
+    }
+    this.#everSynced = true;
+    this.#lastSyncTime = new Date(this.#o.now?.() ?? Date.now()).toISOString();
+  }
+
+  async #runDiscovery(): Promise<void> {
+    const signal = this.#stop.signal;
+    const { timing } = this.#o;
+    const backoff = new Backoff(timing.backoffInitialMs, timing.backoffMaxMs);
+    while (!signal.aborted) {
+      let delay = timing.discoveryIntervalMs;
+      if (this.#missing.size > 0) {
+        try {
+          const result = await discoverKinds(this.#client, [...this.#missing.values()]);
+          if (signal.aborted) return;
+          backoff.reset();
+          this.#discovered = true;
+          for (const resolved of result.resolved) this.#watch(resolved);
+          this.#recover('discovery');
+          this.#changed();
+        } catch (err) {
+          if (signal.aborted) return;
+          delay = Math.min(delay, backoff.next());
+          this.#fail('discovery', err);
+        }
+      }
+      this.#wakeDiscovery = new AbortController();
+      await sleep(delay, AbortSignal.any([signal, this.#wakeDiscovery.signal]));
+    }
+  }
+
+  #watch(resolved: ResolvedKind<MemberKind>): void {
+    const { kind } = resolved.watched;
+    this.#missing.delete(kind);
+    const { timing } = this.#o;
+    const reflector = new Reflector({
+      client: this.#client,
+      resolved,
+      logger: this.#log,
+      normalize: kind === 'ServiceExport' ? normalizeServiceExport : normalizeObject,
+      onChange: () => this.#changed(),
+      onSynced: () => {
+        this.#checkSynced();
+        this.#changed();
+      },
+      onProblem: (problem) => {
+        if (problem) this.#failures.set(kind, problem.slice(0, MAX_REASON_LENGTH));
+        else this.#failures.delete(kind);
+        this.#changed();
+      },
+      onHealth: (failure) => {
+        if (failure === undefined) this.#recover(kind);
+        else this.#fail(kind, failure);
+      },
+      onGone: () => {
+        this.#log.info({ resource: kindLabel(resolved.watched) }, 'member stopped serving a resource');
+        this.#reflectors.delete(kind);
+        this.#missing.set(kind, resolved.watched);
+        this.#failures.delete(kind);
+        this.#changed();
+        this.#wakeDiscovery.abort();
+      },
+      countEvent: () => {},
+      watchTimeoutSeconds: timing.watchTimeoutSeconds,
+      backoffInitialMs: timing.backoffInitialMs,
+      backoffMaxMs: timing.backoffMaxMs,
+      pageSize: timing.pageSize,
+    });
+    this.#reflectors.set(kind, reflector);
+    reflector.start();
+  }
+}
+
+/** Why a request to a member failed, in words an operator acts on; never a credential. */
+export function describeFailure(err: unknown): string {
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : undefined;
+  if (err instanceof ExecCredentialError) return err.message;
+  if (cause instanceof ExecCredentialError) return cause.message;
+  if (err instanceof KubeApiError) {
+    if (err.statusCode === 401) return 'credentials refused (401 Unauthorized)';
+    if (err.statusCode === 0) return `unreachable: ${transportMessage(err)}`;
+    return `${err.method} ${err.path}: ${err.statusCode} ${err.reason ?? ''}`.trim();
+  }
+  const status =
+    typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
+  if (status === 401) return 'credentials refused (401 Unauthorized)';
+  return `unreachable: ${transportMessage(err)}`;
+}
+
+function transportMessage(err: unknown): string {
+  // fetch wraps the socket error: the useful words (ECONNREFUSED, certificate problems) are in the cause chain.
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    const message = current.message.replace(/^(GET|POST|PUT|PATCH|DELETE) \S+: (unreachable|\d+) /, '');
+    parts.push(code && !message.includes(code) ? `${code} ${message}` : message);
+    current = current.cause;
+  }
+  const text = parts.length > 0 ? parts[parts.length - 1] : String(err);
+  return (text ?? '').replace(/Bearer \S+/g, 'Bearer <redacted>').slice(0, 200);
+}
+
+/**
+ * A ServiceExport's envelope, checked as the kube source checks its own kinds; the status is kept. ServiceExport
+ * is no Snapshot kind: the store keeps it under AnyResource and only reads its metadata.
+ */
+const normalizeServiceExport: Normalize = (value, apiVersion, kind): NormalizeResult => {
+  if (typeof value !== 'object' || value === null) return { ok: false, reason: 'not an object' };
+  const obj = { ...(value as Record<string, unknown>) };
+  const meta = obj.metadata;
+  if (typeof meta !== 'object' || meta === null) return { ok: false, reason: 'missing metadata' };
+  const { managedFields: _m, ...metadata } = meta as Record<string, unknown>;
+  if (typeof metadata.name !== 'string' || metadata.name === '')
+    return { ok: false, reason: 'missing metadata.name' };
+  if (typeof metadata.namespace !== 'string' || metadata.namespace === '')
+    return { ok: false, reason: 'missing metadata.namespace' };
+  obj.metadata = metadata;
+  obj.apiVersion ??= apiVersion;
+  obj.kind ??= kind;
+  const { resourceVersion: _rv, ...stableMeta } = metadata;
+  const fingerprint = JSON.stringify({ ...obj, metadata: stableMeta });
+  return { ok: true, object: Object.freeze(obj) as unknown as AnyResource, fingerprint };
+};
