@@ -1,3 +1,4 @@
+import type { RandomSource } from './options.ts';
 import type { TierEndpoints, TierPicker } from './tier-picker.ts';
 
 /**
@@ -5,7 +6,9 @@ import type { TierEndpoints, TierPicker } from './tier-picker.ts';
  * due at (k + 1) / weight; the earliest is picked, ties go to whoever was scheduled first. Weights 3:1 give
  * A A B A repeating. A binary heap makes a pick O(log n). Deadlines are compared by cross-multiplying
  * ((k_a + 1) × w_b vs (k_b + 1) × w_a), exact for integer weights, so long runs do not drift.
- * The schedule restarts whenever the candidate set changes.
+ * The schedule restarts whenever the candidate set changes, advanced by a random number of picks (0 to
+ * candidates − 1, as Envoy's EDF load balancer does on refresh): otherwise every rebuild (a config change, a
+ * health change) would start in slot order and give the first endpoints a burst.
  */
 export class EdfPicker implements TierPicker {
   #tier: TierEndpoints;
@@ -19,8 +22,11 @@ export class EdfPicker implements TierPicker {
   /** Slots popped while skipping `tried`, pushed back before returning. */
   #skipped: Int32Array;
 
-  constructor(tier: TierEndpoints) {
+  #random: RandomSource;
+
+  constructor(tier: TierEndpoints, random: RandomSource) {
     this.#tier = tier;
+    this.#random = random;
     const n = tier.states.length;
     this.#heap = new Int32Array(n);
     this.#position = new Int32Array(n);
@@ -39,6 +45,8 @@ export class EdfPicker implements TierPicker {
     this.#size = count;
     this.#nextOrder = count;
     for (let i = (count >> 1) - 1; i >= 0; i--) this.#siftDown(i);
+    const skip = Math.floor(this.#random() * count);
+    for (let i = 0; i < skip; i++) this.pick(undefined, 0);
   }
 
   pick(tried: ReadonlySet<string> | undefined, _nowMs: number): number {

@@ -21,6 +21,7 @@ export {
   type EjectEvent,
   type HealthChangeEvent,
   type HealthModelOptions,
+  monotonicClock,
   type OutlierOptions,
   type PeakEwmaOptions,
   type PickPolicy,

@@ -155,7 +155,7 @@ export class LocalityBalancer implements Balancer {
     const view: TierEndpoints = { states, weights, seed: this.#health.seed };
     const picker =
       this.#options.policy === 'weighted-round-robin'
-        ? new EdfPicker(view)
+        ? new EdfPicker(view, this.#options.random)
         : new P2cPeakEwmaPicker(view, this.#options.random, this.#options.peakEwma);
     return { ...view, picker, all, allCount, healthy: new Int32Array(n), unavoided: new Int32Array(n) };
   }

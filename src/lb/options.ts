@@ -1,10 +1,21 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { EndpointHealth, HealthSignal } from './endpoint-state.ts';
 
-/** Milliseconds from any fixed origin; `Date.now` by default so `ejectedUntilMs` reads as a wall-clock time. */
+/**
+ * Milliseconds from any fixed origin, never going back. The default is `monotonicClock`; tests pass a fake.
+ */
 export interface Clock {
   now(): number;
 }
+
+/**
+ * Monotonic milliseconds (`performance.now()`) counted from the process's start time, so durations are immune
+ * to NTP steps and wall-clock changes, while `ejectedUntilMs` and `since` still read as about the wall-clock
+ * time (the start time plus the monotonic time elapsed).
+ */
+export const monotonicClock: Clock = {
+  now: () => performance.timeOrigin + performance.now(),
+};
 
 /** A uniform number in [0, 1), like `Math.random`. Tests pass `mulberry32(seed)` from seeded-random.ts. */
 export type RandomSource = () => number;
@@ -204,7 +215,7 @@ export function resolveBalancerOptions(input: BalancerOptionsInput = {}): Balanc
     outlier: { ...DEFAULT_OUTLIER_OPTIONS, ...input.outlier },
     peakEwma: { ...DEFAULT_PEAK_EWMA_OPTIONS, ...input.peakEwma },
     health: { ...DEFAULT_HEALTH_MODEL_OPTIONS, ...input.health },
-    clock: input.clock ?? { now: Date.now },
+    clock: input.clock ?? monotonicClock,
     random: input.random ?? Math.random,
     ...(input.observer ? { observer: input.observer } : {}),
   };

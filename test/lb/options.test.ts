@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { BalancerConfigError, createBalancerFactory, resolveBalancerOptions } from '../../src/lb/index.ts';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BalancerConfigError,
+  createBalancerFactory,
+  monotonicClock,
+  resolveBalancerOptions,
+} from '../../src/lb/index.ts';
 
 describe('balancer options', () => {
   it('has the documented defaults', () => {
@@ -42,5 +47,21 @@ describe('balancer options', () => {
     } catch (error) {
       expect((error as BalancerConfigError).code).toBe('ERR_LB_CONFIG');
     }
+  });
+});
+
+describe('the default clock', () => {
+  it('is monotonic: a wall-clock step back (NTP) does not move it', () => {
+    const clock = resolveBalancerOptions().clock;
+    expect(clock).toBe(monotonicClock);
+    const before = clock.now();
+    const wall = vi.spyOn(Date, 'now').mockReturnValue(before - 3_600_000);
+    try {
+      expect(clock.now()).toBeGreaterThanOrEqual(before);
+    } finally {
+      wall.mockRestore();
+    }
+    // Still reads as about the wall-clock time (for `since` and `ejectedUntilMs` in /config_dump).
+    expect(Math.abs(clock.now() - Date.now())).toBeLessThan(60_000);
   });
 });

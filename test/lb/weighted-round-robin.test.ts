@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createBalancerFactory, mulberry32 } from '../../src/lb/index.ts';
 import { backend, buildWith, type EndpointRow, FakeClock, report } from './fixtures.ts';
 
-function build(tier: EndpointRow[]) {
+/** `random` 0 starts the schedule at its beginning (no random offset), for the exact sequences. */
+function build(tier: EndpointRow[], random: () => number = () => 0) {
   return buildWith(
-    createBalancerFactory({ policy: 'weighted-round-robin', clock: new FakeClock(), random: mulberry32(4) }),
+    createBalancerFactory({ policy: 'weighted-round-robin', clock: new FakeClock(), random }),
     backend([tier]),
   );
 }
@@ -31,6 +32,34 @@ describe('weighted round-robin (EDF)', () => {
       Object.entries(weights).map(([key, weight]) => ({ key, cluster: 'east', weight })),
     );
     expect(sequence(balancer, expected.length)).toEqual(expected);
+  });
+
+  it('starts at a random offset after each rebuild, so no endpoint gets a burst after a config change', () => {
+    const random = mulberry32(4);
+    const tier = ['a:80', 'b:80', 'c:80', 'd:80'].map((key) => ({ key, cluster: 'east', weight: 1 }));
+    const firsts = new Map<string, number>();
+    for (let rebuild = 0; rebuild < 400; rebuild++) {
+      const balancer = build(tier, random);
+      const cycle = sequence(balancer, 4);
+      expect(new Set(cycle).size).toBe(4);
+      firsts.set(cycle[0]!, (firsts.get(cycle[0]!) ?? 0) + 1);
+    }
+    for (const key of ['a:80', 'b:80', 'c:80', 'd:80']) {
+      expect(firsts.get(key)! / 400).toBeGreaterThan(0.15);
+      expect(firsts.get(key)! / 400).toBeLessThan(0.35);
+    }
+  });
+
+  it('with a random offset, weights 3:1 still give exactly 3:1 over every whole cycle', () => {
+    const balancer = build(
+      [
+        { key: 'a:80', cluster: 'east', weight: 3 },
+        { key: 'b:80', cluster: 'east', weight: 1 },
+      ],
+      mulberry32(9),
+    );
+    const picks = sequence(balancer, 400);
+    expect(picks.filter((k) => k === 'b:80')).toHaveLength(100);
   });
 
   it('keeps exact proportions over a long run', () => {
