@@ -234,6 +234,39 @@ describe('status writer', () => {
     ]);
   });
 
+  it('writes a ClusterSelectionPolicy status in its own API group', async () => {
+    const { srv, writer } = await setup();
+    srv.create({
+      apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
+      kind: 'ClusterSelectionPolicy',
+      metadata: { name: 'eu-only', namespace: 'default' },
+      spec: {
+        targetRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web' }],
+        tiers: [{ name: 'local', sameCluster: true }],
+      },
+    });
+    await writer.write([
+      {
+        kind: 'ClusterSelectionPolicy',
+        namespace: 'default',
+        name: 'eu-only',
+        generation: 1,
+        status: {
+          conditions: [
+            cond('Accepted', 'False', 'TargetNotFound', 'no target exists: ServiceImport/default/web'),
+          ],
+          tiers: [{ name: 'local', clusters: ['paris'] }],
+          clustersWithoutProperties: [],
+        },
+      },
+    ]);
+    const status = srv.get('clusterselectionpolicies', 'default', 'eu-only')?.status;
+    expect(status).toMatchObject({
+      conditions: [{ type: 'Accepted', status: 'False', reason: 'TargetNotFound', observedGeneration: 1 }],
+      tiers: [{ name: 'local', clusters: ['paris'] }],
+    });
+  });
+
   it('leaves the parents entries of other controllers untouched', async () => {
     const { srv, writer } = await setup();
     srv.patch('httproutes', 'default', 'web', { status: { parents: [otherParent()] } }, 'status');
