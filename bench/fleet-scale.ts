@@ -132,7 +132,9 @@ function manifests(): string {
       spec: {
         parentRefs: [{ name: 'edge' }],
         hostnames: ['web.example'],
-        rules: [{ backendRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web', port: 80 }] }],
+        rules: [
+          { backendRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web', port: 80 }] },
+        ],
       },
     },
   ];

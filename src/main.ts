@@ -100,6 +100,18 @@ async function main(argv: readonly string[]): Promise<void> {
       balancers: () => (workerPool ? undefined : dataPlane.describeBalancers()),
       identity: () =>
         reconciler.last ? resolveIdentity(reconciler.last.snapshot, setup.identity) : setup.identity,
+      ...(setup.fleet
+        ? {
+            members: () =>
+              (setup.fleet?.().members ?? []).map((m) => ({
+                name: m.name,
+                state: m.state,
+                server: m.server,
+                ...(m.reason !== undefined ? { reason: m.reason } : {}),
+                ...(m.lastSyncTime !== undefined ? { lastSyncTime: m.lastSyncTime } : {}),
+              })),
+          }
+        : {}),
       notes: () =>
         workerPool
           ? [`--workers ${cli.workers}: each worker balances on its own; health and shares not shown`]

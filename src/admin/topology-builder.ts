@@ -7,6 +7,7 @@ import type {
   BackendView,
   ClusterBox,
   EndpointView,
+  MemberConnectionView,
   NodeBox,
   TierView,
   TopologyDocument,
@@ -30,6 +31,8 @@ export interface TopologyInput {
   readonly nowMs: number;
   readonly endpointListLimit: number;
   readonly notes: readonly string[];
+  /** Fleet mode only: the members' connections. */
+  readonly members?: readonly MemberConnectionView[] | undefined;
 }
 
 type EndpointHealth = BalancerState['endpoints'][number] & {
@@ -56,6 +59,7 @@ export function buildTopology(input: TopologyInput): TopologyDocument {
     backends,
     endpointListLimit: input.endpointListLimit,
     notes: [...input.notes, ...(table ? [] : ['no routing table applied yet'])],
+    ...(input.members ? { members: input.members } : {}),
   };
 }
 

@@ -19,6 +19,18 @@ export interface TopologyDocument {
   readonly endpointListLimit: number;
   /** Things the page should say plainly (e.g. no balancer state with --workers). */
   readonly notes: readonly string[];
+  /** Fleet mode only: each member cluster's connection, which the page shows on that cluster's boxes. */
+  readonly members?: readonly MemberConnectionView[];
+}
+
+/** How the gateway's connection to a member cluster stands (fleet mode). */
+export interface MemberConnectionView {
+  readonly name: string;
+  /** connecting, synced, stale (its last endpoints kept) or refused. */
+  readonly state: string;
+  readonly reason?: string;
+  readonly lastSyncTime?: string;
+  readonly server: string;
 }
 
 export interface GatewayPlace {

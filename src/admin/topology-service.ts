@@ -8,6 +8,7 @@ import { localClusterName } from '../mcs/cluster-identity.ts';
 import { type LocalityLabels, registerLocalityInfo } from '../metrics/locality-metrics.ts';
 import { ServedWindow } from './served-window.ts';
 import { buildTopology } from './topology-builder.ts';
+import type { MemberConnectionView } from './topology-model.ts';
 
 /** What the topology reads; all of it already exists for /config_dump. */
 export interface TopologySource {
@@ -16,6 +17,8 @@ export interface TopologySource {
   balancers(): Readonly<Record<string, BalancerState>> | undefined;
   identity(): LocalIdentity;
   notes(): readonly string[];
+  /** Fleet mode only: every member cluster's connection state. */
+  members?(): readonly MemberConnectionView[];
 }
 
 export interface TopologyLimits {
@@ -113,6 +116,7 @@ export class TopologyService {
         nowMs: now,
         endpointListLimit: this.#limits.endpointListLimit,
         notes: source.notes(),
+        members: source.members?.(),
       }),
     );
     this.#cached = { atMs: now, json };

@@ -1,6 +1,9 @@
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfigDump } from '../../src/admin/config-dump.ts';
+import { TopologyService } from '../../src/admin/topology-service.ts';
 import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
 import type { MemberView } from '../../src/fleet/member-view.ts';
 import { eventually, freePort } from '../support/gateway-process.ts';
@@ -148,6 +151,25 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
     expect(
       dump.fleet.exports.map((e) => `${e.cluster}:${e.conditions.map((c) => c.status).join('')}`),
     ).toEqual(['east-1:TrueTrueFalse', 'west-1:TrueTrueFalse']);
+    // The topology page's document names each member's connection.
+    const topology = new TopologyService(
+      {
+        table: () => gw.reconciler.last?.result.table,
+        balancers: () => gw.dataPlane.describeBalancers(),
+        identity: () => ({}),
+        notes: () => [],
+        members: () => gw.source.report().members,
+      },
+      new Registry(),
+      pino({ level: 'silent' }),
+    );
+    const doc = JSON.parse(topology.json()) as {
+      members: { name: string; state: string; reason?: string }[];
+    };
+    expect(doc.members.map((m) => [m.name, m.state, m.reason])).toEqual([
+      ['east-1', 'synced', undefined],
+      ['west-1', 'stale', 'connect ECONNREFUSED 10.0.0.9:6443'],
+    ]);
     const metrics = await gw.registry.getSingleMetricAsString('clusterset_gateway_fleet_members');
     expect(metrics).toContain('clusterset_gateway_fleet_members{state="stale"} 1');
     expect(metrics).toContain('clusterset_gateway_fleet_members{state="synced"} 1');

@@ -76,9 +76,21 @@ function renderZone(zone) {
     <div class="nodes">${zone.nodes.map(renderNode).join('')}</div></div>`;
 }
 
+/** Fleet mode: member name -> its connection (state, reason, last sync), from the document's `members`. */
+let memberConnections = new Map();
+
+function connection(name) {
+  const m = memberConnections.get(name);
+  if (!m) return '';
+  const title = [m.server, m.reason, m.lastSyncTime ? `last sync ${m.lastSyncTime}` : '']
+    .filter(Boolean)
+    .join(' · ');
+  return ` <span class="conn ${esc(m.state)}" data-connection="${esc(m.state)}" title="${esc(title)}">${esc(m.state)}${m.reason ? `: ${esc(m.reason)}` : ''}</span>`;
+}
+
 function renderCluster(cluster) {
   return `<div class="box cluster${cluster.local ? ' local' : ''}${cluster.name === '' ? ' missing' : ''}" data-cluster="${esc(cluster.name)}">
-    <div class="label">cluster ${label(cluster.name, 'no cluster')}${cluster.local ? ' ★ gateway' : ''} ${counts(cluster)}</div>
+    <div class="label">cluster ${label(cluster.name, 'no cluster')}${cluster.local ? ' ★ gateway' : ''}${connection(cluster.name)} ${counts(cluster)}</div>
     <div class="zones">${cluster.zones.map(renderZone).join('')}</div></div>`;
 }
 
@@ -210,8 +222,18 @@ function renderListeners(doc) {
   }
 }
 
+function renderMembers(doc) {
+  memberConnections = new Map((doc.members ?? []).map((m) => [m.name, m]));
+  const el = $('members');
+  if (!el) return;
+  el.innerHTML = doc.members?.length
+    ? `member clusters: ${doc.members.map((m) => `<span class="member" data-member="${esc(m.name)}">${esc(m.name)}${connection(m.name)}</span>`).join(' ')}`
+    : '';
+}
+
 function render(doc) {
   state.lastUpdate = Date.now();
+  renderMembers(doc);
   renderGateway(doc);
   renderBackends(doc);
   renderListeners(doc);
