@@ -145,7 +145,10 @@ export class CrdValidator {
         return { object, errors, unknownFields: [], warnings: [] };
       }
       const known = BUILT_IN_FIELDS.get(`${apiVersion}/${kind}`);
-      const unknown = known ? unknownFieldPaths(known, object) : [];
+      // Kinds without a field table here (Lease, Event, ...) still have their ObjectMeta checked.
+      const unknown = known
+        ? unknownFieldPaths(known, object)
+        : unknownFieldPaths(OBJECT_META, object.metadata, 'metadata');
       return {
         object: unknown.length > 0 ? prune(object, unknown) : object,
         errors: [],
