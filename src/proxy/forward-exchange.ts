@@ -161,7 +161,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     dispatcher.dispatch(upstreamDispatchOptions(this.#head, this.req.method, this.#body, tls), attempt);
   }
 
-  onUpstreamHeaders(attempt: UpstreamAttempt, statusCode: number, rawHeaders: Buffer[]): boolean {
+  onUpstreamHeaders(
+    attempt: UpstreamAttempt,
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+  ): boolean {
     if (statusCode < 200) return true;
     attempt.status = statusCode;
     const retry = this.action.retry;

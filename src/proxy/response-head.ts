@@ -13,7 +13,7 @@ import {
  * modifiers run, then CORS headers are added for an allowed origin.
  */
 export function relayedResponseHeaders(
-  rawHeaders: readonly Buffer[],
+  rawHeaders: readonly (Buffer | string)[],
   responseMods: readonly HeaderMod[],
   cors: CompiledCors | undefined,
   corsOrigin: string | undefined,
@@ -21,16 +21,16 @@ export function relayedResponseHeaders(
   let headers: string[] = [];
   let listed: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toString('latin1');
+    const name = latin1(rawHeaders[i]!);
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower)) {
       if (lower === 'connection') {
-        const extra = connectionListedNames(rawHeaders[i + 1]!.toString('latin1'));
+        const extra = connectionListedNames(latin1(rawHeaders[i + 1]!));
         if (extra !== undefined) listed = listed === undefined ? extra : listed.concat(extra);
       }
       continue;
     }
-    headers.push(name, rawHeaders[i + 1]!.toString('latin1'));
+    headers.push(name, latin1(rawHeaders[i + 1]!));
   }
   if (listed !== undefined) headers = dropNames(headers, listed);
   if (responseMods.length > 0) headers = applyHeaderMods(headers, responseMods);
@@ -38,4 +38,9 @@ export function relayedResponseHeaders(
     for (const h of cors.responseHeaders(corsOrigin)) headers.push(h);
   }
   return headers;
+}
+
+/** undici hands headers over as Buffers, this project's HTTP/1.1 client as strings (already latin1). */
+function latin1(raw: Buffer | string): string {
+  return typeof raw === 'string' ? raw : raw.toString('latin1');
 }

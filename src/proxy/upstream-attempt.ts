@@ -6,7 +6,11 @@ import type { CompiledBackend } from './compile-backends.ts';
 /** What an attempt reports its callbacks to: the Exchange (forward-exchange.ts) coordinating the request. */
 export interface AttemptOwner {
   readonly backend: CompiledBackend | undefined;
-  onUpstreamHeaders(attempt: UpstreamAttempt, statusCode: number, rawHeaders: Buffer[]): boolean;
+  onUpstreamHeaders(
+    attempt: UpstreamAttempt,
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+  ): boolean;
   onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean;
   onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void;
   onUpstreamError(attempt: UpstreamAttempt, err: Error): void;
@@ -56,7 +60,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
     if (this.stale) abort(new Error('attempt cancelled'));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+  onHeaders(statusCode: number, rawHeaders: readonly (Buffer | string)[], resume: () => void): boolean {
     if (this.stale) return false;
     this.resume = resume;
     return this.exchange.onUpstreamHeaders(this, statusCode, rawHeaders);
@@ -67,7 +71,7 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
     return this.exchange.onUpstreamData(this, chunk);
   }
 
-  onComplete(trailers?: unknown): void {
+  onComplete(trailers?: readonly string[] | null): void {
     if (!this.stale) this.exchange.onUpstreamComplete(this, trailers);
   }
 

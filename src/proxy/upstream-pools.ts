@@ -2,6 +2,7 @@ import { Client, type Dispatcher, Pool } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
+import { type Http1Handler, Http1Upstream, nativeHttpParser } from './http1-upstream.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
 
 export interface UpstreamPoolOptions {
@@ -21,8 +22,13 @@ export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
 export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
 export const DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS = 60_000;
 
+/** The callbacks a request's outcome reaches: undici's legacy handler, taking headers as Buffers or strings. */
+export type UpstreamHandler = Http1Handler & Dispatcher.DispatchHandler;
+
 /** What a request is sent through: undici's dispatch contract (legacy handler callbacks). */
-export type RequestDispatcher = Pick<Dispatcher, 'dispatch'>;
+export interface RequestDispatcher {
+  dispatch(options: Dispatcher.DispatchOptions, handler: UpstreamHandler): boolean;
+}
 
 /** An endpoint's connections: undici's Pool, or one multiplexed h2c session (h2c-upstream.ts). */
 interface EndpointPool extends RequestDispatcher {
@@ -75,7 +81,10 @@ export class UpstreamPools {
     return this.#pools.size;
   }
 
-  /** HTTP/1.1 endpoints get a Pool of keep-alive connections; h2c ones one multiplexed HTTP/2 connection. */
+  /**
+   * Plaintext HTTP/1.1 endpoints get keep-alive connections of this project's client (http1-upstream.ts, undici's
+   * Pool where Node no longer exposes its parser); TLS ones an undici Pool; h2c ones one multiplexed connection.
+   */
   get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
     const key = poolKey(protocol, endpoint, tls);
     let pool = this.#pools.get(key);
@@ -99,6 +108,18 @@ export class UpstreamPools {
           bodyTimeoutMs: options.bodyTimeout,
           keepAliveTimeoutMs: options.keepAliveTimeout,
         });
+      } else if (tls === undefined && nativeHttpParser !== undefined) {
+        pool = new Http1Upstream(
+          endpoint.address,
+          endpoint.port,
+          {
+            connections: options.connections,
+            connectTimeoutMs: options.connectTimeout,
+            responseTimeoutMs: options.headersTimeout,
+            keepAliveTimeoutMs: options.keepAliveTimeout,
+          },
+          nativeHttpParser,
+        );
       } else {
         const undiciPool =
           tls !== undefined
@@ -119,6 +140,10 @@ export class UpstreamPools {
    */
   fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
     if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
+    const pool = this.get(protocol, endpoint, tls);
+    if (pool instanceof Http1Upstream) {
+      return { dispatch: (options, handler) => pool.dispatchOnNewConnection(options, handler) };
+    }
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
     const client = new Client(`${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`, {
