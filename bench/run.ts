@@ -51,7 +51,7 @@ async function main(): Promise<void> {
 
   const baseline = args.baseline === undefined ? undefined : describeBaseline(resolve(args.baseline));
   if (baseline)
-    notes.push(`baseline: ${baseline.program.join(' ')}, measured right after each gateway config`);
+    notes.push(`baseline: the build of ${baseline.name}, measured right after each gateway config`);
 
   const outDir = resolve(projectDir, args.out);
   const cpuProfDir = args.cpuProf ? join(outDir, 'profiles') : undefined;
@@ -98,14 +98,15 @@ async function main(): Promise<void> {
 /** The build given with --baseline, named by its checkout's commit when it is in one. */
 function describeBaseline(mainJs: string): Baseline {
   if (!existsSync(mainJs)) throw new Error(`--baseline ${mainJs}: no such file (build it: npm run build)`);
-  let name = mainJs;
+  // Results never name a machine's folders: a commit, or a neutral name.
+  let name = 'the --baseline build';
   try {
     name = execFileSync('git', ['-C', dirname(mainJs), 'rev-parse', '--short', 'HEAD'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
   } catch {
-    // Not in a git checkout: the path names it.
+    // Not in a git checkout.
   }
   return { program: [mainJs], name };
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
-export type PeerName = 'undici-proxy' | 'http-proxy-server' | 'node-backend' | 'grpc-backend';
+export type PeerName = 'undici-proxy' | 'http-proxy-server' | 'tcp-splice' | 'node-backend' | 'grpc-backend';
 
 /** How to start each Node program of a bench run: `node <argv...>`. */
 export interface Programs {

@@ -23,7 +23,7 @@ import { RuntimeMeter } from './runtime-meter.ts';
 import { type Traffic, usesTls } from './traffic.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
-export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici';
+export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici' | 'splice';
 
 export const CONFIG_LABELS: Readonly<Record<ConfigKind, string>> = {
   direct: 'direct to backend',
@@ -32,6 +32,7 @@ export const CONFIG_LABELS: Readonly<Record<ConfigKind, string>> = {
   haproxy: 'haproxy (1 thread)',
   'http-proxy': 'http-proxy (keep-alive agent)',
   undici: 'minimal undici proxy',
+  splice: 'Node TCP splice (floor)',
 };
 
 export interface ConfigSpec {
@@ -126,7 +127,8 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
       return ready(proc, port, ctx, 10_000);
     }
     case 'http-proxy':
-    case 'undici': {
+    case 'undici':
+    case 'splice': {
       if (ctx.traffic !== 'http') return { ok: false, reason: `speaks HTTP/1.1 only, not ${ctx.traffic}` };
       if (ctx.upstream.length > 1) {
         return {
@@ -135,7 +137,7 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
         };
       }
       const port = await freePort();
-      const peer = spec.kind === 'undici' ? 'undici-proxy' : 'http-proxy-server';
+      const peer = PEER_PROGRAMS[spec.kind];
       const target = `http://${primary.address}:${primary.port}`;
       const proc = spawnPinned(
         spec.kind,
@@ -154,6 +156,12 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
     }
   }
 }
+
+const PEER_PROGRAMS = {
+  'http-proxy': 'http-proxy-server',
+  undici: 'undici-proxy',
+  splice: 'tcp-splice',
+} as const;
 
 function originOf(traffic: Traffic, endpoint: Endpoint): string {
   return `${usesTls(traffic) ? 'https' : 'http'}://${endpointKey(endpoint)}`;

@@ -24,6 +24,8 @@ export interface Ratios {
   readonly direct?: number;
   readonly nginx?: number;
   readonly undici?: number;
+  /** req/s per proxy core against the Node TCP splice's: how close to Node's socket floor. */
+  readonly splicePerCore?: number;
 }
 
 export interface ResultRow {

@@ -40,7 +40,15 @@ export interface Scenario {
   configs(upstream: readonly Endpoint[]): readonly ConfigSpec[];
 }
 
-export const PEERS: readonly ConfigKind[] = ['direct', 'gateway', 'nginx', 'haproxy', 'http-proxy', 'undici'];
+export const PEERS: readonly ConfigKind[] = [
+  'direct',
+  'gateway',
+  'nginx',
+  'haproxy',
+  'http-proxy',
+  'undici',
+  'splice',
+];
 
 const CATCH_ALL: RouteLayout = { kind: 'catch-all' };
 
@@ -208,6 +216,7 @@ export const SCENARIOS: readonly Scenario[] = [
         simple('haproxy', upstream),
         simple('http-proxy', upstream),
         simple('undici', upstream),
+        simple('splice', upstream),
       ];
     },
   },

@@ -67,6 +67,7 @@ export function derive(
       ...defined('direct', ratio(row.rps, find('direct', row.tool)?.rps)),
       ...defined('nginx', ratio(row.rps, find('nginx', row.tool)?.rps)),
       ...defined('undici', ratio(row.rps, find('undici', row.tool)?.rps)),
+      ...defined('splicePerCore', ratio(row.rpsPerProxyCore, find('splice', row.tool)?.rpsPerProxyCore)),
     };
     return { ...row, ratios: r };
   });
@@ -90,7 +91,7 @@ export function derive(
       const gateway = perCore('gateway');
       if (gateway !== undefined) {
         findings.push(
-          `${tool}: clusterset-gateway per proxy core: ${times(ratio(gateway, perCore('http-proxy')))} http-proxy (target 2.5x), ${times(ratio(gateway, perCore('undici')))} the minimal undici proxy (target 1.3x), ${pct(ratio(gateway, perCore('nginx')))} of nginx (stretch 25%)`,
+          `${tool}: clusterset-gateway per proxy core: ${times(ratio(gateway, perCore('splice')))} the Node TCP splice (target 0.50x), ${times(ratio(gateway, perCore('undici')))} the minimal undici proxy (target 1.5x), ${times(ratio(gateway, perCore('http-proxy')))} http-proxy (target 2.5x), ${pct(ratio(gateway, perCore('nginx')))} of nginx`,
         );
       }
     }

@@ -42,6 +42,7 @@ export const COLUMNS = [
   'vs direct',
   'vs nginx',
   'vs undici',
+  'per core vs TCP splice',
 ] as const;
 
 /** One row's cells in COLUMNS order; skipped rows carry their reason in the tool cell. */
@@ -69,6 +70,7 @@ export function rowCells(row: ResultRow): string[] {
     formatRatio(row.ratios?.direct),
     formatRatio(row.ratios?.nginx),
     formatRatio(row.ratios?.undici),
+    formatRatio(row.ratios?.splicePerCore),
   ];
 }
 

@@ -8,6 +8,7 @@ const COLORS: Readonly<Record<string, string>> = {
   haproxy: '#17becf',
   'http-proxy': '#ff7f0e',
   undici: '#9467bd',
+  splice: '#8c564b',
 };
 
 function escapeXml(text: string): string {

@@ -158,10 +158,12 @@ describe('ratios and findings', () => {
       row('nginx', 48_000, 0.8),
       row('http-proxy', 4_000, 1),
       row('undici', 10_000, 1),
+      row('splice', 40_000, 1),
     ]);
     expect(rows[1]?.rpsPerProxyCore).toBe(60_000);
+    expect(rows[0]?.ratios?.splicePerCore).toBe(0.3);
     expect(findings).toEqual([
-      'wrk: clusterset-gateway per proxy core: 3.00x http-proxy (target 2.5x), 1.20x the minimal undici proxy (target 1.3x), 20.0% of nginx (stretch 25%)',
+      'wrk: clusterset-gateway per proxy core: 0.30x the Node TCP splice (target 0.50x), 1.20x the minimal undici proxy (target 1.5x), 3.00x http-proxy (target 2.5x), 20.0% of nginx',
     ]);
   });
 
