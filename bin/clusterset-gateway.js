@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Installed entry point: runs the compiled program in dist/ (npm run build). The TypeScript source runs only in
-// development, through npm start.
+// Installed entry point: runs the compiled program in dist/ (npm run build; `npm ci` and `npm start` build it
+// first). Only the tests run the TypeScript source.
 import { existsSync } from 'node:fs';
 
 const compiled = new URL('../dist/main.js', import.meta.url);
