@@ -68,8 +68,8 @@ async function main(argv: readonly string[]): Promise<void> {
     apply: async (result) => {
       await dataPlane.apply(result.table);
       applied = true;
-      await setup.onApplied(result);
     },
+    publishStatuses: (result) => setup.onApplied(result),
   });
 
   let stopping = false;

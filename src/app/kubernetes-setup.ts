@@ -46,6 +46,8 @@ export function kubernetesSetup(
     registry,
     isLeader: () => elector.isLeader,
     instance,
+    qps: cli.statusWriteQps,
+    burst: cli.statusWriteBurst,
   });
   statusWriter = writer;
   return {

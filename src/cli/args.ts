@@ -56,6 +56,9 @@ export interface CliOptions {
   readonly tlsClientHelloMaxBytes: number;
   readonly workers: number;
   readonly adminMaxStreams: number;
+  /** `--status-write-qps` and `--status-write-burst`: the status queue's token bucket. */
+  readonly statusWriteQps: number;
+  readonly statusWriteBurst: number;
   readonly topologyEndpointLimit: number;
   readonly logLevel: string;
   readonly help: boolean;
@@ -194,6 +197,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ),
     workers: workerCount(str('workers')),
     adminMaxStreams: integer('admin-max-streams', str('admin-max-streams') ?? '16', 0, 10_000),
+    statusWriteQps: integer('status-write-qps', str('status-write-qps') ?? '20', 1, 10_000),
+    statusWriteBurst: integer('status-write-burst', str('status-write-burst') ?? '50', 1, 10_000),
     topologyEndpointLimit: integer(
       'topology-endpoint-limit',
       str('topology-endpoint-limit') ?? '50',

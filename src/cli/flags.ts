@@ -184,6 +184,16 @@ export const FLAGS = {
     arg: 'n|auto',
     help: 'Data plane worker processes (node:cluster); auto = one per core. Default 1 (no workers).',
   },
+  'status-write-qps': {
+    type: 'string',
+    arg: 'n',
+    help: 'Status writes (--kubernetes) started per second, from their own queue; never delays routing. Default 20.',
+  },
+  'status-write-burst': {
+    type: 'string',
+    arg: 'n',
+    help: 'Status writes that may start at once after a quiet spell. Default 50.',
+  },
   'admin-max-streams': {
     type: 'string',
     arg: 'n',

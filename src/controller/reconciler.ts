@@ -10,8 +10,13 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 export interface ReconcilerOptions {
   /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
   readonly translateOptions: (snapshot: Snapshot) => TranslateOptions;
-  /** Applies a translation: swaps the proxy's table, writes statuses. Errors are logged, never thrown past here. */
+  /** Applies a translation's routing table (swaps the proxy's table). Errors are logged, never thrown past here. */
   readonly apply: (result: TranslationResult, snapshot: Snapshot) => Promise<void>;
+  /**
+   * Hands an applied translation's statuses to the status writer. Not awaited: status I/O (a slow API server)
+   * must never hold back the next routing table. Errors are logged.
+   */
+  readonly publishStatuses?: (result: TranslationResult) => Promise<void>;
   readonly logger: Logger;
   readonly registry: Registry;
 }
@@ -87,7 +92,11 @@ export class Reconciler {
       this.#last = { snapshot, result };
     } catch (error) {
       this.#logger.error({ err: error }, 'applying the routing table failed');
+      return;
     }
+    this.#options.publishStatuses?.(result).catch((error: unknown) => {
+      this.#logger.error({ err: error }, 'publishing statuses failed');
+    });
   }
 
   /** The same warning comes from every route that uses a backend: log each once, while it lasts. */

@@ -6,6 +6,7 @@ import { controllerMetrics } from '../metrics/controller-metrics.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
+import { StatusQueue } from './status-queue.ts';
 
 export interface StatusWriterOptions {
   readonly kubeConfig: KubeConfig;
@@ -19,9 +20,15 @@ export interface StatusWriterOptions {
   readonly maxConflictRetries?: number;
   /** How long a status known to be on the server is trusted without reading it back. Default 5 min. */
   readonly resyncMs?: number;
-  /** Delay before statuses that failed to write are tried again. Default 5 s. */
+  /** First delay before an object whose status failed to write is tried again, doubling per failure. Default 1 s. */
   readonly retryMs?: number;
+  /** Longest of those delays. Default 60 s. */
+  readonly retryMaxMs?: number;
+  /** Objects written at once. Default 4. */
   readonly concurrency?: number;
+  /** Status writes started per second, sustained, and at once after a quiet spell. Defaults 20 and 50. */
+  readonly qps?: number;
+  readonly burst?: number;
   /** Record Warning Events when a condition turns bad. Default true. */
   readonly events?: boolean;
   /** reportingInstance of those Events (the pod name). */
@@ -29,7 +36,11 @@ export interface StatusWriterOptions {
 }
 
 export interface StatusWriter {
-  /** Writes what changed; resolves when this batch (or a newer one that replaced it) is done. */
+  /**
+   * Queues what changed, one entry per object (a newer status replaces a queued one); writes run from that queue,
+   * retried with backoff and rate-limited. The promise resolves once the queue has nothing ready or in flight:
+   * callers on the routing path must not wait for it.
+   */
   write(statuses: readonly StatusUpdate[]): Promise<void>;
   /** Forget what is known to be written (e.g. after regaining leadership, another replica may have written). */
   resync(): void;
@@ -116,9 +127,9 @@ class KubeStatusWriter implements StatusWriter {
   readonly #events: EventRecorder | undefined;
   /** statusKey → fingerprint of the update last confirmed on the server, with when. */
   readonly #confirmed = new Map<string, { readonly fingerprint: string; readonly at: number }>();
-  #running: Promise<void> | undefined;
-  #pending: readonly StatusUpdate[] | undefined;
-  #pendingDone: Promise<void> | undefined;
+  readonly #queue: StatusQueue<StatusUpdate>;
+  #batching: Promise<void> | undefined;
+  #nextBatch: readonly StatusUpdate[] | undefined;
   #last: readonly StatusUpdate[] = [];
   #retryTimer: NodeJS.Timeout | undefined;
   #wasLeader = false;
@@ -135,6 +146,14 @@ class KubeStatusWriter implements StatusWriter {
     this.#now = options.now ?? (() => new Date());
     const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
     this.#count = (kind, result) => metrics?.statusWrites.inc({ kind, result });
+    this.#queue = new StatusQueue<StatusUpdate>({
+      process: async (update) => ((await this.#writeOne(update)) === 'error' ? 'retry' : 'done'),
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.qps !== undefined ? { qps: options.qps } : {}),
+      ...(options.burst !== undefined ? { burst: options.burst } : {}),
+      ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
+      ...(options.retryMaxMs !== undefined ? { retryMaxMs: options.retryMaxMs } : {}),
+    });
     this.#events =
       options.events === false
         ? undefined
@@ -148,21 +167,11 @@ class KubeStatusWriter implements StatusWriter {
 
   write(statuses: readonly StatusUpdate[]): Promise<void> {
     this.#last = statuses;
-    if (!this.#running) {
-      this.#running = this.#run(statuses).finally(() => {
-        this.#running = undefined;
-      });
-      return this.#running;
-    }
-    // A batch is in flight: the newest statuses replace any queued ones and run right after it.
-    this.#pending = statuses;
-    this.#pendingDone ??= this.#running.then(() => {
-      const next = this.#pending ?? [];
-      this.#pending = undefined;
-      this.#pendingDone = undefined;
-      return this.write(next);
+    this.#nextBatch = statuses;
+    this.#batching ??= this.#drainBatches().finally(() => {
+      this.#batching = undefined;
     });
-    return this.#pendingDone;
+    return this.#batching.then(() => this.#queue.idle());
   }
 
   resync(): void {
@@ -178,30 +187,50 @@ class KubeStatusWriter implements StatusWriter {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
+    this.#queue.stop();
   }
 
-  async #run(statuses: readonly StatusUpdate[]): Promise<void> {
+  /** Batches only decide what to queue; a newer batch arriving meanwhile replaces the older one. */
+  async #drainBatches(): Promise<void> {
+    for (let batch = this.#nextBatch; batch; batch = this.#nextBatch) {
+      this.#nextBatch = undefined;
+      await this.#enqueue(batch);
+    }
+  }
+
+  async #enqueue(statuses: readonly StatusUpdate[]): Promise<void> {
     if (this.#stopped) return;
     const leader = this.#o.isLeader();
     if (leader && !this.#wasLeader) this.resync();
     this.#wasLeader = leader;
-    if (!leader) return;
+    if (!leader) {
+      this.#queue.retain(() => false);
+      return;
+    }
     clearTimeout(this.#retryTimer);
-    let failed = false;
-    if (this.#scanNeeded) failed = !(await this.#scanOurEntries());
-    const named = new Set(statuses.map(statusKey));
-    const queue = [...statuses];
-    for (const [key, ref] of this.#ours) if (!named.has(key)) queue.push(withoutOurEntries(ref));
-    const worker = async (): Promise<void> => {
-      for (let update = queue.shift(); update; update = queue.shift()) {
-        if ((await this.#writeOne(update)) === 'error') failed = true;
-      }
-    };
-    await Promise.all(Array.from({ length: this.#o.concurrency ?? 4 }, worker));
-    if (failed && !this.#stopped) {
-      this.#retryTimer = setTimeout(() => void this.write(this.#last), this.#o.retryMs ?? 5000);
+    if (this.#scanNeeded && !(await this.#scanOurEntries()) && !this.#stopped) {
+      this.#retryTimer = setTimeout(() => void this.write(this.#last), this.#o.retryMs ?? 1000);
       this.#retryTimer.unref();
     }
+    const wanted = new Map<string, StatusUpdate>();
+    for (const update of statuses) wanted.set(statusKey(update), update);
+    for (const [key, ref] of this.#ours) if (!wanted.has(key)) wanted.set(key, withoutOurEntries(ref));
+    this.#queue.retain((key) => wanted.has(key));
+    for (const [key, update] of wanted) {
+      if (this.#isConfirmed(key, update)) {
+        this.#count(update.kind, 'unchanged');
+        continue;
+      }
+      this.#queue.add(key, update);
+    }
+  }
+
+  #isConfirmed(key: string, update: StatusUpdate): boolean {
+    const confirmed = this.#confirmed.get(key);
+    return (
+      confirmed?.fingerprint === JSON.stringify(update) &&
+      Date.now() - confirmed.at < (this.#o.resyncMs ?? 300_000)
+    );
   }
 
   /**

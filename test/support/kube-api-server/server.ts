@@ -96,6 +96,13 @@ export class KubeApiServer {
   acceptToken: ((token: string | undefined) => boolean) | undefined;
   /** Requests refused with 401. */
   unauthorizedCount = 0;
+  /**
+   * Awaited before a resource request is served: a test holds a request (a slow or stuck API server) by returning
+   * a promise it resolves later.
+   */
+  beforeRequest:
+    | ((request: Pick<RequestRecord, 'method' | 'verb' | 'resource' | 'subresource'>) => Promise<void> | void)
+    | undefined;
 
   constructor(options: KubeApiServerOptions = {}) {
     this.#options = options;
@@ -359,6 +366,12 @@ export class KubeApiServer {
     }
     const verb = verbOf(method, route, url);
     const contentType = req.headers['content-type']?.split(';')[0]?.trim();
+    await this.beforeRequest?.({
+      method,
+      verb,
+      resource: route.def.resource,
+      subresource: route.subresource,
+    });
     const record = (status: number): void => {
       const entry: RequestRecord = {
         method,
