@@ -4,6 +4,8 @@ import type { CliOptions } from '../cli/args.ts';
 import { startDemo } from '../demo/demo.ts';
 import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
+import { feedingClusterProfiles, fleetMembersFromFlags } from './fleet-members-setup.ts';
+import { withFleet } from './fleet-setup.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
 
 /** The demo Gateway's listener port; served at 8080 + --listener-port-offset. */
@@ -12,6 +14,28 @@ export const DEMO_GATEWAY_PORT = 8080;
 export const DEMO_EAST_WEST_PORT = 15080;
 
 export async function openSource(
+  cli: CliOptions,
+  eastWestPort: number | undefined,
+  logger: Logger,
+  registry: Registry,
+): Promise<SourceSetup> {
+  // Read before anything starts: a bad provider file is a start-up failure, not a running gateway without members.
+  const members = fleetMembersFromFlags(cli, logger);
+  const setup = await openPrimarySource(cli, eastWestPort, logger, registry);
+  if (!members) return setup;
+  return withFleet(
+    {
+      ...setup,
+      source: feedingClusterProfiles(setup.source, members),
+      problems: () => [...setup.problems(), ...members.problems],
+    },
+    members,
+    logger,
+    registry,
+  );
+}
+
+async function openPrimarySource(
   cli: CliOptions,
   eastWestPort: number | undefined,
   logger: Logger,

@@ -34,6 +34,12 @@ export interface CliOptions {
     readonly node?: string;
     readonly properties?: Readonly<Record<string, string>>;
   };
+  /** Fleet mode (docs/fleet.md): where member clusters come from; undefined when neither flag is given. */
+  readonly fleet?: {
+    readonly providerFile?: string;
+    readonly kubeconfigDir?: string;
+    readonly execTimeoutMs: number;
+  };
   readonly serviceImportKinds?: readonly { readonly group: string; readonly kind: string }[];
   readonly lbPolicy: 'p2c' | 'wrr';
   readonly overprovisioningFactor: number;
@@ -79,6 +85,24 @@ function clusterProperties(given: unknown): Record<string, string> | undefined {
     out[name] = value;
   }
   return out;
+}
+
+function fleetOptions(str: (name: FlagName) => string | undefined): CliOptions['fleet'] {
+  const providerFile = str('clusterprofile-provider-file');
+  const kubeconfigDir = str('member-kubeconfigs');
+  const timeout = str('member-exec-timeout-ms');
+  if (providerFile === undefined && kubeconfigDir === undefined) {
+    if (timeout !== undefined)
+      throw new UsageError(
+        '--member-exec-timeout-ms needs --clusterprofile-provider-file or --member-kubeconfigs',
+      );
+    return undefined;
+  }
+  return {
+    ...optional('providerFile', providerFile),
+    ...optional('kubeconfigDir', kubeconfigDir),
+    execTimeoutMs: integer('member-exec-timeout-ms', timeout ?? '30000', 100, 600_000),
+  };
 }
 
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
@@ -136,6 +160,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       ...optional('node', str('node') ?? env.CLUSTERSET_GATEWAY_NODE ?? env.NODE_NAME),
       ...optional('properties', clusterProperties(values['cluster-property'])),
     },
+    ...optional('fleet', fleetOptions(str)),
     ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),
     lbPolicy: policy,
     overprovisioningFactor: number(

@@ -13,6 +13,21 @@ export const FLAGS = {
     help: "Watch a Kubernetes API server; config from --kubeconfig, else KUBECONFIG, the pod's service account, ~/.kube/config.",
   },
   kubeconfig: { type: 'string', arg: 'path', help: 'Kubeconfig file for --kubernetes.' },
+  'clusterprofile-provider-file': {
+    type: 'string',
+    arg: 'file',
+    help: 'Fleet mode: ClusterProfiles whose status.accessProviders name a provider in this JSON file ({"providers":[{"name","execConfig"}]}, as cluster-inventory-api) become member clusters, reached with that exec plugin. See docs/fleet.md.',
+  },
+  'member-kubeconfigs': {
+    type: 'string',
+    arg: 'dir',
+    help: 'Fleet mode: every kubeconfig file in this folder is a member cluster (its current context), added and removed as files come and go.',
+  },
+  'member-exec-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: "A member's exec credential plugin taking longer is killed and the member retried. Default 30000.",
+  },
   validation: {
     type: 'string',
     arg: 'strict|warn',

@@ -101,7 +101,7 @@ export async function startMember(plugin: ExecPlugin, token: string, tls?: { cer
 }
 
 /** An exported Service `shop/web` with one ready endpoint, as a member would hold it. */
-export function exportWeb(server: KubeApiServer, address: string, clusterName?: string): void {
+export function exportWeb(server: KubeApiServer, address: string, clusterName?: string, port = 8080): void {
   if (!server.get('namespaces', undefined, 'shop')) {
     server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
   }
@@ -122,7 +122,7 @@ export function exportWeb(server: KubeApiServer, address: string, clusterName?: 
     metadata: { name: 'web-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
     addressType: 'IPv4',
     endpoints: [{ addresses: [address], conditions: { ready: true } }],
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    ports: [{ name: 'http', port, protocol: 'TCP' }],
   });
   if (clusterName) {
     server.create({
