@@ -78,6 +78,7 @@ export function startDataPlane(
     async apply(table) {
       await proxy.apply(table);
       balancers.retain(Object.keys(table.backends));
+      await balancerMetrics.retain(Object.keys(table.backends));
       healthChecks.apply(table.backends);
     },
     describeBalancers: () => proxy.describeBalancers(),

@@ -15,6 +15,8 @@ export class BalancerMetrics {
   readonly countHealthCheck: (result: HealthCheckResultLabel, kind: 'tcp' | 'http') => void;
   /** Requests sent again after a connection fault, by reason (src/proxy/connection-retry.ts). */
   readonly countConnectionRetry: (reason: string) => void;
+  /** Per-backend series, removed when their backend leaves the configuration (bounded cardinality). */
+  readonly #perBackend: readonly (Counter<string> | Gauge<string>)[];
 
   /** `healthyEndpoints` is read at every scrape, so the gauge is never stale. */
   constructor(registry: Registry, healthyEndpoints: () => readonly HealthyEndpointCount[]) {
@@ -38,7 +40,7 @@ export class BalancerMetrics {
     });
     new Gauge({
       name: 'clusterset_gateway_upstream_healthy_endpoints',
-      help: 'Endpoints the health model counts as healthy (not ejected, probes passing, not avoided), by backend, source cluster and zone.',
+      help: 'Endpoints the health model counts as healthy (not ejected, probes passing), by backend, source cluster and zone.',
       labelNames: ['backend', 'cluster', 'zone'],
       registers: [registry],
       collect() {
@@ -55,7 +57,7 @@ export class BalancerMetrics {
     });
     const healthChanges = new Counter({
       name: 'clusterset_gateway_endpoint_health_changes_total',
-      help: "Changes of an endpoint's health verdict, by backend, source cluster, zone, new health (healthy, unhealthy, ejected) and the signal that decided it (condition, outlier, probe, avoided).",
+      help: "Changes of an endpoint's health verdict, by backend, source cluster, zone, new health (healthy, unhealthy, ejected) and the signal that decided it (condition, outlier, probe).",
       labelNames: ['backend', 'cluster', 'zone', 'to', 'signal'],
       registers: [registry],
     });
@@ -77,6 +79,7 @@ export class BalancerMetrics {
       labelNames: ['policy'],
       registers: [registry],
     });
+    this.#perBackend = [ejections, failovers, tierShare, healthChanges];
     this.countHealthCheck = (result, kind) => healthChecks.inc({ result, kind });
     this.countConnectionRetry = (reason) => connectionRetries.inc({ reason });
     this.observer = {
@@ -100,5 +103,17 @@ export class BalancerMetrics {
         });
       },
     };
+  }
+
+  /** Removes the series of backends not in `backendIds` (after a routing table swap). */
+  async retain(backendIds: Iterable<string>): Promise<void> {
+    const live = new Set(backendIds);
+    for (const metric of this.#perBackend) {
+      const { values } = await metric.get();
+      for (const { labels } of values) {
+        const backend = labels.backend;
+        if (typeof backend === 'string' && !live.has(backend)) metric.remove(labels);
+      }
+    }
   }
 }

@@ -45,6 +45,15 @@ class CellFamilies<C> {
     return family.cell;
   }
 
+  /** Forgets the cell for these label values: its series leaves the exposition. */
+  remove(values: readonly string[]): void {
+    this.#families.delete(values.join('\u0000'));
+  }
+
+  get size(): number {
+    return this.#families.size;
+  }
+
   values(): IterableIterator<Family<C>> {
     return this.#families.values();
   }
@@ -71,6 +80,11 @@ export class FastCounter {
   /** The cell for these label values (in `labelNames` order); call at compile time and keep it. */
   cell(values: readonly string[]): CounterCell {
     return this.#cells.cell(values);
+  }
+
+  /** Removes the series of these label values (a route or backend that left the configuration). */
+  remove(values: readonly string[]): void {
+    this.#cells.remove(values);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {
@@ -131,6 +145,11 @@ export class FastHistogram {
 
   cell(values: readonly string[]): HistogramCell {
     return this.#cells.cell(values);
+  }
+
+  /** Removes the series of these label values (a route or backend that left the configuration). */
+  remove(values: readonly string[]): void {
+    this.#cells.remove(values);
   }
 
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Sample[] }> {

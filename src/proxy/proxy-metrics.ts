@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import type { RouteTable } from '../ir/route-table.ts';
 import type { AttemptResult } from '../lb/balancer.ts';
 import { type CounterCell, FastCounter, FastHistogram, type HistogramCell } from '../metrics/fast-metrics.ts';
 import {
@@ -24,11 +25,29 @@ export class RequestSeries {
   #lastCell: CounterCell | undefined;
   /** Status code to its counter cell, filled on first use of each code. */
   #codes: Map<number, CounterCell> | undefined;
+  /** The last table compile that bound this series; an older one means its route left the configuration. */
+  generation = 0;
 
   constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
     this.#counter = counter;
     this.#histogram = histogram;
     this.#labels = labels;
+  }
+
+  /**
+   * Takes the series out of /metrics. A request of the replaced table still in flight records into cells no
+   * longer exported (lost, as the route is gone); the same labels bound again start from zero, a counter reset
+   * Prometheus' rate() handles.
+   */
+  release(): void {
+    if (this.#duration !== undefined) this.#histogram.remove(this.#labels);
+    if (this.#codes !== undefined) {
+      for (const code of this.#codes.keys()) this.#counter.remove([...this.#labels, String(code)]);
+    }
+    this.#duration = undefined;
+    this.#codes = undefined;
+    this.#lastCell = undefined;
+    this.#lastCode = -1;
   }
 
   record(statusCode: number, seconds: number): void {
@@ -75,6 +94,13 @@ export class UpstreamSeries {
     this.#duration = histogram.cell(labels);
   }
 
+  /** Takes the series out of /metrics (see RequestSeries.release). */
+  release(histogram: FastHistogram): void {
+    histogram.remove(this.#labels);
+    for (const result of this.#results.keys()) this.#counter.remove([...this.#labels, result]);
+    this.#results.clear();
+  }
+
   record(result: AttemptResult, seconds: number): void {
     let cell = this.#results.get(result);
     if (cell === undefined) {
@@ -88,7 +114,9 @@ export class UpstreamSeries {
 
 /**
  * The proxy's request metrics (defined in metrics/request-metrics.ts). Series are bound at compile time;
- * recording is a few field updates.
+ * recording is a few field updates. Cardinality is bounded by the configuration: each table compile between
+ * `beginCompile()` and `retain(table)` binds the request series it uses, and `retain` removes the others and
+ * the upstream series of backends, clusters and zones no longer in the table.
  */
 export class ProxyMetrics {
   readonly #requests: FastCounter;
@@ -97,6 +125,7 @@ export class ProxyMetrics {
   readonly #upstreamSeconds: FastHistogram;
   readonly #requestSeries = new Map<string, RequestSeries>();
   readonly #upstreamSeries = new Map<string, UpstreamSeries>();
+  #generation = 0;
 
   constructor(registry: Registry) {
     this.#requests = new FastCounter(registry, REQUESTS);
@@ -112,7 +141,36 @@ export class ProxyMetrics {
       series = new RequestSeries(this.#requests, this.#requestSeconds, [gateway, route, backend]);
       this.#requestSeries.set(key, series);
     }
+    series.generation = this.#generation;
     return series;
+  }
+
+  /** A table compile starts: the request series it binds are the ones `retain` keeps. */
+  beginCompile(): void {
+    this.#generation++;
+  }
+
+  /**
+   * After the compiled table is in effect: removes request series no compile since `beginCompile` bound, and
+   * upstream series whose backend is gone or has no endpoint in that cluster and zone any more.
+   */
+  retain(table: RouteTable): void {
+    for (const [key, series] of this.#requestSeries) {
+      if (series.generation === this.#generation) continue;
+      series.release();
+      this.#requestSeries.delete(key);
+    }
+    const live = new Set<string>();
+    for (const [id, backend] of Object.entries(table.backends)) {
+      for (const tier of backend.tiers) {
+        for (const endpoint of tier) live.add(`${id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
+      }
+    }
+    for (const [key, series] of this.#upstreamSeries) {
+      if (live.has(key)) continue;
+      series.release(this.#upstreamSeconds);
+      this.#upstreamSeries.delete(key);
+    }
   }
 
   upstreamSeries(backend: string, cluster: string, zone: string): UpstreamSeries {

@@ -136,6 +136,7 @@ export class ProxyServer {
 
   async #apply(table: RouteTable): Promise<void> {
     if (this.#closed) throw new Error('proxy is closed');
+    this.#metrics.beginCompile();
     const compiled = compileRouteTable(table, {
       balancers: this.#balancers,
       metrics: this.#metrics,
@@ -191,6 +192,7 @@ export class ProxyServer {
     await this.#eastWest?.apply(table, compiled.backends, { metrics: this.#metrics, logger: this.#logger });
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
+    this.#metrics.retain(table);
     this.#logger.info(
       { ports: compiled.ports.size, backends: compiled.backends.size, routeEntries: compiled.routeEntries },
       'routing table applied',
