@@ -1,13 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FleetMembership } from '../../src/fleet/fleet-membership.ts';
 import type { MemberView } from '../../src/fleet/member-view.ts';
 import { readProviderFile } from '../../src/fleet/provider-file.ts';
 import { FileSource } from '../../src/sources/file/file-source.ts';
-import type { KubeApiServer } from '../support/kube-api-server/index.ts';
+import { createKubeSource } from '../../src/sources/kube/index.ts';
+import { type KubeApiServer, startKubeApiServer } from '../support/kube-api-server/index.ts';
 import { makePki } from '../tls/certs.ts';
 import { byName, ExecPlugin, eventually, exportWeb, profileYaml, startMember } from './members-fixtures.ts';
 
@@ -250,5 +252,78 @@ describe('fleet members from ClusterProfiles', () => {
     );
     expect(alone[0]?.reason).toMatch(/ControlPlaneHealthy=False \(Unreachable: agent lost\)/);
     expect(alone[0]?.reason).toMatch(/serves no ServiceExport CRD/);
+  });
+});
+
+describe('fleet members from a hub API server', () => {
+  it('follows ClusterProfiles the kube source watches on the hub: status written, then the profile deleted', async () => {
+    const plugin = new ExecPlugin();
+    const hub = await startKubeApiServer({ bookmarkIntervalMs: 200 });
+    const member = await startMember(plugin, 'token-member');
+    exportWeb(member, '10.3.0.1');
+    const logger = pino({ level: 'silent' });
+    const membership = new FleetMembership({
+      logger,
+      providers: readProviderFile(plugin.providerFile()),
+      timing: { backoffInitialMs: 50, backoffMaxMs: 300 },
+    });
+    let views: readonly MemberView[] = [];
+    await membership.start((next) => {
+      views = next;
+    });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(hub.kubeconfigYaml());
+    const source = createKubeSource({
+      kubeConfig,
+      logger,
+      debounceMs: 20,
+      backoffInitialMs: 20,
+      backoffMaxMs: 200,
+    });
+    await source.start((snapshot) => membership.setClusterProfiles(snapshot.list('ClusterProfile')));
+    try {
+      hub.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fleet' } });
+      hub.create({
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ClusterProfile',
+        metadata: { name: 'south', namespace: 'fleet' },
+        spec: { displayName: 'south', clusterManager: { name: 'test' } },
+      });
+      // The cluster manager fills the status later, as OCM's registration controller does.
+      hub.patch(
+        'clusterprofiles.multicluster.x-k8s.io',
+        'fleet',
+        'south',
+        {
+          status: {
+            accessProviders: [
+              { name: 'test-exec', cluster: { server: member.url, 'insecure-skip-tls-verify': true } },
+            ],
+            properties: [{ name: 'topology.kubernetes.io/region', value: 'sa-east-1' }],
+          },
+        },
+        'status',
+      );
+      const synced = await eventually(
+        () => views,
+        (v) => expect(byName(v, 'south').state).toBe('synced'),
+      );
+      expect(byName(synced, 'south').properties['topology.kubernetes.io/region']).toBe('sa-east-1');
+      expect(byName(synced, 'south').endpointSlices).toHaveLength(1);
+      expect(membership.problems).toEqual([]);
+
+      hub.delete('clusterprofiles.multicluster.x-k8s.io', 'fleet', 'south');
+      await eventually(
+        () => views,
+        (v) => expect(v).toEqual([]),
+        2_000,
+      );
+    } finally {
+      await source.stop();
+      await membership.stop();
+      await member.stop();
+      await hub.stop();
+      rmSync(plugin.dir, { recursive: true, force: true });
+    }
   });
 });
