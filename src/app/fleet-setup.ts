@@ -15,5 +15,10 @@ export function withFleet(
   registry: Registry,
 ): SourceSetup {
   const source = new FleetSource({ primary: setup.source, members, logger, registry });
-  return { ...setup, source, fleet: () => source.report() };
+  return {
+    ...setup,
+    source,
+    problems: () => [...setup.problems(), ...source.problems()],
+    fleet: () => source.report(),
+  };
 }

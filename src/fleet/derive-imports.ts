@@ -1,7 +1,10 @@
+import { isIP } from 'node:net';
 import type {
   AnyResource,
   ClusterProfile,
   Condition,
+  Endpoint,
+  EndpointPort,
   EndpointSlice,
   Service,
   ServiceImport,
@@ -79,6 +82,8 @@ export interface FleetDerivation {
   readonly authoritativeClusters: ReadonlySet<string>;
   readonly imports: readonly DerivedImport[];
   readonly exports: readonly ExportStatus[];
+  /** Members' objects (or parts of them) left out, each naming the member and the object. */
+  readonly problems: readonly string[];
 }
 
 /** Whether the local source has a ServiceImport object `namespace/name`. */
@@ -92,12 +97,15 @@ export function deriveImports(
   const authoritativeClusters = new Set<string>();
   const objects: AnyResource[] = [];
   const exports: ExportStatus[] = [];
+  const problems: string[] = [];
   for (const member of [...members].sort((a, b) => compare(a.name, b.name))) {
     if (member.state === 'refused') continue;
     if (member.state === 'synced' || member.state === 'stale') authoritativeClusters.add(member.name);
     const profile = memberProfile(member);
     if (profile) objects.push(profile);
-    for (const exported of indexMember(member)) {
+    const indexed = indexMember(member);
+    problems.push(...indexed.problems);
+    for (const exported of indexed.exports) {
       if (exported.invalid) {
         exports.push(exported.invalid);
         continue;
@@ -135,7 +143,8 @@ export function deriveImports(
     exports.push(...merged.statuses);
   }
   exports.sort((a, b) => compare(statusKey(a), statusKey(b)));
-  return { objects, authoritativeClusters, imports, exports };
+  problems.sort();
+  return { objects, authoritativeClusters, imports, exports, problems };
 }
 
 // ---- per member: which Services are exported, their slices relabelled (cached per view and per slice) ----
@@ -152,9 +161,14 @@ interface ExportedService {
   readonly invalid?: ExportStatus;
 }
 
-const memberCache = new WeakMap<MemberView, readonly ExportedService[]>();
+interface IndexedMember {
+  readonly exports: readonly ExportedService[];
+  readonly problems: readonly string[];
+}
 
-function indexMember(member: MemberView): readonly ExportedService[] {
+const memberCache = new WeakMap<MemberView, IndexedMember>();
+
+function indexMember(member: MemberView): IndexedMember {
   const cached = memberCache.get(member);
   if (cached) return cached;
   const services = new Map<string, Service>();
@@ -170,6 +184,7 @@ function indexMember(member: MemberView): readonly ExportedService[] {
   }
   const labels = clusterLabels(member);
   const out: ExportedService[] = [];
+  const problems: string[] = [];
   for (const exp of member.serviceExports) {
     const namespace = exp.metadata.namespace ?? 'default';
     const name = exp.metadata.name;
@@ -191,13 +206,18 @@ function indexMember(member: MemberView): readonly ExportedService[] {
       out.push({ ...base, service: service as Service, slices: [], invalid: status });
       continue;
     }
-    const slices = (slicesByService.get(key) ?? [])
-      .map((slice) => relabel(slice, member.name, name, labels))
-      .sort((a, b) => compare(a.metadata.name, b.metadata.name));
+    const slices: EndpointSlice[] = [];
+    for (const slice of slicesByService.get(key) ?? []) {
+      const derived = relabel(slice, member.name, name, labels);
+      if (derived.problem) problems.push(derived.problem);
+      if (derived.slice) slices.push(derived.slice);
+    }
+    slices.sort((a, b) => compare(a.metadata.name, b.metadata.name));
     out.push({ ...base, service, slices });
   }
-  memberCache.set(member, out);
-  return out;
+  const indexed = { exports: out, problems };
+  memberCache.set(member, indexed);
+  return indexed;
 }
 
 function invalidReason(
@@ -227,8 +247,17 @@ interface RelabelledSlice {
   readonly cluster: string;
   readonly service: string;
   readonly clusterLabels: Readonly<Record<string, string>>;
-  readonly slice: EndpointSlice;
+  readonly result: Relabelled;
 }
+
+interface Relabelled {
+  /** Absent when nothing of the slice can be used. */
+  readonly slice?: EndpointSlice;
+  readonly problem?: string;
+}
+
+/** The API server's own cap (discovery.k8s.io/v1 `endpoints` maxItems). */
+export const MAX_ENDPOINTS_PER_SLICE = 1000;
 
 const sliceCache = new WeakMap<EndpointSlice, RelabelledSlice>();
 
@@ -242,7 +271,7 @@ function relabel(
   cluster: string,
   service: string,
   topology: Readonly<Record<string, string>>,
-): EndpointSlice {
+): Relabelled {
   const cached = sliceCache.get(slice);
   if (
     cached &&
@@ -250,7 +279,8 @@ function relabel(
     cached.service === service &&
     sameRecord(cached.clusterLabels, topology)
   )
-    return cached.slice;
+    return cached.result;
+  const checked = checkSlice(slice, cluster);
   const labels: Record<string, string> = {};
   for (const [name, value] of Object.entries(slice.metadata.labels ?? {})) {
     if (name !== SERVICE_NAME_LABEL && name !== MANAGED_BY_LABEL) labels[name] = value;
@@ -269,11 +299,60 @@ function relabel(
       ...(slice.metadata.generation !== undefined ? { generation: slice.metadata.generation } : {}),
     },
     ...(slice.addressType ? { addressType: slice.addressType } : {}),
-    endpoints: slice.endpoints ?? [],
-    ports: slice.ports ?? [],
+    endpoints: checked.endpoints,
+    ports: checked.ports,
   };
-  sliceCache.set(slice, { cluster, service, clusterLabels: topology, slice: derived });
-  return derived;
+  const result: Relabelled = {
+    ...(checked.endpoints.length > 0 || (slice.endpoints ?? []).length === 0 ? { slice: derived } : {}),
+    ...(checked.problem ? { problem: checked.problem } : {}),
+  };
+  sliceCache.set(slice, { cluster, service, clusterLabels: topology, result });
+  return result;
+}
+
+/**
+ * A member's API server should have validated its slices; one that did not (or a proxy that mangled them) costs
+ * only the endpoints that cannot be used: not an array, no address, an address that is not of the slice's type,
+ * beyond the API's 1,000 per slice.
+ */
+function checkSlice(
+  slice: EndpointSlice,
+  cluster: string,
+): { endpoints: readonly Endpoint[]; ports: readonly EndpointPort[]; problem?: string } {
+  const where = `cluster ${cluster}: EndpointSlice ${slice.metadata.namespace ?? 'default'}/${slice.metadata.name}`;
+  const raw: unknown = slice.endpoints ?? [];
+  const rawPorts: unknown = slice.ports ?? [];
+  if (!Array.isArray(raw) || !Array.isArray(rawPorts))
+    return {
+      endpoints: [],
+      ports: [],
+      problem: `${where}: endpoints and ports must be lists; slice ignored`,
+    };
+  const ports = rawPorts.filter(
+    (p): p is EndpointPort =>
+      typeof p === 'object' && p !== null && (p.port === undefined || Number.isInteger(p.port)),
+  );
+  const family = slice.addressType === 'IPv6' ? 6 : slice.addressType === 'FQDN' ? 0 : 4;
+  const endpoints: Endpoint[] = [];
+  let bad = 0;
+  for (const e of raw as unknown[]) {
+    const addresses = (e as { addresses?: unknown } | null)?.addresses;
+    const first = Array.isArray(addresses) ? addresses[0] : undefined;
+    const usable = typeof first === 'string' && (family === 0 ? first !== '' : isIP(first) === family);
+    if (!usable) bad++;
+    else if (endpoints.length < MAX_ENDPOINTS_PER_SLICE) endpoints.push(e as Endpoint);
+  }
+  const over = raw.length - bad - endpoints.length;
+  const notes = [
+    ...(bad > 0
+      ? [`${bad} endpoint(s) without a valid ${slice.addressType ?? 'IPv4'} address left out`]
+      : []),
+    ...(over > 0 ? [`${over} endpoint(s) beyond ${MAX_ENDPOINTS_PER_SLICE} per slice left out`] : []),
+    ...(ports.length < rawPorts.length
+      ? [`${rawPorts.length - ports.length} malformed port(s) left out`]
+      : []),
+  ];
+  return { endpoints, ports, ...(notes.length > 0 ? { problem: `${where}: ${notes.join('; ')}` } : {}) };
 }
 
 /** Unique per cluster: two members' slices of one name stay apart. */
@@ -317,7 +396,9 @@ function mergeExports(constituents: readonly ExportedService[]): Merged {
     const spec = exported.service.spec ?? {};
     const reasons = new Set<ConflictReason>();
     const details: string[] = [];
-    for (const p of spec.ports ?? []) {
+    const servicePorts: readonly unknown[] = Array.isArray(spec.ports) ? spec.ports : [];
+    for (const p of servicePorts) {
+      if (!isServicePort(p)) continue;
       const port = importPort(p);
       const name = port.name ?? '';
       const held = ports.get(name);
@@ -411,6 +492,10 @@ function mergeExports(constituents: readonly ExportedService[]): Merged {
 
 function headless(service: Service): boolean {
   return service.spec?.clusterIP === 'None';
+}
+
+function isServicePort(p: unknown): p is ServicePort {
+  return typeof p === 'object' && p !== null && Number.isInteger((p as { port?: unknown }).port);
 }
 
 function importPort(port: ServicePort): ServiceImportPort {

@@ -23,6 +23,8 @@ export interface FleetReport {
   readonly members: readonly MemberReport[];
   readonly imports: FleetDerivation['imports'];
   readonly exports: FleetDerivation['exports'];
+  /** Members' objects, or parts of them, left out. */
+  readonly problems: FleetDerivation['problems'];
 }
 
 export function fleetReport(members: readonly MemberView[], derivation: FleetDerivation): FleetReport {
@@ -46,5 +48,6 @@ export function fleetReport(members: readonly MemberView[], derivation: FleetDer
       })),
     imports: derivation.imports,
     exports: derivation.exports,
+    problems: derivation.problems,
   };
 }

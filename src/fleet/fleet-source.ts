@@ -78,6 +78,11 @@ export class FleetSource implements Source {
     return fleetReport(this.#members, this.#derive());
   }
 
+  /** Members' objects, or parts of them, left out (for /config_dump's problems). */
+  problems(): readonly string[] {
+    return this.#derive().problems;
+  }
+
   /** Every member's current view (for the topology page). */
   get members(): readonly MemberView[] {
     return this.#members;

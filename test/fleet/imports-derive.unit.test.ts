@@ -264,6 +264,65 @@ describe('derived ServiceImports (KEP-1645)', () => {
   });
 });
 
+describe('hostile members: one bad object costs only itself', () => {
+  it('endpoints without a valid address, beyond 1,000 per slice, malformed ports or lists are left out and listed', () => {
+    const good = sliceOf('shop', 'web', 'web-good', [{ ip: '10.1.0.1', port: 8080 }]);
+    const mixed = {
+      ...sliceOf('shop', 'web', 'web-mixed', [{ ip: '10.1.0.2', port: 8080 }]),
+      endpoints: [
+        { addresses: ['10.1.0.2'] },
+        { addresses: ['999.1.1.1'] },
+        { addresses: 'garbage' },
+        { addresses: ['fe80::1'] },
+        null,
+      ],
+      ports: [
+        { name: 'http', port: 8080 },
+        { name: 'bad', port: 'eighty' },
+      ],
+    } as unknown as EndpointSlice;
+    const huge = sliceOf(
+      'shop',
+      'web',
+      'web-huge',
+      Array.from({ length: 1200 }, (_, i) => ({
+        ip: `10.3.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+        port: 8080,
+      })),
+    );
+    const notLists = {
+      ...good,
+      metadata: { ...good.metadata, name: 'web-notlists' },
+      endpoints: 'x',
+    } as unknown as EndpointSlice;
+    const badService = { ...serviceOf('shop', 'web'), spec: { ports: 'eighty' } } as unknown as ReturnType<
+      typeof serviceOf
+    >;
+    const east = memberView('east-1', {
+      exports: [exportOf('shop', 'web', OLD)],
+      services: [serviceOf('shop', 'web')],
+      slices: [good, mixed, huge, notLists],
+    });
+    const west = memberView('west-1', {
+      exports: [exportOf('shop', 'web', NEW)],
+      services: [badService],
+    });
+    const d = deriveImports([east, west], noLocal);
+    const byName = new Map(slicesOf(d.objects).map((s) => [s.metadata.name, s]));
+    expect([...byName.keys()]).toEqual(['east-1.web-good', 'east-1.web-huge', 'east-1.web-mixed']);
+    expect(byName.get('east-1.web-mixed')?.endpoints).toEqual([{ addresses: ['10.1.0.2'] }]);
+    expect(byName.get('east-1.web-mixed')?.ports).toEqual([{ name: 'http', port: 8080 }]);
+    expect(byName.get('east-1.web-huge')?.endpoints).toHaveLength(1000);
+    expect(d.problems).toEqual([
+      'cluster east-1: EndpointSlice shop/web-huge: 200 endpoint(s) beyond 1000 per slice left out',
+      'cluster east-1: EndpointSlice shop/web-mixed: 4 endpoint(s) without a valid IPv4 address left out; 1 malformed port(s) left out',
+      'cluster east-1: EndpointSlice shop/web-notlists: endpoints and ports must be lists; slice ignored',
+    ]);
+    // The Service with malformed ports still exports (no ports of its own); the import keeps east-1's.
+    expect(importsOf(d.objects)[0]?.spec?.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 80 }]);
+  });
+});
+
 function mcsSlice(name: string, cluster: string, ip: string): EndpointSlice {
   return {
     apiVersion: 'discovery.k8s.io/v1',
