@@ -70,6 +70,30 @@ describe('parseManifest', () => {
     ]);
   });
 
+  it('expands `<<: *anchor` merge keys as kubectl does; a merged key written again is an override, not a duplicate', () => {
+    const text = [
+      'apiVersion: v1',
+      'kind: Service',
+      'metadata: {name: a, namespace: x}',
+      'spec:',
+      '  ports:',
+      '  - &http {name: http, port: 80}',
+      '  - <<: *http',
+      '    name: grpc',
+      '    port: 81',
+    ].join('\n');
+    const parsed = parseManifest('m.yaml', text);
+    expect(parsed.objects[0]).toMatchObject({
+      spec: {
+        ports: [
+          { name: 'http', port: 80 },
+          { name: 'grpc', port: 81 },
+        ],
+      },
+    });
+    expect(parsed.entries[0]?.duplicates).toEqual([]);
+  });
+
   it('skips an object without a name, naming its line, and keeps the others', () => {
     const text =
       'apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Service\nmetadata: {}\n';

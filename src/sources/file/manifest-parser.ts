@@ -96,6 +96,8 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
     lineCounter,
     prettyErrors: false,
     uniqueKeys: false,
+    // `<<: *anchor` merge keys, as kubectl's YAML 1.1 reader (go-yaml) expands them.
+    merge: true,
   });
   const docs = Array.isArray(documents) ? documents : [documents];
   const syntaxErrors: ManifestProblem[] = [];
