@@ -75,6 +75,8 @@ export const nativeHttpParser: NativeParserClass | undefined = (() => {
 /** A keep-alive hint this close to running out is not worth a request (undici keeps the same margin). */
 const KEEP_ALIVE_MARGIN_MS = 1000;
 const IDLE_SWEEP_MS = 500;
+/** 1xx responses one request may receive before its final one (100 Continue, 102, 103: a few at most). */
+const MAX_INTERIM_RESPONSES = 16;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const INVALID_PATH = /[^\x21-\xff]/;
@@ -332,6 +334,8 @@ class Http1Connection {
   /** The current response's message is complete; the request is released once the parser returns. */
   complete = false;
   paused = false;
+  /** 1xx responses to the current request. */
+  interimResponses = 0;
   idleSinceMs = 0;
   /** Idle for longer than this closes the connection (ours, or the backend's Keep-Alive hint less a margin). */
   idleLimitMs: number;
@@ -373,6 +377,7 @@ class Http1Connection {
     request.connection = this;
     this.complete = false;
     this.keepAlive = true;
+    this.interimResponses = 0;
     request.handler.onConnect(request.abort);
     if (request.done) return;
     const socket = this.socket;
@@ -595,7 +600,12 @@ function onParserHeadersComplete(
     return 1;
   }
   // 1xx answers are interim (the final one follows on the same connection); 101 never is, as no upgrade is sent here.
-  if (statusCode < 200 && statusCode !== 101) return 1;
+  // Each one is activity that restarts the response timeout, so a backend could hold a request with them forever.
+  if (statusCode < 200 && statusCode !== 101) {
+    if (++connection.interimResponses === MAX_INTERIM_RESPONSES + 1)
+      process.nextTick(failEndlessInterim, connection);
+    return 1;
+  }
   if (upgrade || statusCode === 101) {
     process.nextTick(failUnexpectedUpgrade, connection);
     return 1;
@@ -616,6 +626,14 @@ function onParserHeadersComplete(
   request.responded = true;
   if (!request.handler.onHeaders(statusCode, headers, request.resume)) pauseResponse(connection);
   return request.isHead ? 1 : 0;
+}
+
+function failEndlessInterim(connection: Http1Connection): void {
+  connection.fail(
+    Object.assign(new Error(`more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`), {
+      code: 'CSG_ENDLESS_INTERIM',
+    }),
+  );
 }
 
 function failUnexpectedUpgrade(connection: Http1Connection): void {
