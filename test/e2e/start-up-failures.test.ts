@@ -30,8 +30,9 @@ function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Exit> {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    // A program that does not exit is the failure under test: stop it and report what it said.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    // A program that does not exit is the failure under test: stop it and report what it said. Generous: on a
+    // loaded machine loading the program's modules alone takes seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('error', fail);
     child.once('exit', (code) => {
       clearTimeout(timer);
@@ -52,7 +53,9 @@ function listening(port: number): Promise<boolean> {
 const scratch = mkdtempSync(join(tmpdir(), 'csgw-startup-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('start-up failures exit non-zero with their message, before any port is opened', () => {
+describe('start-up failures exit non-zero with their message, before any port is opened', {
+  timeout: 90_000,
+}, () => {
   it('--manifests on a missing folder names the path', async () => {
     const adminPort = await freePort();
     const missing = join(scratch, 'does-not-exist');
