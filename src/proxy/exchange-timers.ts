@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { CompiledAction } from './compile-actions.ts';
 import { grpcTimeoutMs } from './grpc-local-reply.ts';
 
@@ -36,9 +35,15 @@ export function onBackoffTimer(exchange: TimedExchange): void {
 /** A response the client stops reading is cut after this long without progress, unless configured. */
 export const DEFAULT_SEND_TIMEOUT_MS = 60_000;
 
-/** The request's whole-exchange timeout: a gRPC client's deadline (grpc-timeout) bounds it like HTTPRouteTimeouts.request. */
-export function requestTimeoutMs(req: IncomingMessage, action: CompiledAction): number | undefined {
-  const deadlineMs = grpcTimeoutMs(req);
+/**
+ * The request's whole-exchange timeout: a gRPC client's deadline (`grpcTimeout`, the grpc-timeout header's raw
+ * value) bounds it like HTTPRouteTimeouts.request.
+ */
+export function requestTimeoutMs(
+  grpcTimeout: string | undefined,
+  action: CompiledAction,
+): number | undefined {
+  const deadlineMs = grpcTimeoutMs(grpcTimeout);
   return deadlineMs === undefined
     ? action.requestTimeoutMs
     : Math.min(deadlineMs, action.requestTimeoutMs ?? deadlineMs);

@@ -113,7 +113,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
 
   start(): void {
     watchClient(this.#socket, this);
-    const timeoutMs = requestTimeoutMs(this.req, this.action);
+    const timeoutMs = requestTimeoutMs(this.#head.grpcTimeout, this.action);
     if (timeoutMs !== undefined) this.#requestTimer = setTimeout(onRequestTimer, timeoutMs, this);
     if (this.target.mirrors.length > 0) {
       this.#body = sendMirrors(this.#services.pools, this.req, this.#head, this.#body, this.target.mirrors);

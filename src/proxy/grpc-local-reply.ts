@@ -93,12 +93,13 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 };
 
 /**
- * The `grpc-timeout` header in milliseconds (gRPC over HTTP/2: at most 8 digits and a unit H, M, S, m, u
- * or n); undefined when absent or malformed, which gRPC servers treat as no deadline.
+ * The `grpc-timeout` header's value in milliseconds (gRPC over HTTP/2: at most 8 digits and a unit H, M, S, m,
+ * u or n); undefined when absent or malformed, which gRPC servers treat as no deadline. The value comes from
+ * the single pass over the raw request headers (upstream-request.ts): reading `req.headers` would make Node
+ * build the header object for every request.
  */
-export function grpcTimeoutMs(req: IncomingMessage): number | undefined {
-  const value = req.headers['grpc-timeout'];
-  if (typeof value !== 'string' || value.length < 2 || value.length > 9) return undefined;
+export function grpcTimeoutMs(value: string | undefined): number | undefined {
+  if (value === undefined || value.length < 2 || value.length > 9) return undefined;
   const unit = UNIT_MS[value[value.length - 1]!];
   const digits = value.slice(0, -1);
   if (unit === undefined || !/^\d+$/.test(digits)) return undefined;

@@ -16,6 +16,7 @@ const Special = {
   TransferEncoding: 5,
   Drop: 6,
   Connection: 7,
+  GrpcTimeout: 8,
 } as const;
 type Special = (typeof Special)[keyof typeof Special];
 
@@ -27,6 +28,7 @@ const SPECIAL = new Map<string, Special>([
   ['content-length', Special.ContentLength],
   ['transfer-encoding', Special.TransferEncoding],
   ['connection', Special.Connection],
+  ['grpc-timeout', Special.GrpcTimeout],
   // Hop-by-hop (RFC 9110 §7.6.1); `expect` is answered by Node's server before the request reaches us.
   ['keep-alive', Special.Drop],
   ['proxy-connection', Special.Drop],
@@ -45,6 +47,16 @@ const SPECIAL = new Map<string, Special>([
   [':protocol', Special.Drop],
 ]);
 
+/**
+ * By name length, whether any name in SPECIAL has it: most request headers (user-agent, accept, cookie, ...)
+ * are copied without being lower-cased or looked up.
+ */
+const SPECIAL_LENGTHS: readonly boolean[] = (() => {
+  const lengths: boolean[] = [];
+  for (const name of SPECIAL.keys()) lengths[name.length] = true;
+  return Array.from(lengths, (has) => has === true);
+})();
+
 /** The client's address as X-Forwarded-For shows it: IPv4 peers of a dual-stack socket without `::ffff:`. */
 function clientAddress(req: IncomingMessage): string {
   const address = req.socket?.remoteAddress ?? '';
@@ -59,6 +71,8 @@ export function http2Stream(req: IncomingMessage): Http2Stream {
 export interface UpstreamRequestHead {
   readonly headers: string[];
   readonly hasBody: boolean;
+  /** The grpc-timeout header's value (forwarded too), '' when repeated (malformed), undefined when absent. */
+  readonly grpcTimeout: string | undefined;
   /** Path and query as sent upstream: the client's raw target unless a URLRewrite changed the path. */
   readonly path: string;
 }
@@ -83,10 +97,11 @@ export function buildUpstreamHead(
   let hasBody = false;
   let hasLength = false;
   let listed: string[] | undefined;
+  let grpcTimeout: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
-    const special = SPECIAL.get(name.toLowerCase());
+    const special = SPECIAL_LENGTHS[name.length] === true ? SPECIAL.get(name.toLowerCase()) : undefined;
     if (special === undefined) {
       headers.push(name, value);
       continue;
@@ -112,6 +127,10 @@ export function buildUpstreamHead(
         if (keepUpgrade) headers.push('connection', 'upgrade');
         break;
       }
+      case Special.GrpcTimeout:
+        grpcTimeout = grpcTimeout === undefined ? value : '';
+        headers.push(name, value);
+        break;
       case Special.Drop:
         if (keepUpgrade && name.length === 7 && name.toLowerCase() === 'upgrade') headers.push(name, value);
         break;
@@ -140,7 +159,7 @@ export function buildUpstreamHead(
       ? view.target
       : rewritePath(target.rewritePath, view.path, action.matchedPrefix) +
         (view.rawQuery === '' ? '' : `?${view.rawQuery}`);
-  return { headers, hasBody, path: outPath };
+  return { headers, hasBody, grpcTimeout, path: outPath };
 }
 
 /** The undici dispatch options that send `head` (with `body`) to an endpoint of a backend. */
