@@ -53,6 +53,8 @@ export interface ClusterSelections {
 }
 
 export const MAX_POLICY_TIERS = 8;
+/** The CRD's status lists hold at most this many clusters; with more, the status names the first ones (sorted). */
+export const MAX_STATUS_CLUSTERS = 1024;
 const SERVICE_IMPORT_GROUP = 'multicluster.x-k8s.io';
 
 const cache = new WeakMap<
@@ -108,8 +110,14 @@ export function resolveClusterSelections(snapshot: Snapshot, identity: LocalIden
       name: policy.metadata.name,
       generation: policy.metadata.generation ?? 0,
       conditions: [acceptedCondition(attached, missing, conflicted, policy.metadata.generation ?? 0)],
-      tiers: resolved.tiers.map((tier) => ({ name: tier.name, clusters: tier.clusters })),
-      clustersWithoutProperties: lackingProperties(policy.spec?.tiers ?? [], properties),
+      tiers: resolved.tiers.map((tier) => ({
+        name: tier.name,
+        clusters: tier.clusters.slice(0, MAX_STATUS_CLUSTERS),
+      })),
+      clustersWithoutProperties: lackingProperties(policy.spec?.tiers ?? [], properties).slice(
+        0,
+        MAX_STATUS_CLUSTERS,
+      ),
     });
   }
   return {

@@ -73,3 +73,38 @@ describe('cluster properties for cluster selection', () => {
     expect(index.clusters).toEqual(['dublin', 'milan', 'oslo', 'paris']);
   });
 });
+
+describe('a policy over thousands of clusters', () => {
+  it('resolves them, and its status lists stay within the CRD limits', async () => {
+    const { resolveClusterSelections, MAX_STATUS_CLUSTERS } = await import(
+      '../../src/mcs/cluster-selection.ts'
+    );
+    const clusters = Array.from({ length: 3000 }, (_, i) => `c${String(i).padStart(4, '0')}`);
+    const snapshot = new Snapshot([
+      ...clusters.map((c, i) => profile(c, i % 2 === 0 ? { jurisdiction: 'eu' } : {})),
+      {
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ServiceImport',
+        metadata: { name: 'web', namespace: 'shop' },
+        spec: { type: 'ClusterSetIP', ports: [{ port: 80 }] },
+      } as unknown as AnyResource,
+      {
+        apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
+        kind: 'ClusterSelectionPolicy',
+        metadata: { name: 'eu', namespace: 'shop' },
+        spec: {
+          targetRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web' }],
+          tiers: [{ name: 'eu', propertyEquals: { name: 'jurisdiction', value: 'eu' } }],
+        },
+      } as unknown as AnyResource,
+    ]);
+    const selections = resolveClusterSelections(snapshot, { cluster: 'c0000' });
+    const selection = selections.forTarget('ServiceImport', 'shop', 'web');
+    expect(selection?.tiers[0]?.matches('c0002')).toBe(true);
+    expect(selection?.tiers[0]?.matches('c0003')).toBe(false);
+    const [status] = selections.statuses;
+    expect(status?.tiers[0]?.clusters.length).toBe(MAX_STATUS_CLUSTERS);
+    expect(status?.clustersWithoutProperties.length).toBe(MAX_STATUS_CLUSTERS);
+    expect(status?.conditions[0]).toMatchObject({ type: 'Accepted', status: 'True' });
+  });
+});
