@@ -54,6 +54,7 @@ async function main(argv: readonly string[]): Promise<void> {
     serviceImportKinds: setup.serviceImportKinds(),
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: eastWestPort !== undefined,
+    ...(cli.meshNamespaces ? { meshNamespaces: cli.meshNamespaces } : {}),
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
     loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),
     // Gateway spec.addresses must be this host's to be bound (GatewayStaticAddresses); in Kubernetes a Service does.

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
-import { integer, number, optional, parseKinds, UsageError } from './flag-values.ts';
+import { integer, number, optional, parseKinds, parseNamespaces, UsageError } from './flag-values.ts';
 import { FLAGS, type FlagName } from './flags.ts';
 import { type Limits, parseLimits } from './limits.ts';
 
@@ -23,6 +23,8 @@ export interface CliOptions {
   readonly metrics?: { readonly address: string; readonly port: number };
   readonly limits: Limits;
   readonly eastWestPort?: number;
+  /** `--mesh-namespaces`: the namespaces whose Services east-west serves; absent: all. */
+  readonly meshNamespaces?: readonly string[];
   readonly accessLog: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
@@ -149,6 +151,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       'eastWestPort',
       eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
     ),
+    ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
     accessLog: values['access-log'] === true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),

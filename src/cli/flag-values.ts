@@ -40,3 +40,17 @@ export function parseKinds(text: string | undefined): { group: string; kind: str
     return { group: entry.slice(0, slash), kind: entry.slice(slash + 1) };
   });
 }
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** `ns1,ns2`: namespace names (RFC 1123 labels), as `--mesh-namespaces` takes them. */
+export function parseNamespaces(flag: string, text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(',').map((entry) => {
+    const name = entry.trim();
+    if (!NAMESPACE_NAME.test(name)) {
+      throw new UsageError(`--${flag} entries are namespace names, not ${JSON.stringify(entry)}`);
+    }
+    return name;
+  });
+}

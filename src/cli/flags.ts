@@ -71,7 +71,12 @@ export const FLAGS = {
   'east-west-port': {
     type: 'string',
     arg: 'n',
-    help: 'Serve <svc>.<ns>.svc.clusterset.local on this port (off by default).',
+    help: 'Serve Services and ServiceImports east-west (<svc>.<ns>.svc.cluster.local, <svc>.<ns>.svc.clusterset.local, GAMMA routes) on this port (off by default).',
+  },
+  'mesh-namespaces': {
+    type: 'string',
+    arg: 'ns,...',
+    help: 'Only the Services of these namespaces are served east-west (default: every namespace; the label clusterset-gateway.io/mesh=disabled on a Service or Namespace also leaves it out).',
   },
   'access-log': {
     type: 'boolean',

@@ -3,7 +3,7 @@ import type { GatewayClass } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { condition, generationOf } from './conditions.ts';
 import type { TranslateOptions } from './options.ts';
-import { SUPPORTED_FEATURES } from './supported-features.ts';
+import { supportedFeatures } from './supported-features.ts';
 
 export interface GatewayClassVerdict {
   readonly accepted: boolean;
@@ -43,7 +43,7 @@ export function reconcileGatewayClasses(snapshot: Snapshot, options: TranslateOp
           ),
           condition('SupportedVersion', true, 'SupportedVersion', 'Gateway API v1 is supported', generation),
         ],
-        supportedFeatures: SUPPORTED_FEATURES.map((name) => ({ name })),
+        supportedFeatures: supportedFeatures(options.eastWest).map((name) => ({ name })),
       },
     });
   }

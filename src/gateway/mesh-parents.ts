@@ -1,5 +1,5 @@
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
-import type { HTTPRoute, ParentReference } from '../snapshot/resources.ts';
+import type { GRPCRoute, HTTPRoute, ParentReference } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { namespaceOf } from './defaults.ts';
@@ -26,7 +26,7 @@ export type MeshParentReason = 'NoMatchingParent' | 'UnsupportedValue';
  * The parentRefs of a route that are mesh parents (GEP-1426): core Services (`group: ""` must be written
  * out; an absent group means gateway.networking.k8s.io) and the ServiceImport kinds (GEP-1748).
  */
-export function meshParentsOf(route: HTTPRoute, options: TranslateOptions): MeshParent[] {
+export function meshParentsOf(route: HTTPRoute | GRPCRoute, options: TranslateOptions): MeshParent[] {
   const routeNamespace = namespaceOf(route);
   const out: MeshParent[] = [];
   for (const [index, ref] of (route.spec?.parentRefs ?? []).entries()) {
@@ -47,7 +47,9 @@ export function meshParentsOf(route: HTTPRoute, options: TranslateOptions): Mesh
  * - a parent in another namespace makes a "consumer" route, which applies only to clients in the route's
  *   namespace (ParentReference.namespace, GEP-1426). A sidecarless proxy cannot tell a client's namespace,
  *   so consumer routes are refused (UnsupportedValue) rather than applied to every client;
- * - the parent must exist (NoMatchingParent); headless and ExternalName Services have no frontend to route
+ * - the parent must exist and, for a Service, be one the mesh serves (`meshServices`, by `namespace/name`:
+ *   `--mesh-namespaces` and the `clusterset-gateway.io/mesh: disabled` label leave Services out)
+ *   (NoMatchingParent); headless and ExternalName Services have no frontend to route
  *   (GEP-1426 "Allowed service types": SHOULD NOT be supported), nor do Headless ServiceImports (GEP-1748);
  * - `port` must be one of the parent's ports, `sectionName` one of its port names (NoMatchingParent).
  */
@@ -55,6 +57,7 @@ export function resolveMeshParent(
   snapshot: Snapshot,
   routeNamespace: string,
   parent: MeshParent,
+  meshServices: ReadonlySet<string>,
 ): ParentPorts | { readonly problem: Problem<MeshParentReason> } {
   const { normalized, index, kind } = parent;
   const field = `spec.parentRefs[${index}]`;
@@ -73,6 +76,12 @@ export function resolveMeshParent(
       return fail(
         'UnsupportedValue',
         `${field}: ${what} is ${service.spec?.type === 'ExternalName' ? 'an ExternalName' : 'a headless'} Service; it has no frontend to route`,
+      );
+    }
+    if (!meshServices.has(`${normalized.namespace}/${normalized.name}`)) {
+      return fail(
+        'NoMatchingParent',
+        `${field}: ${what} is left out of the mesh (--mesh-namespaces, or the label clusterset-gateway.io/mesh: disabled on it or its Namespace)`,
       );
     }
     ports = service.spec?.ports ?? [];

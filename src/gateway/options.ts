@@ -13,6 +13,11 @@ export interface TranslateOptions {
   /** Build the east-west table (`*.svc.clusterset.local`). */
   readonly eastWest: boolean;
   /**
+   * Namespaces whose Services the east-west listener serves under their own names (`--mesh-namespaces`);
+   * absent: every namespace. ServiceImports are served whatever this says.
+   */
+  readonly meshNamespaces?: readonly string[];
+  /**
    * Give every Gateway its own loopback address (127.x.y.z, stable per `namespace/name`) instead of
    * `gatewayAddresses`: reported in its status and set as `PortConfig.address`, so two Gateways with a listener
    * on the same port keep separate routing tables, as they would behind separate load balancers. Only useful

@@ -94,8 +94,8 @@ export function mergeRouteStatuses(
 ): StatusUpdate[] {
   const pending = new Map(later);
   const out: StatusUpdate[] = first.map((update) => {
-    if (update.kind !== 'HTTPRoute') return update;
-    const key = `${update.namespace}/${update.name}`;
+    if (update.kind !== 'HTTPRoute' && update.kind !== 'GRPCRoute') return update;
+    const key = `${update.kind}/${update.namespace}/${update.name}`;
     const extra = pending.get(key);
     if (!extra) return update;
     pending.delete(key);

@@ -53,6 +53,11 @@ export interface PortConfig extends ListenerGroup {
 export interface ClustersetListenerConfig {
   /** Service port numbers, ascending. */
   readonly ports: readonly ClustersetPortConfig[];
+  /**
+   * ClusterIPs (IPv6 in brackets) and the cluster-local name each stands for: a request that names a
+   * Service by its address is served as if it named the Service (MeshClusterIPMatching). Absent when none.
+   */
+  readonly addresses?: readonly { readonly address: string; readonly hostname: string }[];
 }
 
 /**

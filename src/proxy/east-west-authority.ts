@@ -8,6 +8,8 @@ export interface Authority {
   readonly port: number;
 }
 
+const CLUSTER_LOCAL_SUFFIX = 'svc.cluster.local';
+
 const ABSOLUTE = /^(https?):\/\/([^/?#]*)/i;
 
 /**
@@ -37,4 +39,23 @@ export function requestAuthority(req: IncomingMessage): Authority | undefined {
   const port = colon > raw.lastIndexOf(']') ? Number(raw.slice(colon + 1)) : defaultPort;
   if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
   return { host, port };
+}
+
+/**
+ * The service name a request host stands for, as the listener knows it: a ClusterIP is its Service's
+ * cluster-local name (MeshClusterIPMatching); `<svc>.<ns>` and `<svc>.<ns>.svc` are written out to
+ * `<svc>.<ns>.svc.cluster.local`, as a pod's resolver expands them through its search path (`svc.cluster.local`).
+ * A bare `<svc>` is left alone: only the caller's namespace could complete it, and a proxy cannot know it.
+ */
+export function serviceHostname(host: string, addresses: ReadonlyMap<string, string>): string {
+  const named = addresses.get(host);
+  if (named !== undefined) return named;
+  const first = host.indexOf('.');
+  if (first <= 0 || first === host.length - 1) return host;
+  const second = host.indexOf('.', first + 1);
+  if (second === -1) return `${host}.${CLUSTER_LOCAL_SUFFIX}`;
+  // `<svc>.<ns>.svc`: exactly three labels, the last one `svc`.
+  if (second > first + 1 && second === host.length - 4 && host.endsWith('.svc'))
+    return `${host}.cluster.local`;
+  return host;
 }

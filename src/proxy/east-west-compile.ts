@@ -9,8 +9,8 @@ export const EAST_WEST_GATEWAY = 'east-west';
 
 /**
  * The clusterset listener compiled for serving: one CompiledPort per service port number (by the same
- * compiler as Gateway ports), holding one listener per `<svc>.<ns>.svc.clusterset.local` name that has that
- * port. A request picks the port from its authority, then the north-south matcher (matchRequest) selects name
+ * compiler as Gateway ports), holding one listener per service name (`<svc>.<ns>.svc.cluster.local`,
+ * `<svc>.<ns>.svc.clusterset.local`) that has that port. A request picks the port from its authority, then the north-south matcher (matchRequest) selects name
  * and route entry; forwarding is the same code too.
  */
 export interface CompiledEastWest {
@@ -18,6 +18,8 @@ export interface CompiledEastWest {
   /** Series for requests no service answers (unknown name or port, or no rule of a GAMMA route matched). */
   readonly noRouteSeries: RequestSeries;
   readonly services: number;
+  /** ClusterIP (IPv6 in brackets) to the cluster-local name it stands for. */
+  readonly addresses: ReadonlyMap<string, string>;
 }
 
 export function compileEastWest(
@@ -40,5 +42,7 @@ export function compileEastWest(
       noListenerSeries: noRouteSeries,
     });
   }
-  return { ports, noRouteSeries, services: services.size };
+  const addresses = new Map<string, string>();
+  for (const { address, hostname } of table.clusterset?.addresses ?? []) addresses.set(address, hostname);
+  return { ports, noRouteSeries, services: services.size, addresses };
 }

@@ -5,7 +5,7 @@ import { Counter, type Registry } from 'prom-client';
 import { EAST_WEST_REFUSED } from '../metrics/request-metrics.ts';
 import { listen } from '../net/listen.ts';
 import type { AccessLog } from './east-west-access-log.ts';
-import { requestAuthority } from './east-west-authority.ts';
+import { requestAuthority, serviceHostname } from './east-west-authority.ts';
 import type { CompiledEastWest } from './east-west-compile.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
 import { splitCleartextConnections } from './http2-preface.ts';
@@ -38,7 +38,8 @@ type RefusedReason = (typeof REFUSED_REASONS)[number];
 
 const TLS_HANDSHAKE = 0x16;
 
-const HOSTNAME_HINT = '<service>.<namespace>.svc.clusterset.local[:port]';
+const HOSTNAME_HINT =
+  '<service>.<namespace>.svc.cluster.local[:port] and <service>.<namespace>.svc.clusterset.local[:port]';
 
 function rawReply(socket: Duplex, status: string, text: string, extra = ''): void {
   if (!socket.writable) {
@@ -53,7 +54,8 @@ function rawReply(socket: Duplex, status: string, text: string, extra = ''): voi
 
 /**
  * The east-west listener (`--east-west-port`): a sidecarless proxy for calls between services of the
- * clusterset. A request names `<svc>.<ns>.svc.clusterset.local[:port]` in its Host or, sent through the
+ * clusterset. A request names `<svc>.<ns>.svc.cluster.local[:port]` (or a short form, or a ClusterIP) or
+ * `<svc>.<ns>.svc.clusterset.local[:port]` in its Host or, sent through the
  * proxy the HTTP_PROXY way, in an absolute-form target; the port (default 80) selects the service port and
  * the north-south machinery does the rest (route matching, filters, weights, retries, locality tiers,
  * failover, metrics under `gateway="east-west"`). It is not a tunnel (CONNECT: 405) and refuses what is not
@@ -143,7 +145,14 @@ export class EastWestServer {
         return;
       }
       try {
-        serveUpgrade(port, req, socket, head);
+        serveUpgrade(
+          port,
+          req,
+          socket,
+          head,
+          undefined,
+          serviceHostname(authority!.host, this.#compiled.addresses),
+        );
       } catch (err) {
         this.#services.logger.error({ err: (err as Error).message }, 'east-west upgrade handler failed');
         socket.destroy();
@@ -235,7 +244,10 @@ export class EastWestServer {
     const compiled = this.#compiled;
     const authority = requestAuthority(req);
     const port = authority === undefined ? undefined : compiled.ports.get(authority.port);
-    const view = port === undefined ? undefined : matchRequest(port, req);
+    const view =
+      port === undefined
+        ? undefined
+        : matchRequest(port, req, serviceHostname(authority!.host, compiled.addresses));
     const service = authority === undefined ? undefined : `${authority.host}:${authority.port}`;
     const action = view?.action;
     if (view === undefined || action === undefined) {
@@ -263,8 +275,12 @@ export class EastWestServer {
       return `the request names no valid host; the east-west listener serves ${HOSTNAME_HINT}`;
     }
     const name = `${authority.host}:${authority.port}`;
-    return authority.host.endsWith('.svc.clusterset.local')
-      ? `no service ${name} in the clusterset: east-west serves ${HOSTNAME_HINT} for every ServiceImport port (and Services with a mesh HTTPRoute)`
-      : `unknown host ${name}: the east-west listener serves ${HOSTNAME_HINT} only`;
+    const service = serviceHostname(authority.host, this.#compiled.addresses);
+    if (service.endsWith('.svc.clusterset.local')) {
+      return `no service ${name} in the clusterset: east-west serves every ServiceImport port and every port of the mesh's Services`;
+    }
+    return service.endsWith('.svc.cluster.local')
+      ? `no service ${name}: east-west serves every port of the mesh's Services (those --mesh-namespaces and the clusterset-gateway.io/mesh label leave in)`
+      : `unknown host ${name}: the east-west listener serves ${HOSTNAME_HINT} (and <service>.<namespace>, ClusterIPs)`;
   }
 }

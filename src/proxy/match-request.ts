@@ -20,8 +20,10 @@ function findHost(raw: readonly string[]): string | undefined {
  * Selects listener, virtual host and route entry for a request: listener by Host (listener isolation: only
  * the most specific listener whose hostname matches serves it), then virtual host, then the first entry in
  * precedence order whose path, method, headers and query match. Paths match without the query string.
+ * `selectHost`, when given, is the name to select listener and virtual host by (the east-west listener's
+ * canonical service name for a short name or a ClusterIP); `view.host` stays the host as requested.
  */
-export function matchRequest(port: CompiledPort, req: IncomingMessage): RequestView {
+export function matchRequest(port: CompiledPort, req: IncomingMessage, selectHost?: string): RequestView {
   const view = new RequestView(req);
   let rawHost = findHost(req.rawHeaders);
   let url = req.url ?? '';
@@ -43,9 +45,10 @@ export function matchRequest(port: CompiledPort, req: IncomingMessage): RequestV
     return view;
   }
   view.host = host;
-  const listener = port.listeners.select(host);
+  const selected = selectHost ?? host;
+  const listener = port.listeners.select(selected);
   view.listener = listener;
-  const index = listener?.virtualHosts.select(host);
+  const index = listener?.virtualHosts.select(selected);
   if (index === undefined) {
     view.status = 404;
     return view;

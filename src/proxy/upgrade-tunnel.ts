@@ -39,10 +39,11 @@ export function serveUpgrade(
   socket: Duplex,
   firstBytes: Buffer,
   services?: ExchangeServices,
+  selectHost?: string,
 ): void {
   socket.on('error', () => socket.destroy());
   const startMs = performance.now();
-  const view = matchRequest(port, req);
+  const view = matchRequest(port, req, selectHost);
   const action = view.action;
   if (action === undefined) {
     writeRawReply(socket, view.status, view.status === 400 ? 'bad request' : 'no route');

@@ -13,6 +13,7 @@ export interface ServicePort {
 export interface ServiceSpec {
   readonly type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';
   readonly clusterIP?: string;
+  readonly clusterIPs?: readonly string[];
   readonly selector?: Readonly<Record<string, string>>;
   readonly ports?: readonly ServicePort[];
   readonly externalName?: string;
