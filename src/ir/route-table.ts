@@ -61,11 +61,11 @@ export interface ClustersetListenerConfig {
 }
 
 /**
- * One service port number: a listener per service that has it (`namespace/name` order), whose hostname and
- * only virtual host are the service's clusterset name. Without a GAMMA route the virtual host holds one
- * implicit default entry: `route: ''`, PathPrefix `/`, sending to the ServiceImport port's backend. GAMMA
- * HTTPRoutes with the service as parent replace it (GEP-1426); a request that none of their rules matches
- * gets 404.
+ * One service port number: a listener per service name that has it (clusterset names, then cluster-local
+ * names, each in `namespace/name` order), whose hostname and only virtual host are that name. Without a GAMMA
+ * route the virtual host holds one implicit default entry: `route: ''`, PathPrefix `/`, sending to the
+ * ServiceImport's or Service's port backend. GAMMA HTTPRoutes and GRPCRoutes with the service as parent
+ * replace it (GEP-1426); a request that none of their rules matches gets 404.
  */
 export interface ClustersetPortConfig extends ListenerGroup {
   readonly protocol: 'HTTP';
