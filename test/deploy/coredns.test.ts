@@ -49,6 +49,17 @@ describe('CoreDNS stanza for clusterset.local', () => {
     expect(template().ttl).toBeLessThanOrEqual(30);
   });
 
+  it('leaves cluster.local to the cluster: only the clusterset.local zone is served or rewritten', () => {
+    // Server block keys and plugin zones: a cluster.local one would take the cluster's own DNS away.
+    const zones = [
+      ...corefile.matchAll(
+        /^\s*(?:([\w.-]+):53 \{|(?:template|rewrite|forward|hosts)\b[^\n]*?([\w.-]*cluster\.local)\b)/gm,
+      ),
+    ];
+    expect(zones.map((m) => m[1] ?? m[2])).toEqual(['clusterset.local']);
+    expect(corefile).not.toMatch(/(^|[\s"])(svc\.)?cluster\.local\.?\s*(\{|$)/m);
+  });
+
   it('answers other clusterset.local names with NXDOMAIN rather than SERVFAIL', () => {
     expect(corefile).toMatch(/fallthrough/);
     expect(corefile).toMatch(/rcode NXDOMAIN/);

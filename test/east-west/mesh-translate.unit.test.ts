@@ -61,6 +61,39 @@ describe('mesh translation', () => {
     ]);
   });
 
+  it("orders a Service's endpoints by its own trafficDistribution, under both of its names", () => {
+    const endpoint = (ip: string, zone: string) => ({ addresses: [ip], zone, conditions: { ready: true } });
+    const { table } = run(
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'cart', namespace: 'shop' },
+          spec: { trafficDistribution: 'PreferSameZone', ports: [{ name: 'http', port: 80 }] },
+        },
+        {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: 'cart-a', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'cart' } },
+          addressType: 'IPv4',
+          endpoints: [endpoint('10.0.0.1', 'zone-b'), endpoint('10.0.0.2', 'zone-a')],
+          ports: [{ name: 'http', port: 8080 }],
+        },
+      ],
+      { identity: { cluster: 'east', zone: 'zone-a' } },
+    );
+    const backend = table.backends['Service/shop/cart:80'];
+    expect(backend?.trafficDistribution).toBe('PreferSameZone');
+    expect(backend?.tiers.map((tier) => tier.map((e) => e.address))).toEqual([['10.0.0.2'], ['10.0.0.1']]);
+    const targets = (table.clusterset?.ports[0]?.listeners ?? []).map(
+      (l) => l.virtualHosts[0]?.routes[0]?.action.backends[0]?.target,
+    );
+    expect(targets).toEqual([
+      { kind: 'Backend', id: 'Service/shop/cart:80' },
+      { kind: 'Backend', id: 'Service/shop/cart:80' },
+    ]);
+  });
+
   it('keeps the clusterset name for the ServiceImport when there is one', () => {
     const { table } = run([
       service('web', 'shop', [80, 8080]),
