@@ -100,7 +100,7 @@ export function translateClustersetListener(
       target.defaults.set(port, 'ServiceImport');
   }
 
-  const addresses: { address: string; hostname: string }[] = [];
+  const addresses: { address: string; hostname: string; createdAt: string }[] = [];
   const meshServices = new Set<string>();
   for (const service of snapshot.list('Service')) {
     if (!isMeshService(snapshot, options, service)) continue;
@@ -115,7 +115,8 @@ export function translateClustersetListener(
       local.defaults.set(port, 'Service');
       global?.defaults.set(port, 'Service');
     }
-    for (const address of clusterIPsOf(service)) addresses.push({ address, hostname });
+    const createdAt = service.metadata.creationTimestamp ?? '';
+    for (const address of clusterIPsOf(service)) addresses.push({ address, hostname, createdAt });
   }
 
   const routeStatuses = new Map<string, StatusUpdate>();
@@ -195,13 +196,19 @@ export function translateClustersetListener(
   }
 
   const sortedBackends = new Map([...backends].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  // Two Services claiming one ClusterIP (a hand-written manifest): the first by name keeps it.
-  const seenAddresses = new Set<string>();
-  const uniqueAddresses = addresses.filter(({ address }) => {
-    if (seenAddresses.has(address)) return false;
-    seenAddresses.add(address);
-    return true;
-  });
+  // Two Services claiming one ClusterIP (hand-written manifests; an API server refuses the second): the older
+  // keeps it, as in Gateway API conflicts, then the first by namespace/name (the order Services were listed in).
+  const owners = new Map<string, { address: string; hostname: string; createdAt: string }>();
+  for (const entry of addresses) {
+    const owner = owners.get(entry.address);
+    if (
+      owner === undefined ||
+      (entry.createdAt !== '' && (owner.createdAt === '' || entry.createdAt < owner.createdAt))
+    ) {
+      owners.set(entry.address, entry);
+    }
+  }
+  const uniqueAddresses = [...owners.values()].map(({ address, hostname }) => ({ address, hostname }));
   return {
     listener: {
       ports: [...listenersByPort]
