@@ -109,9 +109,10 @@ describe('hostile mesh input', () => {
     );
     if (reason !== undefined) {
       const route = result.statuses.find((s) => s.name === 'r' && 'parents' in s.status);
-      const parents = (
-        route?.status as unknown as { parents: { conditions: { type: string; reason: string }[] }[] }
-      ).parents;
+      expect(route).toBeDefined();
+      const { parents } = route!.status as unknown as {
+        parents: { conditions: { type: string; reason: string }[] }[];
+      };
       expect(parents[0]?.conditions.find((c) => c.type === 'Accepted')?.reason).toBe(reason);
     }
   });
