@@ -70,6 +70,7 @@ async function main(argv: readonly string[]): Promise<void> {
       await dataPlane.apply(result.table);
       applied = true;
     },
+    applyEndpoints: (backends, table) => dataPlane.applyEndpoints(backends, table),
     publishStatuses: (result) => setup.onApplied(result),
   });
 

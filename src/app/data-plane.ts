@@ -2,7 +2,7 @@ import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import { HealthChecker } from '../health-check/health-checker.ts';
-import type { RouteTable } from '../ir/route-table.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory } from '../lb/index.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
@@ -12,6 +12,11 @@ import { ProxyServer } from '../proxy/index.ts';
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
   apply(table: RouteTable): Promise<void>;
+  /**
+   * New endpoint sets for backends of the table in force. `table`, the whole table they now belong to, is for a
+   * data plane that must hand it to a late joiner (workers); a worker's own data plane is sent none.
+   */
+  applyEndpoints(backends: readonly BackendCluster[], table?: RouteTable): Promise<void>;
   describeBalancers(): Record<string, BalancerState>;
   close(): Promise<void>;
 }
@@ -80,6 +85,14 @@ export function startDataPlane(
       balancers.retain(Object.keys(table.backends));
       await balancerMetrics.retain(Object.keys(table.backends));
       healthChecks.apply(table.backends);
+    },
+    async applyEndpoints(backends) {
+      const changes = backends.flatMap((next) => {
+        const previous = proxy.backends?.get(next.id)?.cluster;
+        return previous ? [{ previous, next }] : [];
+      });
+      await proxy.applyEndpoints(backends);
+      healthChecks.replaceBackends(changes);
     },
     describeBalancers: () => proxy.describeBalancers(),
     async close() {

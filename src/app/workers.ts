@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
-import type { RouteTable } from '../ir/route-table.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import { type DataPlane, startDataPlane } from './data-plane.ts';
 
 /**
@@ -12,7 +12,10 @@ import { type DataPlane, startDataPlane } from './data-plane.ts';
  * and the listening sockets are shared through node:cluster with SCHED_NONE, so the kernel spreads connections
  * over the workers' accept() calls. Balancer health is per worker: each learns from its own traffic.
  */
-type ToWorker = { readonly type: 'route-table'; readonly id: number; readonly table: RouteTable };
+type ToWorker =
+  | { readonly type: 'route-table'; readonly id: number; readonly table: RouteTable }
+  /** Endpoint sets of some backends of the table in force (DataPlane.applyEndpoints). */
+  | { readonly type: 'endpoints'; readonly id: number; readonly backends: readonly BackendCluster[] };
 type FromWorker =
   /** The worker listens for tables now (messages sent before that would be lost). */
   | { readonly type: 'ready' }
@@ -87,16 +90,26 @@ export async function startWorkerPool(
   const workers = (): Worker[] =>
     Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 
+  const broadcast = (message: ToWorker): Promise<void> => {
+    const targets = workers();
+    if (targets.length === 0) return Promise.resolve();
+    return new Promise<void>((done, fail) => {
+      pending.set(message.id, { remaining: new Set(targets.map((w) => w.id)), done, fail });
+      for (const worker of targets) worker.send(message);
+    });
+  };
+
   return {
     apply(table) {
       const message: ToWorker = { type: 'route-table', id: nextId++, table };
       latest = message;
-      const targets = workers();
-      if (targets.length === 0) return Promise.resolve();
-      return new Promise<void>((done, fail) => {
-        pending.set(message.id, { remaining: new Set(targets.map((w) => w.id)), done, fail });
-        for (const worker of targets) worker.send(message);
-      });
+      return broadcast(message);
+    },
+    applyEndpoints(backends, table) {
+      const id = nextId++;
+      // A worker that starts later gets the whole table, endpoints included.
+      if (table !== undefined) latest = { type: 'route-table', id, table };
+      return broadcast({ type: 'endpoints', id, backends });
     },
     describeBalancers: () => ({}),
     metrics: () => aggregator.clusterMetrics(),
@@ -129,8 +142,12 @@ export function runWorker(cli: CliOptions): void {
   new AggregatorRegistry();
   const dataPlane = startDataPlane(cli, eastWestPort, logger, registry);
   process.on('message', (message: ToWorker) => {
-    if (message?.type !== 'route-table') return;
-    dataPlane.apply(message.table).then(
+    if (message?.type !== 'route-table' && message?.type !== 'endpoints') return;
+    const applied =
+      message.type === 'route-table'
+        ? dataPlane.apply(message.table)
+        : dataPlane.applyEndpoints(message.backends);
+    applied.then(
       () => process.send?.({ type: 'route-table-applied', id: message.id } satisfies FromWorker),
       (error: unknown) =>
         process.send?.({

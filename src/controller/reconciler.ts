@@ -3,15 +3,23 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
 import { type TranslationResult, translate } from '../gateway/translate.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { diffSnapshots } from '../snapshot/snapshot-diff.ts';
 
 export interface ReconcilerOptions {
   /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
   readonly translateOptions: (snapshot: Snapshot) => TranslateOptions;
   /** Applies a translation's routing table (swaps the proxy's table). Errors are logged, never thrown past here. */
   readonly apply: (result: TranslationResult, snapshot: Snapshot) => Promise<void>;
+  /**
+   * Replaces the endpoint sets of `backends` in the table in force (`table` is the whole new table, for late
+   * readers): Envoy's EDS next to its route config. Without it, every change is applied with `apply`.
+   */
+  readonly applyEndpoints?: (backends: readonly BackendCluster[], table: RouteTable) => Promise<void>;
   /**
    * Hands an applied translation's statuses to the status writer. Not awaited: status I/O (a slow API server)
    * must never hold back the next routing table. Errors are logged.
@@ -31,6 +39,7 @@ export class Reconciler {
   readonly #translations: Counter<'result'>;
   readonly #duration: Histogram;
   readonly #warningsGauge: Gauge<'code'>;
+  readonly #updates: Counter<'kind'>;
   #warnings = new Set<string>();
   #pending: Snapshot | undefined;
   #running: Promise<void> | undefined;
@@ -44,6 +53,7 @@ export class Reconciler {
     this.#translations = metrics.translations;
     this.#duration = metrics.duration;
     this.#warningsGauge = metrics.warnings;
+    this.#updates = metrics.updates;
   }
 
   /** The last applied translation, for /config_dump. */
@@ -72,6 +82,14 @@ export class Reconciler {
   }
 
   async #reconcile(snapshot: Snapshot): Promise<void> {
+    const last = this.#last;
+    if (last !== undefined && this.#options.applyEndpoints !== undefined) {
+      const endpoints = this.#endpointsOnly(last, snapshot);
+      if (endpoints !== undefined) {
+        await this.#applyEndpoints(endpoints.backends, endpoints.result, snapshot);
+        return;
+      }
+    }
     const stopTimer = this.#duration.startTimer();
     let result: TranslationResult;
     try {
@@ -87,16 +105,97 @@ export class Reconciler {
     this.#translations.inc({ result: 'ok' });
     this.#logStatusChanges(result.statuses);
     this.#reportWarnings(result.warnings ?? []);
-    try {
-      await this.#options.apply(result, snapshot);
-      this.#last = { snapshot, result };
-    } catch (error) {
-      this.#logger.error({ err: error }, 'applying the routing table failed');
-      return;
+    const change =
+      last !== undefined && this.#options.applyEndpoints !== undefined
+        ? compareTables(last.result.table, result.table)
+        : undefined;
+    if (change !== undefined && change.kind !== 'routes') {
+      await this.#applyEndpoints(change.backends, result, snapshot);
+    } else {
+      try {
+        await this.#options.apply(result, snapshot);
+        this.#last = { snapshot, result };
+        this.#updates.inc({ kind: 'full' });
+      } catch (error) {
+        this.#logger.error({ err: error }, 'applying the routing table failed');
+        return;
+      }
     }
     this.#options.publishStatuses?.(result).catch((error: unknown) => {
       this.#logger.error({ err: error }, 'publishing statuses failed');
     });
+  }
+
+  /** Applies endpoint sets only (none: nothing to apply). Statuses cannot have changed on this path. */
+  async #applyEndpoints(
+    backends: readonly BackendCluster[],
+    result: TranslationResult,
+    snapshot: Snapshot,
+  ): Promise<void> {
+    try {
+      if (backends.length > 0) await this.#options.applyEndpoints?.(backends, result.table);
+      this.#last = { snapshot, result };
+      this.#updates.inc({ kind: backends.length > 0 ? 'endpoints' : 'unchanged' });
+    } catch (error) {
+      this.#logger.error({ err: error }, 'applying endpoint changes failed');
+    }
+  }
+
+  /**
+   * When only EndpointSlices changed, the last translation with the affected backends resolved again; no route
+   * is translated. Undefined when a full translation is needed: another kind changed, or a slice change can
+   * move cluster properties that ClusterSelectionPolicies select by, or a backend changed in more than its
+   * endpoints.
+   */
+  #endpointsOnly(
+    last: { readonly snapshot: Snapshot; readonly result: TranslationResult },
+    snapshot: Snapshot,
+  ): { readonly backends: readonly BackendCluster[]; readonly result: TranslationResult } | undefined {
+    const diff = diffSnapshots(last.snapshot, snapshot);
+    if (diff.kind === 'other') return undefined;
+    const policies = snapshot.byKey('ClusterSelectionPolicy').size > 0;
+    if (
+      policies &&
+      diff.slices.some(
+        (c) => !c.before || !c.after || !isDeepStrictEqual(c.before.metadata.labels, c.after.metadata.labels),
+      )
+    )
+      return undefined;
+    const table = last.result.table;
+    const byOwner = backendIdsByOwner(table);
+    const owners = new Set<string>();
+    for (const change of diff.slices) {
+      for (const slice of [change.before, change.after]) {
+        if (slice) for (const owner of backendOwnersOf(slice, snapshot)) owners.add(owner);
+      }
+    }
+    const ids = [...owners].flatMap((owner) => byOwner.get(owner) ?? []);
+    if (ids.length === 0) return { backends: [], result: last.result };
+    const refresh = refreshBackends(
+      snapshot,
+      table.backends,
+      ids,
+      this.#options.translateOptions(snapshot).identity,
+    );
+    if (!refresh.ok) {
+      this.#logger.debug({ reason: refresh.reason }, 'endpoint change needs a full translation');
+      return undefined;
+    }
+    if (refresh.backends.length === 0) return { backends: [], result: last.result };
+    const backends = { ...table.backends };
+    for (const backend of refresh.backends) backends[backend.id] = backend;
+    const refreshedOwners = [...owners];
+    const warnings = [
+      ...(last.result.warnings ?? []).filter(
+        (w) => !refreshedOwners.some((owner) => w.message.startsWith(owner)),
+      ),
+      ...refresh.warnings,
+    ];
+    this.#reportWarnings(warnings);
+    return {
+      backends: refresh.backends,
+      result: { ...last.result, table: { ...table, backends }, warnings },
+    };
   }
 
   /** The same warning comes from every route that uses a backend: log each once, while it lasts. */
@@ -124,4 +223,55 @@ export class Reconciler {
     }
     this.#statusByKey = next;
   }
+}
+
+/** A table's backend ids by `Kind/namespace/name`, built once per table. */
+const ownerIndex = new WeakMap<RouteTable, ReadonlyMap<string, readonly string[]>>();
+
+function backendIdsByOwner(table: RouteTable): ReadonlyMap<string, readonly string[]> {
+  let index = ownerIndex.get(table);
+  if (index === undefined) {
+    const built = new Map<string, string[]>();
+    for (const id of Object.keys(table.backends)) {
+      const owner = id.slice(0, id.lastIndexOf(':'));
+      const ids = built.get(owner);
+      if (ids) ids.push(id);
+      else built.set(owner, [id]);
+    }
+    index = built;
+    ownerIndex.set(table, index);
+  }
+  return index;
+}
+
+type TableChange =
+  | { readonly kind: 'routes' }
+  /** Only these backends' endpoint sets differ (none: the tables are equal). */
+  | { readonly kind: 'endpoints'; readonly backends: readonly BackendCluster[] };
+
+/** A translation whose result equals the table in force is not recompiled; one that moved only endpoints is not either. */
+function compareTables(before: RouteTable, after: RouteTable): TableChange {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  for (const key of keys) {
+    if (key === 'backends') continue;
+    if (!isDeepStrictEqual(before[key as keyof RouteTable], after[key as keyof RouteTable]))
+      return { kind: 'routes' };
+  }
+  const ids = Object.keys(after.backends);
+  if (ids.length !== Object.keys(before.backends).length) return { kind: 'routes' };
+  const changed: BackendCluster[] = [];
+  for (const id of ids) {
+    const old = before.backends[id];
+    const next = after.backends[id] as BackendCluster;
+    if (old === undefined) return { kind: 'routes' };
+    if (isDeepStrictEqual(old, next)) continue;
+    if (
+      old.protocol !== next.protocol ||
+      !isDeepStrictEqual(old.tls, next.tls) ||
+      !isDeepStrictEqual(old.healthCheck, next.healthCheck)
+    )
+      return { kind: 'routes' };
+    changed.push(next);
+  }
+  return { kind: 'endpoints', backends: changed };
 }

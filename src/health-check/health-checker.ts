@@ -149,6 +149,51 @@ export class HealthChecker {
     }
   }
 
+  /**
+   * An endpoint-only change of some backends: probes of endpoints they dropped stop (unless another backend
+   * still names them), new endpoints get probes; every other target keeps its schedule. O(changed endpoints).
+   */
+  replaceBackends(
+    changes: readonly { readonly previous: BackendCluster; readonly next: BackendCluster }[],
+  ): void {
+    if (!this.#options.enabled) return;
+    const added = new Map<string, Target>();
+    for (const { previous, next } of changes) {
+      const before = new Map<string, Target>();
+      this.#collect(previous, before);
+      for (const id of before.keys()) {
+        const target = this.#targets.get(id);
+        if (target === undefined) continue;
+        target.backends = target.backends.filter((b) => b !== previous.id);
+        if (target.backends.length === 0) {
+          target.active = false;
+          this.#targets.delete(id);
+        }
+      }
+      const after = new Map<string, Target>();
+      this.#collect(next, after);
+      for (const [id, target] of after) {
+        const existing = this.#targets.get(id);
+        if (existing !== undefined) {
+          if (!existing.backends.includes(next.id)) existing.backends.push(next.id);
+        } else {
+          this.#targets.set(id, target);
+          added.set(id, target);
+        }
+      }
+    }
+    let rate = 0;
+    for (const target of this.#targets.values()) rate += 1_000 / target.intervalMs;
+    const budget = this.#options.maxProbesPerSecond;
+    this.#stretch = budget > 0 ? Math.max(1, rate / budget) : 1;
+    const now = this.#runtime.now();
+    for (const target of added.values())
+      this.#schedule(target, now + this.#runtime.random() * target.intervalMs * this.#stretch);
+    if (this.#targets.size > 0 && this.#timer === undefined) {
+      this.#timer = this.#runtime.every(TICK_MS, () => this.tick());
+    }
+  }
+
   /** Starts the probes that are due. Called by the one interval timer (or a test's fake clock). */
   tick(): void {
     this.#wheel.advance(this.#runtime.now(), (due) => {

@@ -43,6 +43,8 @@ export interface TranslationMetrics {
   readonly translations: Counter<'result'>;
   readonly duration: Histogram;
   readonly warnings: Gauge<'code'>;
+  /** What each snapshot cost the data plane: a full table, endpoint sets only, or nothing. */
+  readonly updates: Counter<'kind'>;
 }
 
 export function createTranslationMetrics(registry: Registry): TranslationMetrics {
@@ -57,6 +59,12 @@ export function createTranslationMetrics(registry: Registry): TranslationMetrics
       name: 'clusterset_gateway_translation_duration_seconds',
       help: 'Time to translate a snapshot into a routing table and statuses.',
       buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    updates: new Counter({
+      name: 'clusterset_gateway_data_plane_updates_total',
+      help: "Snapshots applied to the data plane, by kind: full (routes recompiled), endpoints (only changed backends' endpoint sets, in place), unchanged (nothing to apply).",
+      labelNames: ['kind'],
       registers: [registry],
     }),
     warnings: new Gauge({

@@ -5,9 +5,13 @@ import { poolKey } from './upstream-pools.ts';
 
 export interface CompiledBackend {
   readonly id: string;
-  readonly cluster: BackendCluster;
+  /**
+   * The two fields an endpoint-only change replaces in place (ProxyServer.applyEndpoints): compiled routes hold
+   * this object and read them per request, so no route is recompiled.
+   */
+  cluster: BackendCluster;
   readonly protocol: BackendProtocol;
-  readonly balancer: Balancer;
+  balancer: Balancer;
   upstreamSeries(endpoint: UpstreamEndpoint): UpstreamSeries;
 }
 
@@ -28,10 +32,17 @@ export function compileBackends(clusters: readonly BackendCluster[], deps: Backe
   const poolKeys = new Set<string>();
   for (const cluster of clusters) {
     backends.set(cluster.id, compileBackend(cluster, deps));
-    for (const tier of cluster.tiers)
-      for (const endpoint of tier) poolKeys.add(poolKey(cluster.protocol, endpoint, cluster.tls));
+    for (const key of backendPoolKeys(cluster)) poolKeys.add(key);
   }
   return { backends, poolKeys };
+}
+
+/** The pool key of every endpoint of one backend. */
+export function backendPoolKeys(cluster: BackendCluster): string[] {
+  const keys: string[] = [];
+  for (const tier of cluster.tiers)
+    for (const endpoint of tier) keys.push(poolKey(cluster.protocol, endpoint, cluster.tls));
+  return keys;
 }
 
 function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBackend {

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import type { RouteTable } from '../ir/route-table.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
+import { backendPoolKeys } from './compile-backends.ts';
 import { type CompiledTable, compileRouteTable } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
@@ -67,6 +68,8 @@ export class ProxyServer {
   /** TLS listener ports (TLSRoute passthrough and terminate). */
   readonly #tlsPorts: TlsPorts;
   #queue: Promise<void> = Promise.resolve();
+  /** How many backends of the table in force name each pool key: an endpoint update closes pools it orphans. */
+  #poolUsers = new Map<string, number>();
   #closed = false;
 
   constructor(options: ProxyServerOptions) {
@@ -193,10 +196,51 @@ export class ProxyServer {
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
     this.#metrics.retain(table);
+    const users = new Map<string, number>();
+    for (const backend of compiled.backends.values())
+      for (const key of backendPoolKeys(backend.cluster)) users.set(key, (users.get(key) ?? 0) + 1);
+    this.#poolUsers = users;
     this.#logger.info(
       { ports: compiled.ports.size, backends: compiled.backends.size, routeEntries: compiled.routeEntries },
       'routing table applied',
     );
+  }
+
+  /**
+   * Replaces the endpoint sets of backends of the table in force, in place (Envoy's EDS beside its route
+   * config): each gets a balancer built from its new endpoints (health and load kept per endpoint key); no route,
+   * listener or other backend is recompiled. Serialised with `apply`. Ids the table does not have are ignored.
+   */
+  applyEndpoints(clusters: readonly BackendCluster[]): Promise<void> {
+    const next = this.#queue.then(() => this.#applyEndpoints(clusters));
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  #applyEndpoints(clusters: readonly BackendCluster[]): void {
+    const table = this.#table;
+    if (table === undefined || this.#closed) return;
+    const users = this.#poolUsers;
+    const orphaned = new Set<string>();
+    for (const cluster of clusters) {
+      const backend = table.backends.get(cluster.id);
+      if (backend === undefined) continue;
+      for (const key of backendPoolKeys(backend.cluster)) {
+        const n = (users.get(key) ?? 1) - 1;
+        if (n > 0) users.set(key, n);
+        else {
+          users.delete(key);
+          orphaned.add(key);
+        }
+      }
+      for (const key of backendPoolKeys(cluster)) {
+        users.set(key, (users.get(key) ?? 0) + 1);
+        orphaned.delete(key);
+      }
+      backend.cluster = cluster;
+      backend.balancer = this.#balancers.build(cluster);
+    }
+    this.#pools.closePools(orphaned);
   }
 
   /** The compiled table's backends, for /config_dump and balancer state. */

@@ -168,6 +168,16 @@ export class UpstreamPools {
     this.#options.onConnectionRetry?.(reason);
   }
 
+  /** Closes the pools of `keys` (endpoints no backend names any more); requests running on them finish first. */
+  closePools(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const pool = this.#pools.get(key);
+      if (pool === undefined) continue;
+      this.#pools.delete(key);
+      pool.close().catch(() => {});
+    }
+  }
+
   /** Closes pools whose key is not in `keep`; requests already running on them finish first. */
   retain(keep: ReadonlySet<string>): void {
     for (const [key, pool] of this.#pools) {

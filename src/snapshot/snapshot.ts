@@ -79,6 +79,16 @@ export class Snapshot {
     return sorted as readonly ResourceOf<K>[];
   }
 
+  /** The objects of a kind by key (`namespace/name`, or `name` when cluster-scoped), unsorted. */
+  byKey<K extends ResourceKind>(kind: K): ReadonlyMap<string, ResourceOf<K>> {
+    return (this.#byKind.get(kind) ?? EMPTY) as ReadonlyMap<string, ResourceOf<K>>;
+  }
+
+  /** Kinds with at least one object. */
+  kinds(): IterableIterator<ResourceKind> {
+    return this.#byKind.keys();
+  }
+
   /** EndpointSlices labelled `kubernetes.io/service-name` for a Service in this cluster. */
   slicesForService(namespace: string, name: string): readonly EndpointSlice[] {
     return this.#slicesByService.get(`${namespace}/${name}`) ?? [];
@@ -126,6 +136,8 @@ export class Snapshot {
     return this.list('ClusterProperty');
   }
 }
+
+const EMPTY: ReadonlyMap<string, AnyResource> = new Map();
 
 function push<V>(map: Map<string, V[]>, key: string, value: V): void {
   const list = map.get(key);

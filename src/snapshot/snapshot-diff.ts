@@ -1,0 +1,44 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { EndpointSlice } from './resources.ts';
+import type { Snapshot } from './snapshot.ts';
+
+/** One EndpointSlice that differs between two snapshots: added (no `before`), removed (no `after`) or changed. */
+export interface SliceChange {
+  readonly before: EndpointSlice | undefined;
+  readonly after: EndpointSlice | undefined;
+}
+
+export type SnapshotDiff =
+  /** Something other than EndpointSlices differs: only a full translation can tell what it changes. */
+  | { readonly kind: 'other' }
+  /** Only EndpointSlices differ (none at all when `slices` is empty). */
+  | { readonly kind: 'slices'; readonly slices: readonly SliceChange[] };
+
+/**
+ * What changed from `before` to `after`. Sources keep an unchanged object's reference from one snapshot to the
+ * next (the kube source's reflector store), so most objects compare by identity; different references are
+ * compared by value (the file source re-reads every object). Stops at the first change that is not a slice.
+ */
+export function diffSnapshots(before: Snapshot, after: Snapshot): SnapshotDiff {
+  const kinds = new Set([...before.kinds(), ...after.kinds()]);
+  for (const kind of kinds) {
+    if (kind === 'EndpointSlice') continue;
+    const old = before.byKey(kind);
+    const next = after.byKey(kind);
+    if (old.size !== next.size) return { kind: 'other' };
+    for (const [key, object] of next) {
+      const previous = old.get(key);
+      if (previous !== object && !isDeepStrictEqual(previous, object)) return { kind: 'other' };
+    }
+  }
+  const slices: SliceChange[] = [];
+  const old = before.byKey('EndpointSlice');
+  const next = after.byKey('EndpointSlice');
+  for (const [key, slice] of next) {
+    const previous = old.get(key);
+    if (previous !== slice && !isDeepStrictEqual(previous, slice))
+      slices.push({ before: previous, after: slice });
+  }
+  for (const [key, slice] of old) if (!next.has(key)) slices.push({ before: slice, after: undefined });
+  return { kind: 'slices', slices };
+}
