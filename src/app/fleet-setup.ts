@@ -13,8 +13,9 @@ export function withFleet(
   members: FleetMembers,
   logger: Logger,
   registry: Registry,
+  writeExportStatus = false,
 ): SourceSetup {
-  const source = new FleetSource({ primary: setup.source, members, logger, registry });
+  const source = new FleetSource({ primary: setup.source, members, logger, registry, writeExportStatus });
   return {
     ...setup,
     source,

@@ -32,6 +32,7 @@ export async function openSource(
     members,
     logger,
     registry,
+    cli.fleet?.writeExportStatus === true,
   );
 }
 

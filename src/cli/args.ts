@@ -41,6 +41,8 @@ export interface CliOptions {
     readonly providerFile?: string;
     readonly kubeconfigDir?: string;
     readonly execTimeoutMs: number;
+    /** --write-export-status: ServiceExport conditions written to the members. */
+    readonly writeExportStatus: boolean;
   };
   readonly serviceImportKinds?: readonly { readonly group: string; readonly kind: string }[];
   readonly lbPolicy: 'p2c' | 'wrr';
@@ -89,7 +91,10 @@ function clusterProperties(given: unknown): Record<string, string> | undefined {
   return out;
 }
 
-function fleetOptions(str: (name: FlagName) => string | undefined): CliOptions['fleet'] {
+function fleetOptions(
+  str: (name: FlagName) => string | undefined,
+  writeExportStatus: boolean,
+): CliOptions['fleet'] {
   const providerFile = str('clusterprofile-provider-file');
   const kubeconfigDir = str('member-kubeconfigs');
   const timeout = str('member-exec-timeout-ms');
@@ -98,12 +103,17 @@ function fleetOptions(str: (name: FlagName) => string | undefined): CliOptions['
       throw new UsageError(
         '--member-exec-timeout-ms needs --clusterprofile-provider-file or --member-kubeconfigs',
       );
+    if (writeExportStatus)
+      throw new UsageError(
+        '--write-export-status needs --clusterprofile-provider-file or --member-kubeconfigs',
+      );
     return undefined;
   }
   return {
     ...optional('providerFile', providerFile),
     ...optional('kubeconfigDir', kubeconfigDir),
     execTimeoutMs: integer('member-exec-timeout-ms', timeout ?? '30000', 100, 600_000),
+    writeExportStatus,
   };
 }
 
@@ -163,7 +173,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       ...optional('node', str('node') ?? env.CLUSTERSET_GATEWAY_NODE ?? env.NODE_NAME),
       ...optional('properties', clusterProperties(values['cluster-property'])),
     },
-    ...optional('fleet', fleetOptions(str)),
+    ...optional('fleet', fleetOptions(str, values['write-export-status'] === true)),
     ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),
     lbPolicy: policy,
     overprovisioningFactor: number(

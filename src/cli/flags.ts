@@ -23,6 +23,10 @@ export const FLAGS = {
     arg: 'dir',
     help: 'Fleet mode: every kubeconfig file in this folder is a member cluster (its current context), added and removed as files come and go.',
   },
+  'write-export-status': {
+    type: 'boolean',
+    help: "Fleet mode: write the gateway's ServiceExport conditions (Valid, Ready, Conflict) to the members' ServiceExports' status (needs patch on serviceexports/status there). Off by default: the gateway only reads members.",
+  },
   'member-exec-timeout-ms': {
     type: 'string',
     arg: 'ms',

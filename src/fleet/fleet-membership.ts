@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ExecConfig } from '../kube/exec-credential.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
+import type { Condition } from '../snapshot/object-meta.ts';
 import { type KubeconfigMember, scanKubeconfigDir } from './kubeconfig-members.ts';
 import {
   DEFAULT_MEMBER_TIMING,
@@ -190,6 +191,20 @@ export class FleetMembership implements FleetMembers {
   #publish(): void {
     if (this.#stopped || !this.#onChange) return;
     this.#onChange(this.views());
+  }
+
+  /** `--write-export-status`: the member that holds the name `cluster` (the first to claim it) writes. */
+  async writeExportStatus(
+    cluster: string,
+    namespace: string,
+    name: string,
+    conditions: readonly Condition[],
+  ): Promise<void> {
+    const owner = [...this.#entries.values()]
+      .sort((a, b) => a.seq - b.seq)
+      .find((e) => (e.connection.current().clusterName ?? e.candidate.fallbackName) === cluster);
+    if (!owner) throw new Error(`no member cluster ${cluster}`);
+    await owner.connection.patchExportStatus(namespace, name, conditions);
   }
 
   /** Every member's current view, in order of arrival. */

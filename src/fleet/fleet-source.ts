@@ -1,18 +1,19 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { fleetMetrics } from '../metrics/fleet-metrics.ts';
-import type { AnyResource } from '../snapshot/resources.ts';
+import type { AnyResource, Condition } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
 import { Snapshot } from '../snapshot/snapshot.ts';
 import type { Source } from '../sources/source.ts';
 import {
   deriveImports,
+  type ExportStatus,
   type FleetDerivation,
   MCS_SERVICE_NAME_LABEL,
   MCS_SOURCE_CLUSTER_LABEL,
 } from './derive-imports.ts';
 import { type FleetReport, fleetReport } from './fleet-report.ts';
-import type { FleetMembers, MemberView } from './member-view.ts';
+import type { FleetMembers, MemberView, ServiceExport } from './member-view.ts';
 
 export interface FleetSourceOptions {
   /** The gateway's own source (manifests folder, hub API server, demo): Gateways, routes, local Services. */
@@ -20,6 +21,8 @@ export interface FleetSourceOptions {
   readonly members: FleetMembers;
   readonly logger: Logger;
   readonly registry?: Registry;
+  /** `--write-export-status`: write each export's conditions to its member (when the members can write). */
+  readonly writeExportStatus?: boolean;
 }
 
 /**
@@ -40,6 +43,8 @@ export class FleetSource implements Source {
   #started = false;
   readonly #metrics: ReturnType<typeof fleetMetrics> | undefined;
   #lastStates = new Map<string, string>();
+  readonly #writing = new Set<string>();
+  readonly #writeFailures = new Map<string, string>();
 
   constructor(options: FleetSourceOptions) {
     this.#options = options;
@@ -101,6 +106,49 @@ export class FleetSource implements Source {
     const derivation = this.#derive();
     this.#onSnapshot(combine(this.#primaryObjects, derivation));
     this.#metrics?.observe(this.#members, derivation);
+    this.#writeExportStatuses(derivation);
+  }
+
+  /** Writes the conditions that differ from what a synced member's ServiceExport already says; one write at a time each. */
+  #writeExportStatuses(derivation: FleetDerivation): void {
+    const members = this.#options.members;
+    if (!this.#options.writeExportStatus || !members.writeExportStatus) return;
+    const views = new Map(this.#members.map((m) => [m.name, m]));
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    for (const status of derivation.exports) {
+      const view = views.get(status.cluster);
+      if (view?.state !== 'synced') continue;
+      const exp = view.serviceExports.find(
+        (e) => (e.metadata.namespace ?? 'default') === status.namespace && e.metadata.name === status.name,
+      );
+      if (!exp) continue;
+      const conditions = conditionsToWrite(exp, status, now);
+      const key = `${status.cluster}/${status.namespace}/${status.name}`;
+      if (!conditions || this.#writing.has(key)) continue;
+      this.#writing.add(key);
+      members
+        .writeExportStatus(status.cluster, status.namespace, status.name, conditions)
+        .then(
+          () => {
+            if (this.#writeFailures.delete(key))
+              this.#options.logger.info(
+                { member: status.cluster, export: key },
+                'export status written again',
+              );
+          },
+          (err: unknown) => {
+            const message = err instanceof Error ? err.message : String(err);
+            // Once per export and message: a member refusing every write must not flood the log.
+            if (this.#writeFailures.get(key) === message) return;
+            this.#writeFailures.set(key, message);
+            this.#options.logger.warn(
+              { member: status.cluster, export: key, err: message },
+              'writing export status failed',
+            );
+          },
+        )
+        .finally(() => this.#writing.delete(key));
+    }
   }
 
   #derive(): FleetDerivation {
@@ -148,6 +196,51 @@ export function combine(primary: readonly AnyResource[], derivation: FleetDeriva
           return cluster === undefined || !replaced.has(cluster);
         });
   return new Snapshot([...kept, ...derivation.objects]);
+}
+
+/**
+ * The export's conditions with ours in place of the same types (others' kept), or undefined when the member
+ * already says what we would write. lastTransitionTime moves only when a condition's status does.
+ */
+export function conditionsToWrite(
+  exp: ServiceExport,
+  status: ExportStatus,
+  now: string,
+): Condition[] | undefined {
+  const raw = (exp as { status?: { conditions?: unknown } }).status?.conditions;
+  const current = Array.isArray(raw) ? raw.filter(isCondition) : [];
+  let changed = false;
+  const ours = status.conditions.map((c): Condition => {
+    const before = current.find((e) => e.type === c.type);
+    const wanted = {
+      ...c,
+      ...(status.generation !== undefined ? { observedGeneration: status.generation } : {}),
+    };
+    if (
+      before &&
+      before.status === wanted.status &&
+      before.reason === wanted.reason &&
+      before.message === wanted.message &&
+      before.observedGeneration === wanted.observedGeneration
+    )
+      return before;
+    changed = true;
+    return {
+      ...wanted,
+      lastTransitionTime:
+        before && before.status === wanted.status && before.lastTransitionTime
+          ? before.lastTransitionTime
+          : now,
+    };
+  });
+  if (!changed) return undefined;
+  const types = new Set(ours.map((c) => c.type));
+  return [...current.filter((c) => !types.has(c.type)), ...ours];
+}
+
+function isCondition(value: unknown): value is Condition {
+  const c = value as Partial<Condition> | null;
+  return typeof c === 'object' && c !== null && typeof c.type === 'string' && typeof c.status === 'string';
 }
 
 function allObjects(snapshot: Snapshot): readonly AnyResource[] {

@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeApiClient, KubeApiError } from '../kube/api-client.ts';
+import { KubeApiClient, KubeApiError, resourcePath } from '../kube/api-client.ts';
 import { Backoff, sleep } from '../kube/backoff.ts';
 import {
   type ExecConfig,
@@ -8,7 +8,13 @@ import {
   ExecCredentialError,
   ExecCredentialSource,
 } from '../kube/exec-credential.ts';
-import type { AnyResource, ClusterProperty, EndpointSlice, Service } from '../snapshot/resources.ts';
+import type {
+  AnyResource,
+  ClusterProperty,
+  Condition,
+  EndpointSlice,
+  Service,
+} from '../snapshot/resources.ts';
 import { discoverKinds, type ResolvedKind } from '../sources/kube/discovery.ts';
 import { type Normalize, type NormalizeResult, normalizeObject } from '../sources/kube/normalize.ts';
 import { Reflector } from '../sources/kube/reflector.ts';
@@ -125,6 +131,8 @@ export class MemberConnection {
   #lastSyncTime: string | undefined;
   #loop: Promise<void> | undefined;
   #cached: MemberConnectionState | undefined;
+  /** The ServiceExport version the member serves, once discovered. */
+  #exportVersion: string | undefined;
 
   constructor(options: MemberConnectionOptions) {
     this.#o = options;
@@ -174,6 +182,21 @@ export class MemberConnection {
 
   start(): void {
     this.#loop ??= this.#runDiscovery();
+  }
+
+  /** Replaces a ServiceExport's `status.conditions` (merge patch of the status subresource). */
+  async patchExportStatus(namespace: string, name: string, conditions: readonly Condition[]): Promise<void> {
+    const version = this.#exportVersion;
+    if (version === undefined) throw new Error('the member serves no ServiceExport CRD');
+    try {
+      await this.#client.request(
+        'PATCH',
+        resourcePath('multicluster.x-k8s.io', version, 'serviceexports', namespace, name, 'status'),
+        { body: { status: { conditions } }, contentType: 'application/merge-patch+json' },
+      );
+    } catch (err) {
+      throw new Error(describeFailure(err));
+    }
   }
 
   async stop(): Promise<void> {
@@ -280,6 +303,7 @@ export class MemberConnection {
 
   #watch(resolved: ResolvedKind<MemberKind>): void {
     const { kind } = resolved.watched;
+    if (kind === 'ServiceExport') this.#exportVersion = resolved.version;
     this.#missing.delete(kind);
     const { timing } = this.#o;
     const reflector = new Reflector({

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../snapshot/object-meta.ts';
+import type { Condition, KubeObject } from '../snapshot/object-meta.ts';
 import type { ClusterProperty, EndpointSlice, Service } from '../snapshot/resources.ts';
 
 /** Where a member cluster was found: a ClusterProfile on the hub (or in the manifests folder), or a kubeconfig file. */
@@ -53,4 +53,14 @@ export interface FleetMembers {
   /** Calls `onChange` with every member's current view after each (coalesced) change. */
   start(onChange: (members: readonly MemberView[]) => void): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Replaces the `status.conditions` of a member's ServiceExport (`--write-export-status`). Rejects with a
+   * message naming the member and never a credential.
+   */
+  writeExportStatus?(
+    cluster: string,
+    namespace: string,
+    name: string,
+    conditions: readonly Condition[],
+  ): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deriveImports, type ExportStatus } from '../../src/fleet/derive-imports.ts';
-import { combine } from '../../src/fleet/fleet-source.ts';
+import { combine, conditionsToWrite } from '../../src/fleet/fleet-source.ts';
 import type { AnyResource, EndpointSlice, ServiceImport } from '../../src/snapshot/resources.ts';
 import { exportOf, memberView, serviceOf, sliceOf } from './member-fixtures.ts';
 
@@ -261,6 +261,74 @@ describe('derived ServiceImports (KEP-1645)', () => {
       slicesOf(objects).find((s) => s.metadata.name === name);
     expect(byName(second.objects, 'east-1.web-abc12')).toBe(byName(first.objects, 'east-1.web-abc12'));
     expect(byName(second.objects, 'west-1.web-abc12')?.endpoints?.[0]?.addresses).toEqual(['10.2.0.7']);
+  });
+});
+
+describe('--write-export-status: what is written', () => {
+  const status: ExportStatus = {
+    cluster: 'east-1',
+    namespace: 'shop',
+    name: 'web',
+    generation: 2,
+    conditions: [
+      { type: 'Valid', status: 'True', reason: 'Valid', message: 'ok' },
+      { type: 'Conflict', status: 'False', reason: 'NoConflicts', message: 'none' },
+    ],
+  };
+  const withStatus = (conditions: unknown[]) => ({ ...exportOf('shop', 'web', OLD), status: { conditions } });
+
+  it('keeps other controllers’ conditions, stamps new ones, and writes nothing when the member already agrees', () => {
+    const foreign = {
+      type: 'Synced',
+      status: 'True',
+      reason: 'Other',
+      message: '',
+      lastTransitionTime: 'T0',
+    };
+    const first = conditionsToWrite(withStatus([foreign]), status, 'T1');
+    expect(first).toEqual([
+      foreign,
+      {
+        type: 'Valid',
+        status: 'True',
+        reason: 'Valid',
+        message: 'ok',
+        observedGeneration: 2,
+        lastTransitionTime: 'T1',
+      },
+      {
+        type: 'Conflict',
+        status: 'False',
+        reason: 'NoConflicts',
+        message: 'none',
+        observedGeneration: 2,
+        lastTransitionTime: 'T1',
+      },
+    ]);
+    expect(conditionsToWrite(withStatus(first as unknown[]), status, 'T2')).toBeUndefined();
+  });
+
+  it('moves lastTransitionTime only when a condition’s status changes', () => {
+    const before = [
+      {
+        type: 'Valid',
+        status: 'True',
+        reason: 'Valid',
+        message: 'old words',
+        observedGeneration: 2,
+        lastTransitionTime: 'T0',
+      },
+      {
+        type: 'Conflict',
+        status: 'True',
+        reason: 'PortConflict',
+        message: 'x',
+        observedGeneration: 2,
+        lastTransitionTime: 'T0',
+      },
+    ];
+    const next = conditionsToWrite(withStatus(before), status, 'T5');
+    expect(next?.map((c) => `${c.type}:${c.lastTransitionTime}`)).toEqual(['Valid:T0', 'Conflict:T5']);
   });
 });
 

@@ -103,7 +103,13 @@ describe('derived imports from member API servers', () => {
       manifests: {
         'gateway.yaml': yamlDocs(gatewayClass(), gateway('edge', 'shop', [])),
       },
-      args: ['--member-kubeconfigs', kubeconfigs, '--east-west-port', String(eastWestPort)],
+      args: [
+        '--member-kubeconfigs',
+        kubeconfigs,
+        '--east-west-port',
+        String(eastWestPort),
+        '--write-export-status',
+      ],
     });
   }, 60_000);
 
@@ -157,6 +163,42 @@ describe('derived imports from member API servers', () => {
     );
     const metrics = (await gw.adminGet('/metrics')).body;
     expect(metrics).toContain('clusterset_gateway_fleet_service_exports{state="conflict"} 2');
+  });
+
+  it('--write-export-status writes each export’s conditions to its member, keeping other controllers’ conditions', async () => {
+    const conditionsOn = (cluster: string) =>
+      (
+        (servers.get(cluster) as KubeApiServer).get('serviceexports', 'shop', 'web') as {
+          status?: {
+            conditions?: { type: string; status: string; reason: string; lastTransitionTime?: string }[];
+          };
+        }
+      ).status?.conditions ?? [];
+    await eventually(async () => {
+      expect(conditionsOn('alpha').map((c) => `${c.type}=${c.status}:${c.reason}`)).toEqual([
+        'Valid=True:Valid',
+        'Ready=True:Exported',
+        'Conflict=True:PortConflict,TypeConflict',
+      ]);
+      expect(conditionsOn('zulu').find((c) => c.type === 'Conflict')?.status).toBe('True');
+    }, 10_000);
+    expect(conditionsOn('alpha').every((c) => typeof c.lastTransitionTime === 'string')).toBe(true);
+    // alpha's Service agrees with zulu's again: its Conflict condition turns False.
+    const alpha = servers.get('alpha') as KubeApiServer;
+    alpha.delete('services', 'shop', 'web');
+    alpha.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    });
+    await eventually(async () => {
+      expect(conditionsOn('alpha').find((c) => c.type === 'Conflict')).toMatchObject({
+        status: 'False',
+        reason: 'NoConflicts',
+      });
+      expect(conditionsOn('zulu').find((c) => c.type === 'Conflict')?.status).toBe('False');
+    }, 10_000);
   });
 
   it('a new EndpointSlice created on a member reaches the east-west listener', async () => {

@@ -171,11 +171,17 @@ describe('fleet flags', () => {
     expect(parseCli(['--manifests', 'm', '--clusterprofile-provider-file', 'p.json'], {}).fleet).toEqual({
       providerFile: 'p.json',
       execTimeoutMs: 30_000,
+      writeExportStatus: false,
     });
     expect(parseCli(['--member-kubeconfigs', 'dir', '--member-exec-timeout-ms', '5000'], {}).fleet).toEqual({
       kubeconfigDir: 'dir',
       execTimeoutMs: 5000,
+      writeExportStatus: false,
     });
+    expect(
+      parseCli(['--member-kubeconfigs', 'dir', '--write-export-status'], {}).fleet?.writeExportStatus,
+    ).toBe(true);
+    expect(() => parseCli(['--write-export-status'], {})).toThrow(/needs --clusterprofile-provider-file/);
     expect(parseCli([], {}).fleet).toBeUndefined();
     expect(() => parseCli(['--member-exec-timeout-ms', '5000'], {})).toThrow(
       /needs --clusterprofile-provider-file/,
