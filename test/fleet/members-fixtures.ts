@@ -5,10 +5,18 @@ import { expect } from 'vitest';
 import type { MemberView } from '../../src/fleet/member-view.ts';
 import { type KubeApiServer, startKubeApiServer } from '../support/kube-api-server/index.ts';
 
+interface PluginState {
+  mode: string;
+  tokens: Record<string, string>;
+  expiresAt?: string;
+  cert?: string;
+  key?: string;
+}
+
 /**
  * A real exec credential plugin (a node script) whose behaviour the test steers through a JSON state file:
- * `mode` ok | fail | hang | garbage | expired; `tokens` by API server URL (read from KUBERNETES_EXEC_INFO);
- * `expiresAt` (RFC 3339). Every run appends its KUBERNETES_EXEC_INFO to a log file, and prints a secret on stderr
+ * `mode` ok | fail | hang | garbage | expired | cert; `tokens` by API server URL (read from KUBERNETES_EXEC_INFO);
+ * `expiresAt` (RFC 3339); `cert`/`key` (PEM) for `cert`, a client certificate instead of a token. Every run appends its KUBERNETES_EXEC_INFO to a log file, and prints a secret on stderr
  * that must never show up in what the gateway reports.
  */
 export class ExecPlugin {
@@ -16,7 +24,7 @@ export class ExecPlugin {
   readonly script = join(this.dir, 'plugin.mjs');
   readonly stateFile = join(this.dir, 'state.json');
   readonly logFile = join(this.dir, 'runs.log');
-  #state: { mode: string; tokens: Record<string, string>; expiresAt?: string } = { mode: 'ok', tokens: {} };
+  #state: PluginState = { mode: 'ok', tokens: {} };
 
   constructor() {
     writeFileSync(
@@ -31,7 +39,13 @@ process.stderr.write('plugin debug: stderr-secret-' + token + '\\n');
 if (state.mode === 'fail') process.exit(3);
 if (state.mode === 'hang') setInterval(() => {}, 1000);
 else if (state.mode === 'garbage') process.stdout.write('token=' + token);
-else {
+else if (state.mode === 'cert') {
+  process.stdout.write(JSON.stringify({
+    apiVersion: 'client.authentication.k8s.io/v1',
+    kind: 'ExecCredential',
+    status: { clientCertificateData: state.cert, clientKeyData: state.key },
+  }));
+} else {
   const expirationTimestamp = state.mode === 'expired' ? '2000-01-01T00:00:00Z' : state.expiresAt;
   process.stdout.write(JSON.stringify({
     apiVersion: 'client.authentication.k8s.io/v1',
@@ -45,12 +59,12 @@ else {
     writeFileSync(this.logFile, '');
   }
 
-  set(state: Partial<ExecPlugin['state']>): void {
+  set(state: Partial<PluginState>): void {
     this.#state = { ...this.#state, ...state };
     this.#write();
   }
 
-  get state(): { mode: string; tokens: Record<string, string>; expiresAt?: string } {
+  get state(): PluginState {
     return this.#state;
   }
 

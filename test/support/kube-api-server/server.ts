@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
 import { unknownFields } from './crd-admission.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, type ServedResource } from './discovery.ts';
@@ -26,10 +27,16 @@ export interface KubeApiServerOptions {
   /** Create the `default` and `kube-system` namespaces, as a fresh cluster has them. */
   readonly defaultNamespaces?: boolean;
   /** Serve HTTPS with this certificate (PEM) instead of plain HTTP. */
-  readonly tls?: { readonly cert: string; readonly key: string };
+  readonly tls?: {
+    readonly cert: string;
+    readonly key: string;
+    /** Client certificates signed by this CA authenticate as `x509:<CN>` (see acceptToken). */
+    readonly clientCa?: string;
+  };
   /**
    * Bearer-token authentication: every request (discovery included) whose token this refuses gets 401
-   * Unauthorized, as kube-apiserver answers an unknown or expired token. Unset: every request is let in.
+   * Unauthorized, as kube-apiserver answers an unknown or expired token. A request without a token but with a
+   * verified client certificate is asked about as `x509:<CN>`. Unset: every request is let in.
    */
   readonly acceptToken?: (token: string | undefined) => boolean;
 }
@@ -124,7 +131,18 @@ export class KubeApiServer {
         else res.destroy();
       });
     };
-    this.#server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
+    const { tls } = options;
+    this.#server = tls
+      ? createHttpsServer(
+          {
+            cert: tls.cert,
+            key: tls.key,
+            // Like kube-apiserver: a client certificate is asked for, never required (tokens work without one).
+            ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}),
+          },
+          handler,
+        )
+      : createServer(handler);
     this.#server.on('connection', (socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
@@ -336,7 +354,7 @@ export class KubeApiServer {
     const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const served = this.#served();
 
-    if (this.acceptToken && !this.acceptToken(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1])) {
+    if (this.acceptToken && !this.acceptToken(credentialOf(req))) {
       this.unauthorizedCount++;
       this.#sendJson(res, 401, {
         kind: 'Status',
@@ -809,4 +827,14 @@ export async function startKubeApiServer(options: KubeApiServerOptions = {}): Pr
   const server = new KubeApiServer(options);
   await server.start();
   return server;
+}
+
+/** The bearer token, else `x509:<CN>` of a client certificate the server's client CA verified. */
+function credentialOf(req: IncomingMessage): string | undefined {
+  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+  if (token) return token;
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined;
+  const cn = socket.getPeerCertificate().subject?.CN;
+  return cn ? `x509:${cn}` : undefined;
 }
