@@ -72,6 +72,7 @@ export function startDataPlane(
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
     drainTimeoutMs: cli.limits.drainTimeoutMs,
     limits: cli.limits,
+    paths: cli.paths,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

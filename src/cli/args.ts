@@ -5,6 +5,9 @@ import { integer, number, optional, parseKinds, parseNamespaces, UsageError } fr
 import { FLAGS, type FlagName } from './flags.ts';
 import { type Limits, parseLimits } from './limits.ts';
 
+const ESCAPED_SLASHES_ACTIONS = ['keep', 'reject', 'unescape-and-redirect', 'unescape-and-forward'] as const;
+type EscapedSlashesAction = (typeof ESCAPED_SLASHES_ACTIONS)[number];
+
 /**
  * The command line as the program's options: flags (flags.ts) parsed, checked (flag-values.ts) and defaulted.
  */
@@ -25,6 +28,12 @@ export interface CliOptions {
   readonly eastWestPort?: number;
   /** `--mesh-namespaces`: the namespaces whose Services east-west serves; absent: all. */
   readonly meshNamespaces?: readonly string[];
+  /** Path normalization before route matching (docs/paths.md). */
+  readonly paths: {
+    readonly normalize: boolean;
+    readonly mergeSlashes: boolean;
+    readonly escapedSlashes: EscapedSlashesAction;
+  };
   readonly accessLog: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
@@ -147,8 +156,18 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   const validation = str('validation') ?? 'strict';
   if (validation !== 'strict' && validation !== 'warn')
     throw new UsageError(`--validation must be strict or warn, not ${validation}`);
+  const escapedSlashes = str('path-escaped-slashes-action') ?? 'keep';
+  if (!(ESCAPED_SLASHES_ACTIONS as readonly string[]).includes(escapedSlashes))
+    throw new UsageError(
+      `--path-escaped-slashes-action must be one of ${ESCAPED_SLASHES_ACTIONS.join(', ')}, not ${escapedSlashes}`,
+    );
   return {
     source,
+    paths: {
+      normalize: values['no-normalize-path'] !== true,
+      mergeSlashes: values['no-merge-slashes'] !== true,
+      escapedSlashes: escapedSlashes as EscapedSlashesAction,
+    },
     fieldValidation: validation === 'strict' ? 'Strict' : 'Warn',
     address: str('address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
     listenerPortOffset: integer('listener-port-offset', str('listener-port-offset') ?? '0', -65535, 65535),

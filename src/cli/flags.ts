@@ -72,6 +72,19 @@ export const FLAGS = {
     help: 'Serve /metrics, /healthz and /readyz on their own port, for Prometheus and probes (off by default).',
   },
   ...LIMIT_FLAGS,
+  'no-normalize-path': {
+    type: 'boolean',
+    help: 'Match and forward request paths as received: no RFC 3986 dot-segment removal, %-decoding of unreserved characters or backslash-as-slash (on by default).',
+  },
+  'no-merge-slashes': {
+    type: 'boolean',
+    help: 'Keep repeated slashes in request paths (merged into one by default).',
+  },
+  'path-escaped-slashes-action': {
+    type: 'string',
+    arg: 'keep|reject|unescape-and-redirect|unescape-and-forward',
+    help: '%2F and %5C in a path: kept encoded, refused with 400 (and %00 too), or decoded and then redirected to (307) or forwarded. Default keep.',
+  },
   'east-west-port': {
     type: 'string',
     arg: 'n',

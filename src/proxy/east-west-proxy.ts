@@ -7,6 +7,7 @@ import type { ListenerDeps } from './compile-listeners.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { compileEastWest } from './east-west-compile.ts';
 import { EastWestServer } from './east-west-server.ts';
+import type { PathNormalization } from './path-normalization.ts';
 import type { ListenerLimits } from './request-guard.ts';
 import type { UpstreamPools } from './upstream-pools.ts';
 
@@ -22,6 +23,7 @@ export interface EastWestProxyOptions {
   /** Counts and logs bad requests, as on the Gateway listeners. */
   readonly rejections?: BadInputReporter;
   readonly limits?: ListenerLimits;
+  readonly paths?: PathNormalization;
 }
 
 /**
@@ -53,7 +55,7 @@ export class EastWestProxy {
     if (this.#server !== undefined) {
       this.#server.swap(compiled);
     } else if (this.#opening === undefined) {
-      const { host, port, pools, registry, accessLog, rejections, limits } = this.#options;
+      const { host, port, pools, registry, accessLog, rejections, limits, paths } = this.#options;
       const server = new EastWestServer(
         {
           services: {
@@ -61,6 +63,7 @@ export class EastWestProxy {
             logger,
             ...(rejections ? { rejections } : {}),
             ...(limits ? { sendTimeoutMs: limits.sendTimeoutMs } : {}),
+            ...(paths ? { paths } : {}),
           },
           registry,
           ...(accessLog ? { accessLog } : {}),

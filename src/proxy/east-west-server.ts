@@ -150,7 +150,7 @@ export class EastWestServer {
           req,
           socket,
           head,
-          undefined,
+          this.#services,
           serviceHostname(authority!.host, this.#compiled.addresses),
         );
       } catch (err) {
@@ -247,13 +247,21 @@ export class EastWestServer {
     const view =
       port === undefined
         ? undefined
-        : matchRequest(port, req, serviceHostname(authority!.host, compiled.addresses));
+        : matchRequest(port, req, serviceHostname(authority!.host, compiled.addresses), this.#services.paths);
     const service = authority === undefined ? undefined : `${authority.host}:${authority.port}`;
     const action = view?.action;
     if (view === undefined || action === undefined) {
       let status = 404;
       let text: string;
-      if (authority === undefined || view?.status === 400) {
+      let extra: string[] | undefined;
+      if (view?.location !== undefined) {
+        status = view.status;
+        text = String(status);
+        extra = ['location', view.location];
+      } else if (view?.status === 400 && view.reason !== '') {
+        status = 400;
+        text = view.reason;
+      } else if (authority === undefined || view?.status === 400) {
         status = 400;
         text = `the request names no valid host; the east-west listener serves ${HOSTNAME_HINT}`;
       } else if (view?.listener === undefined) {
@@ -261,7 +269,7 @@ export class EastWestServer {
       } else {
         text = `no route of ${service} matches ${req.method} ${view.path} (the service's HTTPRoutes replace its default route)`;
       }
-      sendLocalReply(res, status, text);
+      sendLocalReply(res, status, text, extra);
       compiled.noRouteSeries.record(status, (performance.now() - startMs) / 1000);
       this.#accessLog?.observe('east-west', req, res, startMs, service, undefined);
       return;

@@ -30,6 +30,7 @@ import {
 } from './exchange-timers.ts';
 import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
 import { sendLocalReply } from './local-reply.ts';
+import type { PathNormalization } from './path-normalization.ts';
 import { sendMirrors } from './request-mirror.ts';
 import { relayedResponseHeaders } from './response-head.ts';
 import { type AttemptOwner, UpstreamAttempt } from './upstream-attempt.ts';
@@ -43,6 +44,8 @@ export interface ExchangeServices {
   readonly rejections?: BadInputReporter;
   /** A response the client stops reading is cut after this long without progress. Default 60 s. */
   readonly sendTimeoutMs?: number;
+  /** How request paths are normalized before matching (`--no-normalize-path` and friends); default all on. */
+  readonly paths?: PathNormalization;
 }
 
 /**

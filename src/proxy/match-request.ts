@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { CompiledPort } from './compile-table.ts';
+import { DEFAULT_PATH_NORMALIZATION, normalizePath, type PathNormalization } from './path-normalization.ts';
 import { hostForMatching } from './request-host.ts';
 import { RequestView } from './request-view.ts';
 
@@ -19,11 +20,18 @@ function findHost(raw: readonly string[]): string | undefined {
 /**
  * Selects listener, virtual host and route entry for a request: listener by Host (listener isolation: only
  * the most specific listener whose hostname matches serves it), then virtual host, then the first entry in
- * precedence order whose path, method, headers and query match. Paths match without the query string.
+ * precedence order whose path, method, headers and query match. Paths match without the query string, after
+ * normalization (path-normalization.ts); the normalized path is also what is forwarded and what redirects
+ * and rewrites start from. A path normalization refuses answers 400, or 307 to the normalized path.
  * `selectHost`, when given, is the name to select listener and virtual host by (the east-west listener's
  * canonical service name for a short name or a ClusterIP); `view.host` stays the host as requested.
  */
-export function matchRequest(port: CompiledPort, req: IncomingMessage, selectHost?: string): RequestView {
+export function matchRequest(
+  port: CompiledPort,
+  req: IncomingMessage,
+  selectHost?: string,
+  paths: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+): RequestView {
   const view = new RequestView(req);
   let rawHost = findHost(req.rawHeaders);
   let url = req.url ?? '';
@@ -38,13 +46,33 @@ export function matchRequest(port: CompiledPort, req: IncomingMessage, selectHos
     url = absolute[2] === '' ? '/' : absolute[2]!.charCodeAt(0) === 63 ? `/${absolute[2]}` : absolute[2]!;
   }
   view.rawHost = rawHost;
-  view.target = url;
   const host = hostForMatching(rawHost ?? '');
   if (host === undefined) {
+    view.target = url;
     view.status = 400;
     return view;
   }
   view.host = host;
+  const q = url.indexOf('?');
+  const rawPath = q === -1 ? url : url.slice(0, q);
+  if (q !== -1) view.rawQuery = url.slice(q + 1);
+  const normalized = normalizePath(rawPath, paths);
+  if (normalized.kind === 'refuse') {
+    view.target = url;
+    view.status = 400;
+    view.reason = normalized.reason;
+    return view;
+  }
+  view.path = normalized.path;
+  // The query string is never touched: only the path part of the target changes.
+  view.target =
+    normalized.path === rawPath ? url : q === -1 ? normalized.path : normalized.path + url.slice(q);
+  if (normalized.kind === 'redirect') {
+    // Envoy's UNESCAPE_AND_REDIRECT: a relative Location, so scheme, host and port stay the client's.
+    view.status = 307;
+    view.location = view.target;
+    return view;
+  }
   const selected = selectHost ?? host;
   const listener = port.listeners.select(selected);
   view.listener = listener;
@@ -52,12 +80,6 @@ export function matchRequest(port: CompiledPort, req: IncomingMessage, selectHos
   if (index === undefined) {
     view.status = 404;
     return view;
-  }
-  const q = url.indexOf('?');
-  if (q === -1) view.path = url;
-  else {
-    view.path = url.slice(0, q);
-    view.rawQuery = url.slice(q + 1);
   }
   const entry = index.lookup(view);
   if (entry === undefined) view.status = 404;

@@ -9,6 +9,7 @@ import { type CompiledTable, compileRouteTable } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
+import type { PathNormalization } from './path-normalization.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './request-guard.ts';
 import type { TlsPortOptions } from './tls-port-server.ts';
@@ -41,6 +42,8 @@ export interface ProxyServerOptions {
   readonly tls?: Partial<TlsPortOptions>;
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
+  /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
+  readonly paths?: PathNormalization;
 }
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
@@ -59,6 +62,7 @@ export class ProxyServer {
   readonly #pools: UpstreamPools;
   readonly #drainMs: number;
   readonly #limits: ListenerLimits;
+  readonly #paths: PathNormalization | undefined;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -82,6 +86,7 @@ export class ProxyServer {
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
+    this.#paths = options.paths;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -108,6 +113,7 @@ export class ProxyServer {
             ...(options.accessLog ? { accessLog: options.accessLog } : {}),
             rejections: this.#rejections,
             limits: this.#limits,
+            ...(options.paths ? { paths: options.paths } : {}),
           });
   }
 
@@ -167,6 +173,7 @@ export class ProxyServer {
           logger: this.#logger,
           rejections: this.#rejections,
           sendTimeoutMs: this.#limits.sendTimeoutMs,
+          ...(this.#paths ? { paths: this.#paths } : {}),
         },
         compiledPort,
         this.#accessLog,

@@ -12,14 +12,18 @@ export class RequestView {
   host = '';
   /** The Host header exactly as the client sent it. */
   rawHost: string | undefined;
-  /** The request target in origin form (path and query) exactly as the client sent it. */
+  /** The request target in origin form as forwarded: the normalized path and the query exactly as sent. */
   target = '';
-  /** Path without the query string. */
+  /** Normalized path without the query string (path-normalization.ts). */
   path = '';
   /** Raw query string without `?`, or '' when absent. */
   rawQuery = '';
-  /** 0 when a route matched (`action` is set), else the status to answer (400, 404). */
+  /** 0 when a route matched (`action` is set), else the status to answer (400, 404, 307). */
   status = 0;
+  /** Why a 400 was given, when the reply should say more than `bad request`. */
+  reason = '';
+  /** Where a 307 sends the client (the path normalization's unescape-and-redirect). */
+  location: string | undefined;
   listener: CompiledListener | undefined;
   action: CompiledAction | undefined;
   #query: URLSearchParams | undefined;

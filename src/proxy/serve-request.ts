@@ -74,14 +74,19 @@ export function serveRequest(
   res: ServerResponse,
 ): Exchange | undefined {
   const startMs = performance.now();
-  const view = matchRequest(port, req);
+  const view = matchRequest(port, req, undefined, services.paths);
   if (port.tls !== undefined && view.status !== 400 && isMisdirected(port, req, view.listener)) {
     view.action = undefined;
     view.status = 421;
   }
   const action = view.action;
   if (action === undefined) {
-    sendLocalReply(res, view.status);
+    sendLocalReply(
+      res,
+      view.status,
+      view.reason,
+      view.location === undefined ? undefined : ['location', view.location],
+    );
     const series = view.listener?.noRouteSeries ?? port.noListenerSeries;
     series.record(view.status, (performance.now() - startMs) / 1000);
     return undefined;

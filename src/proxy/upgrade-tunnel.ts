@@ -43,10 +43,15 @@ export function serveUpgrade(
 ): void {
   socket.on('error', () => socket.destroy());
   const startMs = performance.now();
-  const view = matchRequest(port, req, selectHost);
+  const view = matchRequest(port, req, selectHost, services?.paths);
   const action = view.action;
   if (action === undefined) {
-    writeRawReply(socket, view.status, view.status === 400 ? 'bad request' : 'no route');
+    if (view.location !== undefined) {
+      writeRawReply(socket, view.status, String(view.status), `location: ${view.location}\r\n`);
+    } else {
+      const text = view.status === 400 ? view.reason || 'bad request' : 'no route';
+      writeRawReply(socket, view.status, text);
+    }
     return;
   }
   const target = pickTarget(action);

@@ -60,6 +60,24 @@ describe('parseCli', () => {
     });
   });
 
+  it('normalizes paths by default; each part has its flag', () => {
+    expect(parseCli([], {}).paths).toEqual({ normalize: true, mergeSlashes: true, escapedSlashes: 'keep' });
+    expect(
+      parseCli(
+        [
+          '--no-normalize-path',
+          '--no-merge-slashes',
+          '--path-escaped-slashes-action',
+          'unescape-and-redirect',
+        ],
+        {},
+      ).paths,
+    ).toEqual({ normalize: false, mergeSlashes: false, escapedSlashes: 'unescape-and-redirect' });
+    expect(() => parseCli(['--path-escaped-slashes-action', 'drop'], {})).toThrow(
+      /--path-escaped-slashes-action must be one of keep, reject, unescape-and-redirect, unescape-and-forward, not drop/,
+    );
+  });
+
   it('rejects bad values with a message naming the flag', () => {
     expect(() => parseCli(['--admin-port', 'x'], {})).toThrow(/--admin-port must be an integer/);
     expect(() => parseCli(['--manifests', 'a', '--kubernetes'], {})).toThrow(/choose one source/);
