@@ -123,7 +123,16 @@ export class EastWestServer {
     this.#server.timeout = limits.idleTimeoutMs;
     // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the same listener takes it.
     this.#http2 = new Http2Sessions(serve);
-    splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
+    const toHttp1 = splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
+    const resumeHttp1 = (socket: Duplex, head: Buffer): void => {
+      this.#tunnels.delete(socket);
+      if (!this.#server.listening) {
+        socket.end();
+        return;
+      }
+      if (head.length > 0) socket.unshift(head);
+      toHttp1(socket as Socket);
+    };
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (isH2cOnlyUpgrade(req)) {
         // Off the HTTP server's books too: tracked so that close() can cut it after the drain.
@@ -152,6 +161,7 @@ export class EastWestServer {
           head,
           this.#services,
           serviceHostname(authority!.host, this.#compiled.addresses),
+          resumeHttp1,
         );
       } catch (err) {
         this.#services.logger.error({ err: (err as Error).message }, 'east-west upgrade handler failed');

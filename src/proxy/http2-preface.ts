@@ -59,13 +59,14 @@ export function sniffCleartext(
  * Puts a protocol switch in front of a cleartext HTTP/1 server's own connection handling: a connection that
  * opens with the HTTP/2 preface goes to `http2`, any other to the server's HTTP/1 parser, which keeps owning
  * the listening socket (keep-alive, timeouts, upgrades, idle tracking stay as they are). `sniffing` holds the
- * connections not told yet, for the owner to cut on close.
+ * connections not told yet, for the owner to cut on close. Returns the hand-off to the HTTP/1 parser, for a
+ * connection that comes back to it (after a refused upgrade).
  */
 export function splitCleartextConnections(
   server: Server,
   http2: { accept(socket: Socket): void },
   sniffing: Set<Socket>,
-): void {
+): (socket: Socket) => void {
   const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const route = (socket: Socket, h2: boolean): void => {
@@ -84,4 +85,5 @@ export function splitCleartextConnections(
     sniffing.add(socket);
     sniffCleartext(socket, route, dropped);
   });
+  return (socket) => route(socket, false);
 }

@@ -41,6 +41,8 @@ export class ListenerServer {
   readonly #sniffing = new Set<Socket>();
   #compiled: CompiledPort;
   #boundPort = 0;
+  /** Gives a connection (back) to the HTTP/1 parser. */
+  #toHttp1: (socket: Socket) => void = () => {};
   /** Set when the listener is closing: responses then say `Connection: close` so clients move elsewhere. */
   #draining = false;
 
@@ -150,7 +152,7 @@ export class ListenerServer {
         return;
       }
       try {
-        serveUpgrade(this.#compiled, req, socket, head, services);
+        serveUpgrade(this.#compiled, req, socket, head, services, undefined, this.#resumeHttp1);
       } catch (err) {
         services.logger.error(
           { err: (err as Error).message, port: this.gatewayPort },
@@ -189,13 +191,17 @@ export class ListenerServer {
   #routeConnections(rejections: BadInputReporter | undefined): void {
     const server = this.#server;
     if (this.protocol === 'HTTP') {
-      splitCleartextConnections(server, this.#http2, this.#sniffing);
+      this.#toHttp1 = splitCleartextConnections(server, this.#http2, this.#sniffing);
       return;
     }
     const http1 = server.listeners('secureConnection') as ((socket: Socket) => void)[];
     server.removeAllListeners('secureConnection');
     const toHttp1 = (socket: Socket): void => {
       for (const listener of http1) listener.call(server, socket);
+    };
+    this.#toHttp1 = (socket) => {
+      toHttp1(socket);
+      socket.resume();
     };
     server.on('secureConnection', (socket: TLSSocket) => {
       if (!clientCertificateAccepted(this.#compiled, socket)) {
@@ -211,6 +217,17 @@ export class ListenerServer {
       else toHttp1(socket);
     });
   }
+
+  /** A refused upgrade's connection goes on as HTTP/1 (off the tunnels' books), unless the port is closing. */
+  readonly #resumeHttp1 = (socket: Duplex, head: Buffer): void => {
+    this.#tunnels.delete(socket);
+    if (this.#draining) {
+      socket.end();
+      return;
+    }
+    if (head.length > 0) socket.unshift(head);
+    this.#toHttp1(socket as Socket);
+  };
 
   get boundPort(): number {
     return this.#boundPort;

@@ -27,10 +27,18 @@ function writeRawReply(socket: Duplex, status: number, text: string, extra = '')
 }
 
 /**
+ * Hands a connection whose upgrade was refused back to the listener's HTTP/1 server, with the bytes read past
+ * the request (`head`, the start of the next request) put back: its next request is parsed and routed as any.
+ */
+export type ResumeHttp1 = (socket: Duplex, head: Buffer) => void;
+
+/**
  * Serves an Upgrade request (WebSocket and the like): routes it like any request, then sends it upstream with
  * Node's HTTP client, which validates every header name and value as the normal path's client does. Only a
- * 101 answer turns the connection into a tunnel; any other answer is relayed as a plain response and the
- * connection is closed, so a client can never reach a backend unrouted. A connect failure moves to another
+ * 101 answer turns the connection into a tunnel; any other answer is relayed as a plain response, so a client
+ * can never reach a backend unrouted. After it the connection serves the client's next request through
+ * `resume` (as nginx and Envoy do) when the exchange allows it: no request body left unread, a response body
+ * with a known length, neither side asking to close; otherwise it closes. A connect failure moves to another
  * endpoint before anything reaches the client.
  */
 export function serveUpgrade(
@@ -40,6 +48,7 @@ export function serveUpgrade(
   firstBytes: Buffer,
   services?: ExchangeServices,
   selectHost?: string,
+  resume?: ResumeHttp1,
 ): void {
   socket.on('error', () => socket.destroy());
   const startMs = performance.now();
@@ -67,7 +76,14 @@ export function serveUpgrade(
     return;
   }
   const head = buildUpstreamHead(req, view, action, target, true);
-  const tunnel: Tunnel = { services, action, target, client: socket, method: req.method ?? 'GET' };
+  const tunnel: Tunnel = {
+    services,
+    action,
+    target,
+    client: socket,
+    method: req.method ?? 'GET',
+    resume: resume !== undefined && clientAllowsReuse(req) ? resume : undefined,
+  };
   attempt(tunnel, head, firstBytes, startMs, undefined, 0);
 }
 
@@ -77,6 +93,35 @@ interface Tunnel {
   readonly target: ForwardTarget;
   readonly client: Duplex;
   readonly method: string;
+  /** Set when the client's side of the exchange lets its connection carry another request. */
+  readonly resume: ResumeHttp1 | undefined;
+}
+
+/**
+ * Whether the connection may carry another request once a refused upgrade is answered: HTTP/1.1 without
+ * `Connection: close`, and no request body (its bytes are no longer framed by the parser: left unread, they
+ * would be read as the next request).
+ */
+function clientAllowsReuse(req: IncomingMessage): boolean {
+  if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false;
+  if (hasToken(req.headers.connection, 'close')) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
+function hasToken(value: string | undefined, token: string): boolean {
+  return value?.split(',').some((t) => t.trim().toLowerCase() === token) === true;
+}
+
+/** How a refused upgrade's answer is delimited toward the client. */
+type Framing = 'none' | 'length' | 'chunked' | 'close';
+
+function responseFraming(method: string, res: IncomingMessage): Framing {
+  const status = res.statusCode ?? 0;
+  if (method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200)) return 'none';
+  if (res.headers['transfer-encoding'] !== undefined) return 'chunked';
+  if (res.headers['content-length'] !== undefined) return 'length';
+  return 'close';
 }
 
 function attempt(
@@ -192,7 +237,7 @@ function attempt(
     });
   });
   upstream.on('response', (res: IncomingMessage) => {
-    // Refused (or ignored) upgrade: an ordinary answer on a connection that then closes, never a tunnel.
+    // Refused (or ignored) upgrade: an ordinary answer, never a tunnel.
     answered = true;
     client.off('close', onClientGone);
     const status = res.statusCode ?? 502;
@@ -202,21 +247,50 @@ function attempt(
       res.destroy();
       return;
     }
-    client.write(responseHead(status, res, tunnel.target, false));
+    let framing = responseFraming(tunnel.method, res);
+    if (tunnel.resume === undefined || hasToken(res.headers.connection, 'close')) {
+      framing = framing === 'none' ? 'none' : 'close';
+    }
+    const keep =
+      tunnel.resume !== undefined && framing !== 'close' && !hasToken(res.headers.connection, 'close');
+    client.write(responseHead(status, res, tunnel.target, false, framing, keep));
     res.on('error', () => client.destroy());
-    res.pipe(client);
-    // The connection served this one answer; it is never reused (agent: false), so it is closed here.
-    res.once('end', () => upstream.destroy());
     client.once('close', () => upstream.destroy());
+    if (framing === 'chunked') {
+      res.on('data', (chunk: Buffer) => {
+        if (chunk.length === 0) return;
+        client.write(`${chunk.length.toString(16)}\r\n`);
+        client.write(chunk);
+        client.write('\r\n');
+      });
+    } else {
+      res.pipe(client, { end: false });
+    }
+    res.once('end', () => {
+      // The upstream connection served this one answer (agent: false): it is never reused.
+      upstream.destroy();
+      if (client.destroyed) return;
+      if (framing === 'chunked') client.write('0\r\n\r\n');
+      if (keep) tunnel.resume!(client, firstBytes);
+      else client.end();
+    });
   });
   upstream.end();
 }
 
 /**
  * The answer's head as the client gets it: hop-by-hop fields dropped (a 101 keeps Connection and Upgrade),
- * the route's response header modifiers applied; a refused upgrade's body is delimited by the close.
+ * the route's response header modifiers applied, and the framing the relay uses: the backend's length, a
+ * chunked body re-chunked, or the close (then `Connection: close`).
  */
-function responseHead(status: number, res: IncomingMessage, target: ForwardTarget, upgrade: boolean): string {
+function responseHead(
+  status: number,
+  res: IncomingMessage,
+  target: ForwardTarget,
+  upgrade: boolean,
+  framing: Framing = 'close',
+  keep = false,
+): string {
   let headers: string[] = [];
   const raw = res.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
@@ -225,7 +299,13 @@ function responseHead(status: number, res: IncomingMessage, target: ForwardTarge
     else if (!HOP_BY_HOP.has(lower) && lower !== 'content-length') headers.push(raw[i]!, raw[i + 1]!);
   }
   if (target.responseMods.length > 0) headers = applyHeaderMods(headers, target.responseMods);
-  if (!upgrade) headers.push('connection', 'close');
+  if (!upgrade) {
+    const length = res.headers['content-length'];
+    if ((framing === 'length' || framing === 'none') && length !== undefined)
+      headers.push('content-length', length);
+    if (framing === 'chunked') headers.push('transfer-encoding', 'chunked');
+    if (!keep) headers.push('connection', 'close');
+  }
   let out = `HTTP/1.1 ${status} ${res.statusMessage || STATUS_CODES[status] || ''}\r\n`;
   for (let i = 0; i < headers.length; i += 2) out += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `${out}\r\n`;

@@ -32,7 +32,15 @@ function startUpgradeBackend(): Promise<{
       return;
     }
     // Refuses with a keep-alive 200 and keeps reading: what a smuggled request would reach.
-    socket.write('HTTP/1.1 200 OK\r\ncontent-length: 13\r\n\r\nnot upgraded\n');
+    if (req.url === '/refuse-chunked') {
+      socket.write(
+        'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\nnot \r\n9\r\nupgraded\n\r\n0\r\n\r\n',
+      );
+    } else if (req.url === '/refuse-close') {
+      socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\nnot upgraded\n');
+    } else {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-length: 13\r\n\r\nnot upgraded\n');
+    }
     let buffered = '';
     socket.on('data', (d: Buffer) => {
       buffered += d.toString();
@@ -84,19 +92,75 @@ describe('upgrade requests', () => {
     expect(answer.body).toBe('HELLO');
   });
 
-  it('never tunnels when the backend refuses: the answer is relayed and the connection closes', async () => {
+  it('never tunnels when the backend refuses: the answer is relayed and the connection serves the next request', async () => {
     up.seen.length = 0;
-    const smuggled = 'GET /admin-only HTTP/1.1\r\nHost: internal\r\n\r\n';
-    const answer = await rawExchange(proxy.port(), [upgrade('/refuse'), smuggled], {
+    const next = 'GET /admin-only HTTP/1.1\r\nHost: internal\r\n\r\n';
+    const answer = await rawExchange(proxy.port(), [upgrade('/refuse'), next], {
       pauseMs: 200,
       idleMs: 1_000,
     });
     expect(answer.status).toBe(200);
-    expect(answer.head.toLowerCase()).toContain('connection: close');
-    expect(answer.body).toBe('not upgraded\n');
-    expect(answer.closed).toBe(true);
-    // The request written after the refusal never reached the backend unrouted.
-    expect(up.seen).toEqual(['UPGRADE /refuse']);
+    expect(answer.head.toLowerCase()).not.toContain('connection: close');
+    expect(answer.head.toLowerCase()).toContain('content-length: 13');
+    // Two answers on the one connection: the refusal, then the second request, routed like any.
+    const answers = answer.raw.match(/HTTP\/1\.1 \d{3}/g);
+    expect(answers).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(answer.raw).toContain('not upgraded\n');
+    expect(answer.closed).toBe(false);
+    // The second request reached the backend through the route, never through the refused upgrade's socket.
+    expect(up.seen).toEqual(['UPGRADE /refuse', 'GET /admin-only']);
+  });
+
+  it('serves a request pipelined right behind a refused upgrade', async () => {
+    up.seen.length = 0;
+    const answer = await rawExchange(
+      proxy.port(),
+      `${upgrade('/refuse')}GET /second HTTP/1.1\r\nHost: example.com\r\n\r\n`,
+      {
+        idleMs: 1_000,
+      },
+    );
+    expect(answer.raw.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(up.seen).toEqual(['UPGRADE /refuse', 'GET /second']);
+  });
+
+  it('re-chunks a chunked refusal and keeps the connection', async () => {
+    up.seen.length = 0;
+    const next = 'GET /after-chunked HTTP/1.1\r\nHost: example.com\r\n\r\n';
+    const answer = await rawExchange(proxy.port(), [upgrade('/refuse-chunked'), next], {
+      pauseMs: 200,
+      idleMs: 1_000,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.head.toLowerCase()).toContain('transfer-encoding: chunked');
+    expect(answer.raw).toContain('\r\n\r\n4\r\nnot \r\n9\r\nupgraded\n\r\n0\r\n\r\nHTTP/1.1 200');
+    expect(up.seen).toEqual(['UPGRADE /refuse-chunked', 'GET /after-chunked']);
+  });
+
+  it('closes after a refusal when the backend closes, the client asks to, or a request body was sent', async () => {
+    up.seen.length = 0;
+    const next = 'GET /never HTTP/1.1\r\nHost: example.com\r\n\r\n';
+    const byBackend = await rawExchange(proxy.port(), [upgrade('/refuse-close'), next], { pauseMs: 200 });
+    expect(byBackend.status).toBe(403);
+    expect(byBackend.head.toLowerCase()).toContain('connection: close');
+    expect(byBackend.body).toBe('not upgraded\n');
+    expect(byBackend.closed).toBe(true);
+    const byClient = await rawExchange(proxy.port(), [upgrade('/refuse', 'Connection: close\r\n'), next], {
+      pauseMs: 200,
+    });
+    expect(byClient.status).toBe(200);
+    expect(byClient.closed).toBe(true);
+    // A body after an upgrade request is not framed by the parser any more: the connection cannot go on.
+    const withBody = await rawExchange(
+      proxy.port(),
+      [`${upgrade('/refuse', 'Content-Length: 5\r\n')}hello`, next],
+      {
+        pauseMs: 200,
+      },
+    );
+    expect(withBody.status).toBe(200);
+    expect(withBody.closed).toBe(true);
+    expect(up.seen.filter((l) => l.includes('/never'))).toEqual([]);
   });
 
   it('validates the upstream request like the normal path: a header that would split it is a local 500', async () => {
