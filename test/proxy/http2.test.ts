@@ -6,6 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import { type AddressInfo, connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as connectTls } from 'node:tls';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EchoResponse } from '../../src/echo/echo-server.ts';
@@ -233,6 +234,36 @@ describe('HTTPS listeners speak HTTP/2 and detect misdirected requests', () => {
     expect((JSON.parse(ok.text) as EchoResponse).pod).toBe('a');
     const misdirected = await http1('a.example.com', 'example.com');
     expect(misdirected.status).toBe(421);
+  });
+
+  it('keeps an HTTP/1.1 TLS connection after an upgrade the backend answers without 101', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connectTls({
+        host: '127.0.0.1',
+        port: proxy.port(443),
+        servername: 'a.example.com',
+        ca,
+        ALPNProtocols: ['http/1.1'],
+      });
+      let out = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => {
+        out += d;
+        if ((out.match(/HTTP\/1\.1 \d{3}/g) ?? []).length === 2 && out.endsWith('}')) {
+          socket.destroy();
+          resolve(out);
+        }
+      });
+      socket.on('error', reject);
+      socket.on('secureConnect', () => {
+        socket.write(
+          'GET /ws HTTP/1.1\r\nHost: a.example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+        );
+        setTimeout(() => socket.write('GET /next HTTP/1.1\r\nHost: a.example.com\r\n\r\n'), 200);
+      });
+    });
+    expect(raw.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+    expect(raw).toContain('"path": "/next"');
   });
 });
 
