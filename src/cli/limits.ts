@@ -35,6 +35,12 @@ const LIMITS = {
     max: 86_400_000,
     help: 'A client that stops reading its response is cut after this. Default 60000.',
   },
+  'tunnel-idle-timeout-ms': {
+    key: 'tunnelIdleTimeoutMs',
+    default: 3_600_000,
+    max: 604_800_000,
+    help: 'An upgraded connection (WebSocket) with no bytes moving either way is closed after this. Default 3600000.',
+  },
   'max-header-bytes': {
     key: 'maxHeaderBytes',
     default: 16_384,

@@ -62,7 +62,9 @@ export class EastWestProxy {
             pools,
             logger,
             ...(rejections ? { rejections } : {}),
-            ...(limits ? { sendTimeoutMs: limits.sendTimeoutMs } : {}),
+            ...(limits
+              ? { sendTimeoutMs: limits.sendTimeoutMs, tunnelIdleTimeoutMs: limits.tunnelIdleTimeoutMs }
+              : {}),
             ...(paths ? { paths } : {}),
           },
           registry,

@@ -72,6 +72,7 @@ export class EastWestServer {
   readonly #sniffing = new Set<Socket>();
   #compiled: CompiledEastWest;
   #boundPort = 0;
+  #draining = false;
 
   constructor(options: EastWestServerOptions, compiled: CompiledEastWest) {
     this.#services = options.services;
@@ -101,6 +102,8 @@ export class EastWestServer {
     };
     // HTTP/1 requests pass the checks the parser does not make, as on the Gateway listeners.
     const serveHttp1 = (req: IncomingMessage, res: ServerResponse): void => {
+      // A closing listener tells its clients to move elsewhere, as the Gateway listeners do.
+      if (this.#draining) res.shouldKeepAlive = false;
       const refusal = refuseRequest(req, limits.maxHeaders);
       if (refusal === undefined) {
         serve(req, res);
@@ -126,7 +129,7 @@ export class EastWestServer {
     const toHttp1 = splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
     const resumeHttp1 = (socket: Duplex, head: Buffer): void => {
       this.#tunnels.delete(socket);
-      if (!this.#server.listening) {
+      if (this.#draining) {
         socket.end();
         return;
       }
@@ -223,6 +226,7 @@ export class EastWestServer {
 
   /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
   close(drainMs: number): Promise<void> {
+    this.#draining = true;
     return new Promise((resolve) => {
       if (!this.#server.listening) {
         resolve();

@@ -44,6 +44,8 @@ export interface ExchangeServices {
   readonly rejections?: BadInputReporter;
   /** A response the client stops reading is cut after this long without progress. Default 60 s. */
   readonly sendTimeoutMs?: number;
+  /** An upgraded connection with no bytes moving either way is closed after this. Default 1 h. */
+  readonly tunnelIdleTimeoutMs?: number;
   /** How request paths are normalized before matching (`--no-normalize-path` and friends); default all on. */
   readonly paths?: PathNormalization;
 }

@@ -173,6 +173,7 @@ export class ProxyServer {
           logger: this.#logger,
           rejections: this.#rejections,
           sendTimeoutMs: this.#limits.sendTimeoutMs,
+          tunnelIdleTimeoutMs: this.#limits.tunnelIdleTimeoutMs,
           ...(this.#paths ? { paths: this.#paths } : {}),
         },
         compiledPort,

@@ -15,6 +15,8 @@ export interface ListenerLimits {
   readonly maxHeaders: number;
   /** A response the client stops reading is cut after this long without progress. */
   readonly sendTimeoutMs: number;
+  /** An upgraded connection (a tunnel) with no bytes moving either way is closed after this. */
+  readonly tunnelIdleTimeoutMs: number;
 }
 
 export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
@@ -24,6 +26,7 @@ export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
   maxHeaderBytes: 16_384,
   maxHeaders: 100,
   sendTimeoutMs: 60_000,
+  tunnelIdleTimeoutMs: 3_600_000,
 };
 
 export interface Refusal {

@@ -16,6 +16,8 @@ import { buildUpstreamHead, type UpstreamRequestHead } from './upstream-request.
 const MAX_FAILOVERS = 4;
 /** Time to the upstream's answer (101 or not) when the route sets no request timeout. */
 const DEFAULT_UPGRADE_RESPONSE_TIMEOUT_MS = 60_000;
+/** `--tunnel-idle-timeout-ms`: an upgraded connection idle this long either way is closed. */
+const DEFAULT_TUNNEL_IDLE_TIMEOUT_MS = 3_600_000;
 
 function writeRawReply(socket: Duplex, status: number, text: string, extra = ''): void {
   if (socket.destroyed) return;
@@ -220,6 +222,14 @@ function attempt(
     }
     upSocket.setNoDelay(true);
     upSocket.setTimeout(0);
+    // Every byte either way passes the client socket (read or written): its idle timer is the tunnel's.
+    const idleMs = tunnel.services?.tunnelIdleTimeoutMs ?? DEFAULT_TUNNEL_IDLE_TIMEOUT_MS;
+    const clientSocket = client as Socket;
+    clientSocket.setTimeout?.(idleMs);
+    clientSocket.once?.('timeout', () => {
+      upSocket.destroy();
+      client.destroy();
+    });
     upSocket.on('error', () => {
       finish('reset');
       client.destroy();

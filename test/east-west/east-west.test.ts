@@ -196,6 +196,20 @@ describe('east-west listener', () => {
     expect(seen.every((p) => p === 'web-near-1' || p === 'web-near-2')).toBe(true);
   });
 
+  it('normalizes paths before matching, as the Gateway listeners, and refuses bad framing with 400', async () => {
+    const { echo } = await call(WEB, '/a/../%68ello//x/./?q=/../');
+    expect(echo).toMatchObject({ path: '/hello/x/?q=/../' });
+    expect((await call(WEB, '/a/..;/hello')).status).toBe(400);
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(ewPort, '127.0.0.1', () => socket.write(`GET / HTTP/1.1\nHost: ${WEB}\n\n`));
+      let out = '';
+      socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
+      socket.on('close', () => resolve(out));
+      socket.on('error', () => resolve(out));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+  });
+
   it('works as HTTP_PROXY: the absolute-form target names the service and the backend sees origin form', async () => {
     const proxy = new ProxyAgent({ uri: `http://127.0.0.1:${ewPort}`, proxyTunnel: false });
     try {

@@ -163,6 +163,25 @@ describe('upgrade requests', () => {
     expect(up.seen.filter((l) => l.includes('/never'))).toEqual([]);
   });
 
+  it('closes a tunnel idle longer than --tunnel-idle-timeout-ms', async () => {
+    const b = backend('ws', [up.port]);
+    const idle = await startProxy(simpleTable([entry([to(b)])], [b]), undefined, {
+      limits: { tunnelIdleTimeoutMs: 300 },
+    });
+    try {
+      const answer = await rawExchange(idle.port(), [upgrade('/ws'), 'hello'], {
+        pauseMs: 50,
+        idleMs: 5_000,
+      });
+      expect(answer.status).toBe(101);
+      expect(answer.body).toBe('HELLO');
+      // Closed by the gateway, well before the client's own 5 s read timeout.
+      expect(answer.closed).toBe(true);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('validates the upstream request like the normal path: a header that would split it is a local 500', async () => {
     up.seen.length = 0;
     const answer = await rawExchange(proxy.port(), upgrade('/inject'));
