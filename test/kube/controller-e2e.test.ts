@@ -280,6 +280,52 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
     server.delete('httproutes', 'default', 'status-check');
   });
 
+  it("removes our parent entry from a route detached from our Gateway, keeping another controller's", async () => {
+    server.create(route('detach', '/detach'));
+    await until(async () => {
+      const status = server.get('httproutes', 'default', 'detach')?.status as
+        | { parents?: { controllerName?: string }[] }
+        | undefined;
+      return status?.parents?.some((p) => p.controllerName === CONTROLLER) ? true : undefined;
+    }, 'our route status');
+    const theirs = {
+      parentRef: {
+        group: 'gateway.networking.k8s.io',
+        kind: 'Gateway',
+        namespace: 'default',
+        name: 'theirs',
+      },
+      controllerName: 'example.com/other-controller',
+      conditions: [
+        {
+          type: 'Accepted',
+          status: 'True',
+          reason: 'Accepted',
+          message: '',
+          lastTransitionTime: '2020-01-01T00:00:00Z',
+        },
+      ],
+    };
+    const current = server.get('httproutes', 'default', 'detach')?.status as { parents: unknown[] };
+    server.patch(
+      'httproutes',
+      'default',
+      'detach',
+      { status: { parents: [...current.parents, theirs] } },
+      'status',
+    );
+    // The route now names only the other implementation's Gateway.
+    server.patch('httproutes', 'default', 'detach', { spec: { parentRefs: [{ name: 'theirs' }] } });
+    const parents = await until(async () => {
+      const status = server.get('httproutes', 'default', 'detach')?.status as {
+        parents: { controllerName?: string }[];
+      };
+      return status.parents.some((p) => p.controllerName === CONTROLLER) ? undefined : status.parents;
+    }, 'our entry to be removed');
+    expect(parents).toEqual([theirs]);
+    server.delete('httproutes', 'default', 'detach');
+  });
+
   it('with two replicas, one holds the Lease and only it writes status', async () => {
     const lease = server.get('leases', 'default', 'clusterset-gateway-leader')?.spec as
       | { holderIdentity?: string }
