@@ -107,6 +107,24 @@ describe('active health checks: scheduling', () => {
     expect(h.counted.every((c) => c === 'http:local')).toBe(true);
   });
 
+  it('an endpoint-only change of one backend adds and drops just its probes; shared endpoints stay', async () => {
+    const h = harness();
+    const web = backend([rows('10.0.0', 2, 'east')], 'Service/shop/web:80');
+    const api = backend([rows('10.0.0', 1, 'east')], 'Service/shop/api:80');
+    h.checker.apply({ [web.id]: web, [api.id]: api });
+    expect(h.checker.targetCount).toBe(2);
+    // web moves from 10.0.0-0 and 10.0.0-1 to 10.0.9-0; api still names 10.0.0-0.
+    const moved = backend([rows('10.0.9', 1, 'east')], web.id);
+    h.checker.replaceBackends([{ previous: web, next: moved }]);
+    expect(h.checker.targetCount).toBe(2);
+    h.probes.length = 0;
+    await h.run(4_000);
+    expect(new Set(h.probes.map((p) => p.key))).toEqual(new Set(['10.0.0-0:8080', '10.0.9-0:8080']));
+    const shared = h.results.filter((r) => r.key === '10.0.0-0:8080');
+    expect(shared.length).toBeGreaterThan(0);
+    expect(shared.every((r) => r.backends.length === 1 && r.backends[0] === api.id)).toBe(true);
+  });
+
   it('a new table keeps the schedule of endpoints still there and stops probing removed ones', async () => {
     const h = harness();
     const first = backend([rows('10.0.0', 2, 'east')], 'Service/shop/web:80');
