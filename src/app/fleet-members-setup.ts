@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import { FleetMembership } from '../fleet/fleet-membership.ts';
 import { readProviderFile } from '../fleet/provider-file.ts';
@@ -8,7 +9,11 @@ import type { Source } from '../sources/source.ts';
  * The fleet's members from the flags (`--clusterprofile-provider-file`, `--member-kubeconfigs`), or undefined
  * when neither is given. A provider file that cannot be read or parsed stops the start, naming the field.
  */
-export function fleetMembersFromFlags(cli: CliOptions, logger: Logger): FleetMembership | undefined {
+export function fleetMembersFromFlags(
+  cli: CliOptions,
+  logger: Logger,
+  registry?: Registry,
+): FleetMembership | undefined {
   const fleet = cli.fleet;
   if (!fleet) return undefined;
   const providers = fleet.providerFile !== undefined ? readProviderFile(fleet.providerFile) : undefined;
@@ -21,6 +26,7 @@ export function fleetMembersFromFlags(cli: CliOptions, logger: Logger): FleetMem
     ...(providers ? { providers } : {}),
     ...(fleet.kubeconfigDir !== undefined ? { kubeconfigDir: fleet.kubeconfigDir } : {}),
     timing: { execTimeoutMs: fleet.execTimeoutMs },
+    ...(registry ? { registry } : {}),
   });
 }
 

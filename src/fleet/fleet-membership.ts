@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { ExecConfig } from '../kube/exec-credential.ts';
+import { fleetWatchErrors } from '../metrics/fleet-metrics.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
 import type { Condition } from '../snapshot/object-meta.ts';
 import { type KubeconfigMember, scanKubeconfigDir } from './kubeconfig-members.ts';
@@ -24,6 +26,8 @@ export interface FleetMembershipOptions {
   readonly debounceMs?: number;
   readonly timing?: Partial<MemberTiming>;
   readonly now?: () => number;
+  /** Where clusterset_gateway_fleet_watch_errors_total is counted. */
+  readonly registry?: Registry;
 }
 
 /** One candidate member, whichever way it was found. */
@@ -67,8 +71,11 @@ export class FleetMembership implements FleetMembers {
   #profiles: readonly ClusterProfile[] = [];
   #stopped = false;
 
+  readonly #countError: ((cluster: string) => void) | undefined;
+
   constructor(options: FleetMembershipOptions) {
     this.#o = options;
+    this.#countError = options.registry ? fleetWatchErrors(options.registry) : undefined;
     this.#log = options.logger.child({ component: 'fleet-members' });
     this.#timing = { ...DEFAULT_MEMBER_TIMING, ...options.timing };
   }
@@ -169,6 +176,7 @@ export class FleetMembership implements FleetMembers {
         auth: candidate.auth,
         logger: this.#log.child({ member: candidate.key }),
         onChange: () => this.#publishSoon(),
+        onError: () => this.#countError?.(this.#nameOf(candidate.key)),
         timing: this.#timing,
         ...(this.#o.now ? { now: this.#o.now } : {}),
       });
@@ -205,6 +213,13 @@ export class FleetMembership implements FleetMembers {
       .find((e) => (e.connection.current().clusterName ?? e.candidate.fallbackName) === cluster);
     if (!owner) throw new Error(`no member cluster ${cluster}`);
     await owner.connection.patchExportStatus(namespace, name, conditions);
+  }
+
+  /** The member's cluster name (its ClusterProperty, else the profile's or file's name). */
+  #nameOf(key: string): string {
+    const entry = this.#entries.get(key);
+    if (!entry) return key;
+    return entry.connection.current().clusterName ?? entry.candidate.fallbackName;
   }
 
   /** Every member's current view, in order of arrival. */

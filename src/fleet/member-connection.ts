@@ -58,6 +58,8 @@ export interface MemberConnectionOptions {
   readonly logger: Logger;
   /** Anything in `current()` changed. */
   readonly onChange: () => void;
+  /** A request to the member failed (each failure, not only state changes). */
+  readonly onError?: () => void;
   readonly timing: MemberTiming;
   readonly now?: () => number;
 }
@@ -248,6 +250,7 @@ export class MemberConnection {
   }
 
   #fail(where: string, err: unknown): void {
+    this.#o.onError?.();
     if (err instanceof KubeApiError && err.statusCode === 401) {
       this.#credentials?.invalidate(this.#authenticator?.lastUsed);
     }

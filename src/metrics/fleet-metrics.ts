@@ -1,4 +1,4 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MetricDefinition } from './metric-definition.ts';
 
 /** Metrics of fleet mode (src/fleet): members by connection state, member ServiceExports by outcome. */
@@ -64,4 +64,27 @@ export function fleetMetrics(registry: Registry): FleetMetrics {
   };
   bound.set(registry, metrics);
   return metrics;
+}
+
+export const FLEET_WATCH_ERRORS: MetricDefinition<'cluster'> = {
+  name: 'clusterset_gateway_fleet_watch_errors_total',
+  help: "Failed discovery, list or watch requests to a member cluster's API server (unreachable, refused credentials, a failing exec plugin, garbage), by member.",
+  labelNames: ['cluster'],
+};
+
+const watchErrors = new WeakMap<Registry, Counter<'cluster'>>();
+
+/** Counts one failed request to a member's API server; bound once per registry. */
+export function fleetWatchErrors(registry: Registry): (cluster: string) => void {
+  let counter = watchErrors.get(registry);
+  if (!counter) {
+    counter = new Counter({
+      ...FLEET_WATCH_ERRORS,
+      labelNames: [...FLEET_WATCH_ERRORS.labelNames],
+      registers: [registry],
+    });
+    watchErrors.set(registry, counter);
+  }
+  const bound = counter;
+  return (cluster) => bound.inc({ cluster });
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FleetMembership } from '../../src/fleet/fleet-membership.ts';
 import type { MemberView } from '../../src/fleet/member-view.ts';
@@ -30,8 +31,10 @@ describe('fleet members from ClusterProfiles', () => {
     mkdirSync(manifests, { recursive: true });
     writeFileSync(join(manifests, 'ns.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fleet\n');
     const logger = pino({ level: 'silent' });
+    const registry = new Registry();
     const membership = new FleetMembership({
       logger,
+      registry,
       providers: readProviderFile(plugin.providerFile()),
       timing: { backoffInitialMs: 50, backoffMaxMs: 300, execTimeoutMs: options.execTimeoutMs ?? 5_000 },
       ...(options.now ? { now: options.now } : {}),
@@ -53,7 +56,7 @@ describe('fleet members from ClusterProfiles', () => {
       cleanups.push(() => server.stop());
       return server;
     };
-    return { plugin, manifests, membership, member, views: () => views };
+    return { plugin, manifests, membership, member, registry, views: () => views };
   }
 
   it('turns profiles with a configured provider into synced members, named by their ClusterProperty', async () => {
@@ -119,16 +122,22 @@ describe('fleet members from ClusterProfiles', () => {
   });
 
   it('marks a member that goes down stale, keeps its objects, and resyncs when it comes back', async () => {
-    const { manifests, member, views } = await setup();
+    const { manifests, member, registry, views } = await setup();
     const east = await member('token-east');
     exportWeb(east, '10.1.0.1');
     writeFileSync(join(manifests, 'profiles.yaml'), profileYaml('east', east.url));
     await eventually(views, (v) => expect(byName(v, 'east').state).toBe('synced'));
+    const errors = async () =>
+      (await registry.getSingleMetric('clusterset_gateway_fleet_watch_errors_total')?.get())?.values.find(
+        (v) => v.labels.cluster === 'east',
+      )?.value ?? 0;
+    expect(await errors()).toBe(0);
 
     await east.stop();
     const down = await eventually(views, (v) => expect(byName(v, 'east').state).toBe('stale'));
     expect(byName(down, 'east').reason).toMatch(/unreachable/);
     expect(byName(down, 'east').endpointSlices).toHaveLength(1);
+    expect(await errors()).toBeGreaterThan(0);
 
     east.patch('endpointslices.discovery.k8s.io', 'shop', 'web-1', {
       endpoints: [{ addresses: ['10.1.0.9'], conditions: { ready: true } }],
