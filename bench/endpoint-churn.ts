@@ -289,10 +289,12 @@ const churn = setInterval(() => {
   };
   pending.set(address, performance.now());
   changes++;
-  debounce ??= setTimeout(() => {
-    debounce = undefined;
-    reconciler.submit(new Snapshot(all));
-  }, DEBOUNCE_MS);
+  if (debounce === undefined) {
+    debounce = setTimeout(() => {
+      debounce = undefined;
+      reconciler.submit(new Snapshot(all));
+    }, DEBOUNCE_MS);
+  }
 }, 1000 / RATE);
 loop.enable();
 const churned = await load(port, SECONDS);
