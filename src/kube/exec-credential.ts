@@ -9,7 +9,8 @@ import { isRecord } from './json-object.ts';
 /**
  * Kubeconfig exec credential plugins (client.authentication.k8s.io v1 and v1beta1), run the way client-go's
  * exec authenticator runs them, for a long-running controller:
- * - the credential is cached until its `expirationTimestamp` (or, without one, until the server answers 401);
+ * - the credential is cached until shortly before its `expirationTimestamp` (10 s, or half its life when that is
+ *   shorter), or, without one, until the server answers 401;
  * - one run at a time, however many requests are waiting for it;
  * - a run that hangs is killed after a timeout; stdout is bounded;
  * - errors say what went wrong (exit code, timeout, malformed output, expired credential) but never carry the
@@ -90,6 +91,7 @@ export class ExecCredentialSource {
   readonly #now: () => number;
   #cached: ExecCredential | undefined;
   #running: Promise<ExecCredential> | undefined;
+  #obtainedAtMs = 0;
   /** Successful runs so far (for operators and tests). */
   runs = 0;
 
@@ -122,7 +124,10 @@ export class ExecCredentialSource {
 
   #expiring(credential: ExecCredential): boolean {
     if (credential.expiresAtMs === undefined) return false;
-    return this.#now() >= credential.expiresAtMs - (this.#o.refreshBeforeExpiryMs ?? 10_000);
+    // A short-lived credential is renewed halfway through its life, not on every request.
+    const lifetimeMs = credential.expiresAtMs - this.#obtainedAtMs;
+    const marginMs = Math.min(this.#o.refreshBeforeExpiryMs ?? 10_000, Math.max(0, lifetimeMs / 2));
+    return this.#now() >= credential.expiresAtMs - marginMs;
   }
 
   async #run(): Promise<ExecCredential> {
@@ -142,6 +147,7 @@ export class ExecCredentialSource {
       );
     }
     this.#cached = credential;
+    this.#obtainedAtMs = this.#now();
     this.runs++;
     return credential;
   }
