@@ -84,12 +84,11 @@ async function main(argv: readonly string[]): Promise<void> {
       ];
       return { ready: reasons.length === 0, reasons };
     },
-    configDump: () =>
+    configDump: async () =>
       buildConfigDump({
         result: reconciler.last?.result,
-        balancers: workerPool
-          ? 'per worker with --workers: each worker balances on what it sees'
-          : dataPlane.describeBalancers(),
+        // With workers: the prober's balancers (probe verdicts are shared; passive signals are per worker).
+        balancers: workerPool ? await workerPool.balancers() : dataPlane.describeBalancers(),
         problems: setup.problems(),
         fleet: setup.fleet?.(),
       }),

@@ -8,6 +8,7 @@ export interface AdminState {
   /** Ready after the first translation has been applied and the listeners are up. */
   readiness(): { readonly ready: boolean; readonly reasons: readonly string[] };
   /** The routing table, statuses and source problems, as /config_dump serves them. */
+  /** Asynchronous with `--workers` (the balancers come from a worker). */
   configDump(): unknown;
 }
 
@@ -61,8 +62,8 @@ export function publicRoutes(
  */
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const routes = publicRoutes(options);
-  routes.set('/config_dump', (_req, res) =>
-    send(res, 200, `${JSON.stringify(options.state.configDump(), null, 2)}\n`, 'application/json'),
+  routes.set('/config_dump', async (_req, res) =>
+    send(res, 200, `${JSON.stringify(await options.state.configDump(), null, 2)}\n`, 'application/json'),
   );
   for (const [path, route] of options.extraRoutes ?? []) routes.set(path, route);
   return serveRoutes(routes, options.host, options.port, 'admin', options.logger);

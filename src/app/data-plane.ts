@@ -4,7 +4,7 @@ import type { CliOptions } from '../cli/args.ts';
 import { HealthChecker } from '../health-check/health-checker.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
-import { createBalancerFactory } from '../lb/index.ts';
+import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/east-west-access-log.ts';
 import { ProxyServer } from '../proxy/index.ts';
@@ -21,12 +21,36 @@ export interface DataPlane {
   close(): Promise<void>;
 }
 
+/** One active health check result, as shared between workers. */
+export interface ProbeResult {
+  readonly backendIds: readonly string[];
+  readonly endpointKey: string;
+  readonly ok: boolean;
+  readonly kind: ProbeKind;
+}
+
+/**
+ * How a data plane takes part in active health checks. Alone: it probes and skips endpoints its own traffic
+ * just proved. As a worker (`--workers N`): one worker probes every endpoint every interval and hands each
+ * result to `shared` (the others' balancers get it over IPC and `recordProbe`), the rest do not probe.
+ */
+export interface HealthCheckRole {
+  readonly probes: boolean;
+  readonly shared?: (result: ProbeResult) => void;
+}
+
+export interface WorkerDataPlane extends DataPlane {
+  /** A probe result from the worker that probes. */
+  recordProbe(result: ProbeResult): void;
+}
+
 export function startDataPlane(
   cli: CliOptions,
   eastWestPort: number | undefined,
   logger: Logger,
   registry: Registry,
-): DataPlane {
+  role: HealthCheckRole = { probes: true },
+): WorkerDataPlane {
   const balancerMetrics = new BalancerMetrics(registry, () => balancers.healthyEndpoints());
   const balancers = createBalancerFactory({
     policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
@@ -52,14 +76,24 @@ export function startDataPlane(
       },
     },
   });
-  const healthChecks = new HealthChecker(cli.healthCheck, {
-    result: (backendIds, endpointKey, ok, kind) => {
-      for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
+  const recordProbe = ({ backendIds, endpointKey, ok, kind }: ProbeResult): void => {
+    for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
+  };
+  const shared = role.shared;
+  const healthChecks = new HealthChecker(
+    { ...cli.healthCheck, enabled: cli.healthCheck.enabled && role.probes },
+    {
+      result: (backendIds, endpointKey, ok, kind) => {
+        const result = { backendIds, endpointKey, ok, kind };
+        recordProbe(result);
+        shared?.(result);
+      },
+      counted: balancerMetrics.countHealthCheck,
+      // Shared results: this worker's traffic proves nothing for the others, so every endpoint is probed.
+      servedRecently: (backendIds, endpointKey, withinMs) =>
+        shared === undefined && backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
     },
-    counted: balancerMetrics.countHealthCheck,
-    servedRecently: (backendIds, endpointKey, withinMs) =>
-      backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
-  });
+  );
   const accessLog = cli.accessLog ? accessLogger() : undefined;
   const proxy = new ProxyServer({
     host: cli.address,
@@ -96,6 +130,7 @@ export function startDataPlane(
       healthChecks.replaceBackends(changes);
     },
     describeBalancers: () => proxy.describeBalancers(),
+    recordProbe,
     async close() {
       healthChecks.close();
       await proxy.close();

@@ -4,31 +4,47 @@ import { pino } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
-import { type DataPlane, startDataPlane } from './data-plane.ts';
+import type { BalancerState } from '../lb/index.ts';
+import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
 
 /**
  * `--workers N` (issue 5, multi-core): the primary process runs the sources, translation, status and the admin
  * server; N worker processes each run a data plane. Every routing table is broadcast to every worker over IPC,
  * and the listening sockets are shared through node:cluster with SCHED_NONE, so the kernel spreads connections
- * over the workers' accept() calls. Balancer health is per worker: each learns from its own traffic.
+ * over the workers' accept() calls.
+ *
+ * Active health checks run once: one designated worker (the prober; its replacement if it exits) probes every
+ * endpoint every interval and sends each result to the primary, which hands it to every other worker, so all
+ * balancers count the same probe verdicts. Passive signals (ejections, avoidance, load) stay per worker: each
+ * learns from its own traffic. Connection limits are per worker (documented in docs/operations.md).
  */
 type ToWorker =
   | { readonly type: 'route-table'; readonly id: number; readonly table: RouteTable }
   /** Endpoint sets of some backends of the table in force (DataPlane.applyEndpoints). */
-  | { readonly type: 'endpoints'; readonly id: number; readonly backends: readonly BackendCluster[] };
+  | { readonly type: 'endpoints'; readonly id: number; readonly backends: readonly BackendCluster[] }
+  | { readonly type: 'probe-result'; readonly result: ProbeResult }
+  | { readonly type: 'describe-balancers'; readonly id: number };
 type FromWorker =
   /** The worker listens for tables now (messages sent before that would be lost). */
   | { readonly type: 'ready' }
   | { readonly type: 'route-table-applied'; readonly id: number }
-  | { readonly type: 'route-table-failed'; readonly id: number; readonly error: string };
+  | { readonly type: 'route-table-failed'; readonly id: number; readonly error: string }
+  | { readonly type: 'probe-result'; readonly result: ProbeResult }
+  | { readonly type: 'balancers'; readonly id: number; readonly balancers: Record<string, BalancerState> };
 
 export interface WorkerPool extends DataPlane {
   /** Prometheus text of every worker's registry, aggregated (counters summed, gauges per worker summed). */
   metrics(): Promise<string>;
+  /** The balancers of the worker that probes (probe verdicts are the same in every worker). */
+  balancers(): Promise<Record<string, BalancerState>>;
 }
 
 /** Tells a worker the east-west port the primary settled on (the demo turns it on without a flag). */
 const EAST_WEST_PORT_ENV = 'CLUSTERSET_GATEWAY_WORKER_EAST_WEST_PORT';
+/** Set to 1 in the one worker that runs the active health checks. */
+const PROBER_ENV = 'CLUSTERSET_GATEWAY_WORKER_PROBES';
+/** How long /config_dump waits for the prober's balancers before it shows none. */
+const DESCRIBE_TIMEOUT_MS = 2_000;
 
 export async function startWorkerPool(
   count: number,
@@ -60,13 +76,26 @@ export async function startWorkerPool(
     }
   };
 
-  const fork = (): Worker => {
-    const worker = cluster.fork(
-      eastWestPort === undefined ? {} : { [EAST_WEST_PORT_ENV]: String(eastWestPort) },
-    );
+  let prober: Worker | undefined;
+  let nextDescribe = 1;
+  const describing = new Map<number, (balancers: Record<string, BalancerState>) => void>();
+
+  const fork = (probes: boolean): Worker => {
+    const worker = cluster.fork({
+      ...(eastWestPort === undefined ? {} : { [EAST_WEST_PORT_ENV]: String(eastWestPort) }),
+      ...(probes ? { [PROBER_ENV]: '1' } : {}),
+    });
+    if (probes) prober = worker;
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
         if (latest) worker.send(latest);
+      } else if (message.type === 'probe-result') {
+        for (const other of workers()) {
+          if (other !== worker && other.isConnected()) other.send(message);
+        }
+      } else if (message.type === 'balancers') {
+        describing.get(message.id)?.(message.balancers);
+        describing.delete(message.id);
       } else if (message.type === 'route-table-failed') {
         const wait = pending.get(message.id);
         pending.delete(message.id);
@@ -80,17 +109,20 @@ export async function startWorkerPool(
       settle(worker.id, Number.POSITIVE_INFINITY);
       if (stopping) return;
       log.error({ worker: worker.id, code, signal }, 'worker exited; starting another');
-      fork();
+      // The replacement of the prober probes, so health checks never stop nor run twice.
+      fork(worker === prober);
     });
     return worker;
   };
-  for (let i = 0; i < count; i++) fork();
+  for (let i = 0; i < count; i++) fork(i === 0);
   log.info({ workers: count }, 'data plane workers started');
 
   const workers = (): Worker[] =>
     Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
 
-  const broadcast = (message: ToWorker): Promise<void> => {
+  const broadcast = (
+    message: Extract<ToWorker, { readonly id: number; readonly table?: RouteTable }>,
+  ): Promise<void> => {
     const targets = workers();
     if (targets.length === 0) return Promise.resolve();
     return new Promise<void>((done, fail) => {
@@ -112,6 +144,22 @@ export async function startWorkerPool(
       return broadcast({ type: 'endpoints', id, backends });
     },
     describeBalancers: () => ({}),
+    balancers() {
+      const target = prober?.isConnected() ? prober : undefined;
+      if (target === undefined) return Promise.resolve({});
+      const id = nextDescribe++;
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          describing.delete(id);
+          resolve({});
+        }, DESCRIBE_TIMEOUT_MS);
+        describing.set(id, (balancers) => {
+          clearTimeout(timer);
+          resolve(balancers);
+        });
+        target.send({ type: 'describe-balancers', id } satisfies ToWorker);
+      });
+    },
     metrics: () => aggregator.clusterMetrics(),
     async close() {
       stopping = true;
@@ -140,8 +188,29 @@ export function runWorker(cli: CliOptions): void {
   AggregatorRegistry.setRegistries([registry]);
   // Constructing one installs prom-client's answer to the primary's metrics requests in this worker.
   new AggregatorRegistry();
-  const dataPlane = startDataPlane(cli, eastWestPort, logger, registry);
+  const probes = process.env[PROBER_ENV] === '1';
+  const dataPlane = startDataPlane(cli, eastWestPort, logger, registry, {
+    probes,
+    ...(probes
+      ? {
+          shared: (result: ProbeResult) =>
+            process.send?.({ type: 'probe-result', result } satisfies FromWorker),
+        }
+      : {}),
+  });
   process.on('message', (message: ToWorker) => {
+    if (message?.type === 'probe-result') {
+      dataPlane.recordProbe(message.result);
+      return;
+    }
+    if (message?.type === 'describe-balancers') {
+      process.send?.({
+        type: 'balancers',
+        id: message.id,
+        balancers: dataPlane.describeBalancers(),
+      } satisfies FromWorker);
+      return;
+    }
     if (message?.type !== 'route-table' && message?.type !== 'endpoints') return;
     const applied =
       message.type === 'route-table'
