@@ -160,9 +160,9 @@ describe('Kubernetes source against the API test server', () => {
     server = await withServer();
     const { recorder } = startSource(server);
     await recorder.waitFor(() => true, 'initial snapshot');
-    // 16 watched kinds: the 14 of before plus GRPCRoute and ListenerSet.
-    await eventually(() => server?.watchCount === 16, 'all watches open');
-    expect(server.dropWatches()).toBe(16);
+    // 17 watched kinds: the 14 of before plus GRPCRoute, ListenerSet and ClusterSelectionPolicy.
+    await eventually(() => server?.watchCount === 17, 'all watches open');
+    expect(server.dropWatches()).toBe(17);
     server.create(service('after-drop'));
     await recorder.waitFor(
       (s) => s.get('Service', 'default', 'after-drop') !== undefined,
