@@ -128,6 +128,9 @@ export function startDataPlane(
       });
       await proxy.applyEndpoints(backends);
       healthChecks.replaceBackends(changes);
+      // Series of a cluster or zone the replaced endpoint sets no longer have leave /metrics.
+      const current = proxy.backends;
+      if (current !== undefined) proxy.metrics.retainUpstream([...current.values()].map((b) => b.cluster));
     },
     describeBalancers: () => proxy.describeBalancers(),
     recordProbe,

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { RouteTable } from '../ir/route-table.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { AttemptResult } from '../lb/balancer.ts';
 import { type CounterCell, FastCounter, FastHistogram, type HistogramCell } from '../metrics/fast-metrics.ts';
 import {
@@ -160,10 +160,19 @@ export class ProxyMetrics {
       series.release();
       this.#requestSeries.delete(key);
     }
+    this.retainUpstream(Object.values(table.backends));
+  }
+
+  /**
+   * Removes upstream series whose backend is not in `backends` or has no endpoint in that cluster and zone any
+   * more; also after endpoint sets were replaced in place (no table compile).
+   */
+  retainUpstream(backends: Iterable<BackendCluster>): void {
     const live = new Set<string>();
-    for (const [id, backend] of Object.entries(table.backends)) {
+    for (const backend of backends) {
       for (const tier of backend.tiers) {
-        for (const endpoint of tier) live.add(`${id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
+        for (const endpoint of tier)
+          live.add(`${backend.id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
       }
     }
     for (const [key, series] of this.#upstreamSeries) {

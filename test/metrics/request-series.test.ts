@@ -56,4 +56,37 @@ describe('request series', () => {
     expect(bucket('\\+Inf')).toBe('5');
     expect(text).toMatch(/_sum\{gateway="gw",route="ns\/r",backend="b"\} 30\.2064/);
   });
+
+  it('upstream series of a cluster and zone a backend no longer has leave /metrics', async () => {
+    const registry = new Registry();
+    const metrics = new ProxyMetrics(registry);
+    metrics.upstreamSeries('Service/ns/api:80', 'east', 'a').record('success', 0.001);
+    metrics.upstreamSeries('Service/ns/api:80', 'west', 'b').record('success', 0.001);
+    const endpoint = {
+      key: 'k:1',
+      address: 'k',
+      port: 1,
+      cluster: 'east',
+      zone: 'a',
+      ready: true,
+      weight: 1,
+    };
+    metrics.retainUpstream([
+      {
+        id: 'Service/ns/api:80',
+        kind: 'Service',
+        namespace: 'ns',
+        name: 'api',
+        port: 80,
+        protocol: 'http1',
+        trafficDistribution: 'Default',
+        tiers: [[endpoint]],
+      },
+    ]);
+    const text = await registry.metrics();
+    expect(samples(text, 'clusterset_gateway_upstream_requests_total')).toEqual([
+      'clusterset_gateway_upstream_requests_total{backend="Service/ns/api:80",cluster="east",zone="a",result="success"} 1',
+    ]);
+    expect(text).not.toContain('cluster="west"');
+  });
 });
