@@ -47,7 +47,9 @@ export class Snapshot {
       bucket.set(key, obj);
     }
     this.#byKind = byKind;
-    for (const slice of this.list('EndpointSlice')) {
+    // Unsorted: every reader of these lists orders them by slice name itself, and a sort of every slice on every
+    // snapshot is what EndpointSlice churn would pay for most.
+    for (const slice of (byKind.get('EndpointSlice')?.values() ?? []) as Iterable<EndpointSlice>) {
       const ns = slice.metadata.namespace ?? 'default';
       const labels = slice.metadata.labels ?? {};
       const service = labels['kubernetes.io/service-name'];
