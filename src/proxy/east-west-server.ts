@@ -1,26 +1,15 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
 import { EAST_WEST_REFUSED } from '../metrics/request-metrics.ts';
-import { listen } from '../net/listen.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { requestAuthority, serviceHostname } from './east-west-authority.ts';
 import type { CompiledEastWest } from './east-west-compile.ts';
 import type { ExchangeServices } from './forward-exchange.ts';
-import { splitCleartextConnections } from './http2-preface.ts';
-import { Http2Sessions } from './http2-sessions.ts';
-import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
+import { ListenerCore } from './listener-core.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { matchRequest } from './match-request.ts';
-import {
-  DEFAULT_LISTENER_LIMITS,
-  type ListenerLimits,
-  rawRefusal,
-  refusalForParseError,
-  refuseRequest,
-  responseInProgress,
-} from './request-guard.ts';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits, refusalForParseError } from './request-guard.ts';
 import { serveAction } from './serve-request.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
@@ -62,17 +51,12 @@ function rawReply(socket: Duplex, status: string, text: string, extra = ''): voi
  * HTTP (a TLS ClientHello, random bytes) with 400 and a closed connection, counted by reason.
  */
 export class EastWestServer {
-  readonly #server: Server;
+  readonly #core: ListenerCore;
   readonly #services: ExchangeServices;
   readonly #accessLog: AccessLog | undefined;
   readonly #refused: Counter<'reason'>;
-  readonly #tunnels = new Set<Duplex>();
-  readonly #http2: Http2Sessions;
-  /** Connections whose first bytes have not told HTTP/1 from HTTP/2 yet. */
-  readonly #sniffing = new Set<Socket>();
   #compiled: CompiledEastWest;
   #boundPort = 0;
-  #draining = false;
 
   constructor(options: EastWestServerOptions, compiled: CompiledEastWest) {
     this.#services = options.services;
@@ -88,75 +72,20 @@ export class EastWestServer {
       });
     for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);
 
-    const limits = options.limits ?? DEFAULT_LISTENER_LIMITS;
-    const rejections = options.services.rejections;
-    const serve = (req: IncomingMessage, res: ServerResponse): void => {
-      try {
-        this.#serve(req, res);
-      } catch (err) {
-        // A bug must cost one request, never the process.
-        this.#services.logger.error({ err: (err as Error).message }, 'east-west request handler failed');
-        if (!res.headersSent) sendLocalReply(res, 500, 'internal error');
-        else res.destroy();
-      }
-    };
-    // HTTP/1 requests pass the checks the parser does not make, as on the Gateway listeners.
-    const serveHttp1 = (req: IncomingMessage, res: ServerResponse): void => {
-      // A closing listener tells its clients to move elsewhere, as the Gateway listeners do.
-      if (this.#draining) res.shouldKeepAlive = false;
-      const refusal = refuseRequest(req, limits.maxHeaders);
-      if (refusal === undefined) {
-        serve(req, res);
-        return;
-      }
-      rejections?.report(refusal.reason, { listener: 'east-west' });
-      res.shouldKeepAlive = false;
-      sendLocalReply(res, refusal.status, refusal.reason);
-    };
-    this.#server = createServer(
-      {
-        maxHeaderSize: limits.maxHeaderBytes,
-        headersTimeout: limits.headerTimeoutMs,
-        keepAliveTimeout: limits.keepAliveTimeoutMs,
-        connectionsCheckingInterval: Math.max(100, Math.min(1_000, limits.headerTimeoutMs / 4)),
-      },
-      serveHttp1,
-    );
-    this.#server.maxHeadersCount = limits.maxHeaders + 1;
-    this.#server.timeout = limits.idleTimeoutMs;
-    // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the same listener takes it.
-    this.#http2 = new Http2Sessions(serve);
-    const toHttp1 = splitCleartextConnections(this.#server, this.#http2, this.#sniffing);
-    const resumeHttp1 = (socket: Duplex, head: Buffer): void => {
-      this.#tunnels.delete(socket);
-      if (this.#draining) {
-        socket.end();
-        return;
-      }
-      if (head.length > 0) socket.unshift(head);
-      toHttp1(socket as Socket);
-    };
-    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (isH2cOnlyUpgrade(req)) {
-        // Off the HTTP server's books too: tracked so that close() can cut it after the drain.
-        this.#tunnels.add(socket);
-        socket.once('close', () => this.#tunnels.delete(socket));
-        serveIgnoringUpgrade(req, socket, serveHttp1, (res, status, reason) => {
-          rejections?.report(reason, { listener: 'east-west' });
-          sendLocalReply(res, status, reason);
-        });
-        return;
-      }
-      this.#tunnels.add(socket);
-      socket.once('close', () => this.#tunnels.delete(socket));
-      socket.on('error', () => socket.destroy());
-      const authority = requestAuthority(req);
-      const port = authority === undefined ? undefined : this.#compiled.ports.get(authority.port);
-      if (port === undefined) {
-        rawReply(socket, '404 Not Found', this.#unknownMessage(authority));
-        return;
-      }
-      try {
+    // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the core's cleartext split takes it.
+    this.#core = new ListenerCore({
+      limits: options.limits ?? DEFAULT_LISTENER_LIMITS,
+      logger: options.services.logger,
+      rejections: options.services.rejections,
+      detail: { listener: 'east-west' },
+      serve: (req, res) => this.#serve(req, res),
+      upgrade: (req, socket, head, resume) => {
+        const authority = requestAuthority(req);
+        const port = authority === undefined ? undefined : this.#compiled.ports.get(authority.port);
+        if (port === undefined) {
+          rawReply(socket, '404 Not Found', this.#unknownMessage(authority));
+          return;
+        }
         serveUpgrade(
           port,
           req,
@@ -164,14 +93,29 @@ export class EastWestServer {
           head,
           this.#services,
           serviceHostname(authority!.host, this.#compiled.addresses),
-          resumeHttp1,
+          resume,
         );
-      } catch (err) {
-        this.#services.logger.error({ err: (err as Error).message }, 'east-west upgrade handler failed');
-        socket.destroy();
-      }
+      },
+      refuseParseError: (err, socket) => {
+        if (err.rawPacket?.[0] === TLS_HANDSHAKE) {
+          this.#refuse('tls');
+          rawReply(socket, '400 Bad Request', 'this is a plain HTTP listener: TLS is not accepted here');
+          return true;
+        }
+        // A request over a limit (431, 408) or badly framed is refused as on the Gateway listeners (the
+        // core's answer); anything else is not HTTP.
+        const refusal = refusalForParseError(err.code, err.rawPacket);
+        if (refusal.status !== 400 || refusal.reason === 'invalid message framing') return false;
+        this.#refuse('not-http');
+        rawReply(
+          socket,
+          '400 Bad Request',
+          `not an HTTP/1.1 request; the east-west listener serves HTTP for ${HOSTNAME_HINT}`,
+        );
+        return true;
+      },
     });
-    this.#server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    this.#core.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
       this.#refuse('connect');
       socket.on('error', () => socket.destroy());
       rawReply(
@@ -179,34 +123,6 @@ export class EastWestServer {
         '405 Method Not Allowed',
         `CONNECT is not supported: the east-west listener is an HTTP proxy, not a tunnel; send plain HTTP requests for ${HOSTNAME_HINT}`,
         'allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n',
-      );
-    });
-    this.#server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
-      if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
-        socket.destroy();
-        return;
-      }
-      if (responseInProgress(socket)) {
-        socket.destroy();
-        return;
-      }
-      if (err.rawPacket?.[0] === TLS_HANDSHAKE) {
-        this.#refuse('tls');
-        rawReply(socket, '400 Bad Request', 'this is a plain HTTP listener: TLS is not accepted here');
-        return;
-      }
-      // A request over a limit (431, 408) is refused as on the Gateway listeners; anything else is not HTTP.
-      const refusal = refusalForParseError(err.code, err.rawPacket);
-      if (refusal.status !== 400 || refusal.reason === 'invalid message framing') {
-        rejections?.report(refusal.reason, { listener: 'east-west', code: err.code });
-        socket.end(rawRefusal(refusal));
-        return;
-      }
-      this.#refuse('not-http');
-      rawReply(
-        socket,
-        '400 Bad Request',
-        `not an HTTP/1.1 request; the east-west listener serves HTTP for ${HOSTNAME_HINT}`,
       );
     });
   }
@@ -220,33 +136,16 @@ export class EastWestServer {
   }
 
   async listen(host: string, port: number): Promise<number> {
-    this.#boundPort = await listen(this.#server, host, port);
+    this.#boundPort = await this.#core.listen(host, port);
     return this.#boundPort;
   }
 
-  /** Stops accepting, lets requests in flight finish within `drainMs`, then cuts what is left. */
+  /**
+   * Stops accepting, lets requests in flight finish within `drainMs` (answers say `Connection: close`), then
+   * cuts what is left.
+   */
   close(drainMs: number): Promise<void> {
-    this.#draining = true;
-    return new Promise((resolve) => {
-      if (!this.#server.listening) {
-        resolve();
-        return;
-      }
-      const timer = setTimeout(() => {
-        this.#server.closeAllConnections();
-        for (const socket of this.#tunnels) socket.destroy();
-        this.#http2.destroy();
-      }, drainMs);
-      timer.unref();
-      this.#server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-      this.#server.closeIdleConnections();
-      this.#http2.close();
-      for (const socket of this.#sniffing) socket.destroy();
-      this.#sniffing.clear();
-    });
+    return this.#core.close(drainMs);
   }
 
   #refuse(reason: RefusedReason): void {
