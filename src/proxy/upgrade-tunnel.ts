@@ -144,6 +144,20 @@ function attempt(
     record(status);
     return;
   }
+  // A tunnel holds one of the endpoint's connection slots for its whole life, as a request does for its own.
+  const pools = tunnel.services?.pools;
+  if (pools !== undefined && !pools.reserve(endpoint)) {
+    tunnel.services?.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
+    writeRawReply(client, 503, 'upstream connection limit reached');
+    record(503);
+    return;
+  }
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    pools?.release(endpoint);
+  };
   const end = backend.balancer.begin(endpoint);
   const attemptStart = performance.now();
   let ended = false;
@@ -173,6 +187,7 @@ function attempt(
         : httpsRequest({ ...options, ...upstreamTlsConnect(policy) });
   } catch (err) {
     // The client refused a header or path we built: the gateway's error, never the endpoint's.
+    release();
     finish('success');
     tunnel.services?.rejections?.report('invalid upstream request', { err: (err as Error).message });
     writeRawReply(client, 500, 'invalid upstream request');
@@ -181,9 +196,17 @@ function attempt(
   }
   let connected = false;
   let answered = false;
-  upstream.on('socket', (s: Socket) =>
-    s.once(policy === undefined ? 'connect' : 'secureConnect', () => (connected = true)),
-  );
+  let socketSeen = false;
+  // The slot is the upstream connection's: it is given back when that socket closes (a tunnel's end, a relayed
+  // refusal, a failed connect), or with the request when it never got a socket.
+  upstream.on('socket', (s: Socket) => {
+    socketSeen = true;
+    s.once('close', release);
+    s.once(policy === undefined ? 'connect' : 'secureConnect', () => (connected = true));
+  });
+  upstream.once('close', () => {
+    if (!socketSeen) release();
+  });
   upstream.setTimeout(tunnel.action.requestTimeoutMs ?? DEFAULT_UPGRADE_RESPONSE_TIMEOUT_MS, () => {
     if (answered) return;
     finish('timeout');

@@ -182,6 +182,45 @@ describe('upgrade requests', () => {
     }
   });
 
+  it("holds one of the endpoint's connection slots per tunnel: past the limit a new one gets 503", async () => {
+    const b = backend('ws', [up.port]);
+    const limited = await startProxy(simpleTable([entry([to(b)])], [b]), undefined, {
+      upstream: { connectionsPerEndpoint: 1, queuePerEndpoint: 1 },
+    });
+    const open = (): Promise<{ socket: Socket; head: string }> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(limited.port(), '127.0.0.1', () => socket.write(upgrade('/ws')));
+        let head = '';
+        socket.on('data', (d: Buffer) => {
+          head += d.toString();
+          if (head.includes('\r\n\r\n')) resolve({ socket, head });
+        });
+        socket.on('error', reject);
+      });
+    try {
+      const first = await open();
+      const second = await open();
+      expect([first.head, second.head].map((h) => h.slice(0, 12))).toEqual(['HTTP/1.1 101', 'HTTP/1.1 101']);
+      const refused = await rawExchange(limited.port(), upgrade('/ws'), { idleMs: 1_000 });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toBe('upstream connection limit reached\n');
+      // A tunnel the backend ends gives its slot back.
+      const before = new Set(up.sockets);
+      for (const socket of before) socket.destroy();
+      first.socket.destroy();
+      second.socket.destroy();
+      let again = await rawExchange(limited.port(), [upgrade('/ws'), 'x'], { pauseMs: 50, idleMs: 300 });
+      for (let i = 0; again.status !== 101 && i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        again = await rawExchange(limited.port(), [upgrade('/ws'), 'x'], { pauseMs: 50, idleMs: 300 });
+      }
+      expect(again.status).toBe(101);
+      expect(again.body).toBe('X');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('validates the upstream request like the normal path: a header that would split it is a local 500', async () => {
     up.seen.length = 0;
     const answer = await rawExchange(proxy.port(), upgrade('/inject'));
