@@ -188,24 +188,14 @@ const reconciler = new Reconciler({
   registry,
   apply: async (result) => {
     await dataPlane.apply(result.table);
+    lastTable = result.table;
     applied++;
-    seen(result.table);
-  },
-  // As main.ts: a change of EndpointSlices alone re-resolves only the backends they feed.
-  applyEndpoints: async (backends, table) => {
-    await dataPlane.applyEndpoints(backends, table);
-    applied++;
-    seen(table);
+    if (waiter?.check(result.table)) {
+      waiter.resolve();
+      waiter = undefined;
+    }
   },
 });
-
-function seen(table: RouteTable): void {
-  lastTable = table;
-  if (waiter?.check(table)) {
-    waiter.resolve();
-    waiter = undefined;
-  }
-}
 
 const hasAddress = (table: RouteTable, address: string) =>
   table.backends[WEB]?.tiers.some((tier) => tier.some((e) => e.address === address)) ?? false;
