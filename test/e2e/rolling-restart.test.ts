@@ -73,7 +73,7 @@ describe('rolling restart of the near zone: refusals steer picks inside the zone
       // Outlier ejection off: the test stops a pod until the gateway was refused once, but on a loaded machine more
       // refusals can land first, and three in a row would be a genuine (capped) ejection. What is under test is
       // that refusals and the avoidance they cause never move tier shares; ejections and their cap are tested on a
-      // fake clock (test/lb/health-model.test.ts).
+      // fake clock (test/lb/outlier-detection.test.ts, test/lb/rolling-restart.test.ts).
       args: ['--cluster', 'east-1', '--zone', 'us-east-1a', '--max-ejection-percent', '0'],
       manifests: {
         'web.yaml': yamlDocs(
