@@ -1,19 +1,21 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
-import { FleetMembership } from '../fleet/fleet-membership.ts';
+import type { FleetMembership } from '../fleet/fleet-membership.ts';
 import { readProviderFile } from '../fleet/provider-file.ts';
 import type { Source } from '../sources/source.ts';
 
 /**
  * The fleet's members from the flags (`--clusterprofile-provider-file`, `--member-kubeconfigs`), or undefined
  * when neither is given. A provider file that cannot be read or parsed stops the start, naming the field.
+ * The membership is loaded only in fleet mode: it brings @kubernetes/client-node, tens of MiB of heap and RSS that
+ * a gateway without members never uses.
  */
-export function fleetMembersFromFlags(
+export async function fleetMembersFromFlags(
   cli: CliOptions,
   logger: Logger,
   registry?: Registry,
-): FleetMembership | undefined {
+): Promise<FleetMembership | undefined> {
   const fleet = cli.fleet;
   if (!fleet) return undefined;
   const providers = fleet.providerFile !== undefined ? readProviderFile(fleet.providerFile) : undefined;
@@ -21,6 +23,7 @@ export function fleetMembersFromFlags(
     { providers: providers ? [...providers.keys()] : [], kubeconfigDir: fleet.kubeconfigDir },
     'fleet mode: reading member clusters',
   );
+  const { FleetMembership } = await import('../fleet/fleet-membership.ts');
   return new FleetMembership({
     logger,
     ...(providers ? { providers } : {}),

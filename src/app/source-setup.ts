@@ -20,7 +20,7 @@ export async function openSource(
   registry: Registry,
 ): Promise<SourceSetup> {
   // Read before anything starts: a bad provider file is a start-up failure, not a running gateway without members.
-  const members = fleetMembersFromFlags(cli, logger, registry);
+  const members = await fleetMembersFromFlags(cli, logger, registry);
   const setup = await openPrimarySource(cli, eastWestPort, logger, registry);
   if (!members) return setup;
   return withFleet(
