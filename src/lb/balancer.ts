@@ -13,8 +13,20 @@ export interface Balancer {
   pick(tried?: ReadonlySet<string>): UpstreamEndpoint | undefined;
   /** Marks an attempt as started (outstanding load) and returns the function that ends it. */
   begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void;
+  /**
+   * `begin` for the request path: marks an attempt on `endpoint` (most often the one `pick` just returned) as
+   * started and returns the balancer's handle for it, to pass to `end` once; no closure or object per attempt.
+   */
+  start(endpoint: UpstreamEndpoint): EndpointHandle;
+  /** Ends an attempt `start` began: its result and latency feed the load estimate and health. */
+  end(handle: EndpointHandle, result: AttemptResult, latencyMs: number): void;
   /** For /config_dump and metrics: per-endpoint health and per-tier share of traffic. */
   describe(): BalancerState;
+}
+
+/** The balancer's own record of one endpoint, lent to the proxy between `start` and `end`. */
+export interface EndpointHandle {
+  readonly endpoint: UpstreamEndpoint;
 }
 
 export type AttemptResult = 'success' | 'http5xx' | 'connect-failure' | 'reset' | 'timeout';

@@ -1,5 +1,5 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
-import type { AttemptOutcome } from './balancer.ts';
+import type { AttemptResult } from './balancer.ts';
 import { reevaluate } from './endpoint-health.ts';
 import { createEndpointState, type EndpointState, type HealthSignal } from './endpoint-state.ts';
 import type { BalancerOptions } from './options.ts';
@@ -93,21 +93,19 @@ export class HealthRegistry {
   }
 
   /** Records how an attempt ended: load estimate, failure streaks, maybe an avoidance or an ejection. */
-  record(state: EndpointState, outcome: AttemptOutcome, nowMs: number): void {
-    const success = outcome.result === 'success';
-    const latency = success
-      ? outcome.latencyMs
-      : Math.max(outcome.latencyMs, this.#options.peakEwma.failurePenaltyMs);
+  record(state: EndpointState, result: AttemptResult, latencyMs: number, nowMs: number): void {
+    const success = result === 'success';
+    const latency = success ? latencyMs : Math.max(latencyMs, this.#options.peakEwma.failurePenaltyMs);
     observeLatency(state, latency, nowMs, this.#options.peakEwma.decayTimeMs);
     if (success) {
-      this.#seedWith(outcome.latencyMs);
+      this.#seedWith(latencyMs);
       state.lastSuccessMs = nowMs;
     }
 
     // Answers still arriving from an ejected or forgotten endpoint change nothing.
     if (state.ejectedUntilMs !== undefined || this.#states.get(state.key) !== state) return;
     const outlier = this.#options.outlier;
-    const reason = recordResult(state, outcome.result, outlier);
+    const reason = recordResult(state, result, outlier);
     if (success) {
       if (state.avoidedUntilMs !== undefined) this.#endAvoidance(state, true);
       return;
@@ -116,7 +114,7 @@ export class HealthRegistry {
       this.#eject(state, reason, nowMs);
       return;
     }
-    const connect = outcome.result === 'connect-failure';
+    const connect = result === 'connect-failure';
     if (connect || state.consecutive5xx >= FAILURES_TO_AVOID) this.#avoid(state, connect, nowMs);
   }
 

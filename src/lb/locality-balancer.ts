@@ -1,5 +1,5 @@
 import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
-import type { AttemptOutcome, Balancer, BalancerState } from './balancer.ts';
+import type { AttemptOutcome, AttemptResult, Balancer, BalancerState, EndpointHandle } from './balancer.ts';
 import { EdfPicker } from './edf-picker.ts';
 import type { EndpointState } from './endpoint-state.ts';
 import type { HealthRegistry } from './health-registry.ts';
@@ -41,6 +41,8 @@ export class LocalityBalancer implements Balancer {
   #shares: number[] = [];
   #panic: boolean[] = [];
   #seenVersion = -1;
+  /** The state of the endpoint `pick` returned last: `start` right after it needs no lookup. */
+  #lastPicked: EndpointState | undefined;
   /** Per tier: healthy endpoints, and those of them the picker does not avoid (set by #recompute). */
   #healthyCount: Int32Array;
   #unavoidedCount: Int32Array;
@@ -90,7 +92,9 @@ export class LocalityBalancer implements Balancer {
           this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
         }
         this.#tierPicked?.[t]?.();
-        return tier.states[position]!.endpoint;
+        const state = tier.states[position]!;
+        this.#lastPicked = state;
+        return state.endpoint;
       }
     }
     if (tried === undefined) this.#refusedAtBoundary?.();
@@ -98,15 +102,27 @@ export class LocalityBalancer implements Balancer {
   }
 
   begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void {
-    const state = this.#health.stateFor(endpoint);
-    state.outstanding++;
+    const handle = this.start(endpoint);
     let ended = false;
     return (outcome) => {
       if (ended) return;
       ended = true;
-      state.outstanding--;
-      this.#health.record(state, outcome, this.#options.clock.now());
+      this.end(handle, outcome.result, outcome.latencyMs);
     };
+  }
+
+  start(endpoint: UpstreamEndpoint): EndpointHandle {
+    const last = this.#lastPicked;
+    const state = last !== undefined && last.endpoint === endpoint ? last : this.#health.stateFor(endpoint);
+    state.outstanding++;
+    return state;
+  }
+
+  end(handle: EndpointHandle, result: AttemptResult, latencyMs: number): void {
+    // Only `start` makes handles, and it hands out this balancer's endpoint states.
+    const state = handle as EndpointState;
+    state.outstanding--;
+    this.#health.record(state, result, latencyMs, this.#options.clock.now());
   }
 
   describe(): BalancerState {

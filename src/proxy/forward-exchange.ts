@@ -136,17 +136,14 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       return;
     }
     const pools = this.#services.pools;
-    if (!pools.reserve(endpoint)) {
+    const slot = pools.reserve(endpoint);
+    if (slot === undefined) {
       // The endpoint's connections and queue are full: shed load, without blaming the endpoint.
       this.#services.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
       this.#finish(503, 'upstream connection limit reached');
       return;
     }
-    const end = backend.balancer.begin(endpoint);
-    const attempt = new UpstreamAttempt(this, endpoint, (outcome) => {
-      pools.release(endpoint);
-      end(outcome);
-    });
+    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);

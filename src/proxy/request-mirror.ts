@@ -77,12 +77,13 @@ export function sendMirrors(
       req.pipe(copy);
       bodies.push(copy);
     }
-    if (!pools.reserve(endpoint)) continue;
+    const slot = pools.reserve(endpoint);
+    if (slot === undefined) continue;
     const end = backend.balancer.begin(endpoint);
     pools.get(backend.protocol, endpoint, backend.cluster.tls).dispatch(
       upstreamDispatchOptions(head, req.method, copy, backend.cluster.tls),
       new DiscardHandler((outcome) => {
-        pools.release(endpoint);
+        pools.release(slot);
         end(outcome);
       }, copy),
     );

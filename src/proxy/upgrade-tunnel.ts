@@ -146,7 +146,8 @@ function attempt(
   }
   // A tunnel holds one of the endpoint's connection slots for its whole life, as a request does for its own.
   const pools = tunnel.services?.pools;
-  if (pools !== undefined && !pools.reserve(endpoint)) {
+  const slot = pools?.reserve(endpoint);
+  if (pools !== undefined && slot === undefined) {
     tunnel.services?.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
     writeRawReply(client, 503, 'upstream connection limit reached');
     record(503);
@@ -156,7 +157,7 @@ function attempt(
   const release = (): void => {
     if (released) return;
     released = true;
-    pools?.release(endpoint);
+    if (slot !== undefined) pools?.release(slot);
   };
   const end = backend.balancer.begin(endpoint);
   const attemptStart = performance.now();

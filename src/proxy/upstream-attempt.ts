@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
-import type { AttemptOutcome, AttemptResult } from '../lb/balancer.ts';
+import type { AttemptResult, Balancer, EndpointHandle } from '../lb/balancer.ts';
 import type { CompiledBackend } from './compile-backends.ts';
+import type { InFlightSlot, UpstreamPools } from './upstream-pools.ts';
 
 /** What an attempt reports its callbacks to: the Exchange (forward-exchange.ts) coordinating the request. */
 export interface AttemptOwner {
@@ -23,7 +24,10 @@ export interface AttemptOwner {
 export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   readonly exchange: AttemptOwner;
   readonly endpoint: UpstreamEndpoint;
-  readonly #end: (outcome: AttemptOutcome) => void;
+  readonly #balancer: Balancer;
+  readonly #handle: EndpointHandle;
+  readonly #pools: UpstreamPools;
+  readonly #slot: InFlightSlot;
   readonly startMs: number;
   connected = false;
   stale = false;
@@ -32,19 +36,30 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   abort: ((err?: Error) => void) | undefined;
   resume: (() => void) | undefined;
 
-  constructor(exchange: AttemptOwner, endpoint: UpstreamEndpoint, end: (outcome: AttemptOutcome) => void) {
+  /** Starts the attempt in `balancer` and holds `slot` (reserved in `pools`) until it finishes. */
+  constructor(
+    exchange: AttemptOwner,
+    endpoint: UpstreamEndpoint,
+    balancer: Balancer,
+    pools: UpstreamPools,
+    slot: InFlightSlot,
+  ) {
     this.exchange = exchange;
     this.endpoint = endpoint;
-    this.#end = end;
+    this.#balancer = balancer;
+    this.#handle = balancer.start(endpoint);
+    this.#pools = pools;
+    this.#slot = slot;
     this.startMs = performance.now();
   }
 
-  /** Reports the outcome to the balancer and metrics, once. */
+  /** Gives back the connection slot and reports the outcome to the balancer and metrics, once. */
   finish(result: AttemptResult): void {
     if (this.ended) return;
     this.ended = true;
     const latencyMs = performance.now() - this.startMs;
-    this.#end({ result, latencyMs });
+    this.#pools.release(this.#slot);
+    this.#balancer.end(this.#handle, result, latencyMs);
     this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);
   }
 

@@ -30,6 +30,11 @@ export interface RequestDispatcher {
   dispatch(options: Dispatcher.DispatchOptions, handler: UpstreamHandler): boolean;
 }
 
+/** One endpoint's requests in flight (on a connection or queued for one), held from `reserve` to `release`. */
+export interface InFlightSlot {
+  count: number;
+}
+
 /** An endpoint's connections: undici's Pool, or one multiplexed h2c session (h2c-upstream.ts). */
 interface EndpointPool extends RequestDispatcher {
   close(): Promise<void>;
@@ -48,8 +53,8 @@ export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, t
  */
 export class UpstreamPools {
   readonly #pools = new Map<string, EndpointPool>();
-  /** Requests in flight (on a connection or queued for one) by endpoint key. */
-  readonly #inFlight = new Map<string, number>();
+  /** Requests in flight by endpoint key; a slot with none is dropped at the next table swap. */
+  readonly #inFlight = new Map<string, InFlightSlot>();
   readonly #options: UpstreamPoolOptions;
   readonly #maxInFlight: number;
 
@@ -62,19 +67,26 @@ export class UpstreamPools {
 
   /**
    * Takes a slot for one request to `endpoint`; false when its connections and queue are full (the caller
-   * answers 503 and the endpoint is not blamed). Every true must be paired with one `release`.
+   * answers 503 and the endpoint is not blamed). Every slot returned must be given back once to `release`.
    */
-  reserve(endpoint: UpstreamEndpoint): boolean {
-    const n = this.#inFlight.get(endpoint.key) ?? 0;
-    if (n >= this.#maxInFlight) return false;
-    this.#inFlight.set(endpoint.key, n + 1);
-    return true;
+  reserve(endpoint: UpstreamEndpoint): InFlightSlot | undefined {
+    let slot = this.#inFlight.get(endpoint.key);
+    if (slot === undefined) {
+      slot = { count: 0 };
+      this.#inFlight.set(endpoint.key, slot);
+    }
+    if (slot.count >= this.#maxInFlight) return undefined;
+    slot.count++;
+    return slot;
   }
 
-  release(endpoint: UpstreamEndpoint): void {
-    const n = this.#inFlight.get(endpoint.key) ?? 0;
-    if (n <= 1) this.#inFlight.delete(endpoint.key);
-    else this.#inFlight.set(endpoint.key, n - 1);
+  release(slot: InFlightSlot): void {
+    slot.count--;
+  }
+
+  /** Drops the slots of endpoints with nothing in flight, so endpoints gone with a table leave nothing behind. */
+  #dropIdleSlots(): void {
+    for (const [key, slot] of this.#inFlight) if (slot.count === 0) this.#inFlight.delete(key);
   }
 
   get size(): number {
@@ -170,6 +182,7 @@ export class UpstreamPools {
 
   /** Closes the pools of `keys` (endpoints no backend names any more); requests running on them finish first. */
   closePools(keys: Iterable<string>): void {
+    this.#dropIdleSlots();
     for (const key of keys) {
       const pool = this.#pools.get(key);
       if (pool === undefined) continue;
@@ -180,6 +193,7 @@ export class UpstreamPools {
 
   /** Closes pools whose key is not in `keep`; requests already running on them finish first. */
   retain(keep: ReadonlySet<string>): void {
+    this.#dropIdleSlots();
     for (const [key, pool] of this.#pools) {
       if (!keep.has(key)) {
         this.#pools.delete(key);

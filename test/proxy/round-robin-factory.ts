@@ -22,6 +22,8 @@ export function createRoundRobinFactory(): BalancerFactory {
           return undefined;
         },
         begin: () => () => {},
+        start: (endpoint) => ({ endpoint }),
+        end: () => {},
         describe: () => ({
           endpoints: endpoints.map((e) => ({ key: e.key, tier: 0, healthy: true, outstanding: 0 })),
           tierShares: [1],
