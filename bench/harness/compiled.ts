@@ -23,7 +23,8 @@ export function compilePrograms(projectDir: string, log: (line: string) => void)
   for (const project of ['tsconfig.build.json', 'bench/tsconfig.peers.json'])
     execFileSync(process.execPath, [tsc, '-p', project], { cwd: projectDir, stdio: 'inherit' });
   return {
-    gateway: [join(projectDir, 'dist', 'main.js')],
+    // As `npm start` and the image run it (package.json, Dockerfile).
+    gateway: ['--max-semi-space-size=8', join(projectDir, 'dist', 'main.js')],
     peer: (name) => [join(projectDir, 'dist-bench', 'peers', `${name}.js`)],
     runtimeProbe: ['--trace-gc', '--import', join(projectDir, 'dist-bench', 'peers', 'runtime-probe.js')],
   };

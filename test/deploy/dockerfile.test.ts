@@ -39,7 +39,7 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(finalStage).not.toMatch(/npm (ci|install)(?! --omit=dev)/);
     expect(finalStage).toMatch(/^USER [1-9][0-9]*(:[0-9]+)?$/m);
-    expect(finalStage).toMatch(/^ENTRYPOINT \["node", "dist\/main\.js"\]$/m);
+    expect(finalStage).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=8", "dist\/main\.js"\]$/m);
   });
 
   it('ships the CRDs the file source validates objects against', () => {
