@@ -382,14 +382,16 @@ class Http1Connection {
     if (request.done) return;
     const socket = this.socket;
     const body = request.body as BodyWithRequest | null;
+    // Latin1: Node's server decoded the client's header and path bytes as latin1 (values may carry obs-text, 0x80-0xff),
+    // so they go on as the same bytes; UTF-8 would turn each such byte into two. It is also the cheaper encoding.
     if (body === null) {
-      socket.write(request.head);
+      socket.write(request.head, 'latin1');
       return;
     }
     // The head waits, corked, for the body's first chunk (already buffered for most uploads) to leave with it in one
     // writev; the tick after bounds the wait, so a client that sends its body later is never held up.
     socket.cork();
-    socket.write(request.head);
+    socket.write(request.head, 'latin1');
     body[kConnection] = this;
     // Listening first: the body's own resume tick then comes before the uncork.
     body.on('data', onBodyData);

@@ -181,6 +181,31 @@ describe.skipIf(nativeHttpParser === undefined)('http1-upstream', () => {
     expect(backend.seen[0]!.headers['x-a']).toBe('1, 2');
   });
 
+  it('sends header values and the path byte for byte as Node parsed them (latin1), obs-text included', async () => {
+    let head: Promise<Buffer> | undefined;
+    const backend = await rawBackend((socket) => {
+      head = new Promise((resolve) => {
+        const chunks: Buffer[] = [];
+        socket.on('data', (data: Buffer) => {
+          chunks.push(data);
+          const all = Buffer.concat(chunks);
+          if (all.includes('\r\n\r\n')) {
+            socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+            resolve(all);
+          }
+        });
+      });
+    });
+    const upstream = upstreamTo(backend.port);
+    // Node's server hands a request's bytes 0x80-0xff over as latin1 characters: the same bytes must go on.
+    const outcome = await send(upstream, { path: '/caf\u00e9', headers: ['x-name', 'Andr\u00e9 \u00ff'] });
+    expect(outcome.status).toBe(200);
+    const bytes = await head!;
+    expect(bytes.includes(Buffer.from([0x2f, 0x63, 0x61, 0x66, 0xe9, 0x20]))).toBe(true);
+    expect(bytes.includes(Buffer.from([0x41, 0x6e, 0x64, 0x72, 0xe9, 0x20, 0xff, 0x0d, 0x0a]))).toBe(true);
+    expect(bytes.includes(Buffer.from([0xc3, 0xa9]))).toBe(false);
+  });
+
   it('opens up to `connections` connections and queues the rest in order', async () => {
     const held: (() => void)[] = [];
     const backend = await echoBackend((req, res) => held.push(() => res.end(req.url)));
