@@ -6,6 +6,8 @@
  *  - one EndpointSlice change in one member (one endpoint's address) to the data plane having it: p50, p99, max
  *    over K changes, one at a time;
  *  - a burst of B changes in one tick (B members at once): how many tables it costs and how long.
+ * A slice-only change takes the endpoint-only path (applyEndpoints, as main.ts wires it); `fullTables` counts
+ * the full translations it needed anyway.
  * Members are in-memory views (as the membership layer publishes them): what is measured is derivation,
  * translation and the data plane, not the members' API servers.
  *
@@ -174,6 +176,7 @@ const dataPlane = startDataPlane(cli, undefined, logger, registry);
 
 let lastTable: RouteTable | undefined;
 let applied = 0;
+let fullTables = 0;
 let waiter: { check: (t: RouteTable) => boolean; resolve: () => void } | undefined;
 const reconciler = new Reconciler({
   translateOptions: (snapshot) => ({
@@ -188,21 +191,40 @@ const reconciler = new Reconciler({
   registry,
   apply: async (result) => {
     await dataPlane.apply(result.table);
-    lastTable = result.table;
     applied++;
-    if (waiter?.check(result.table)) {
-      waiter.resolve();
-      waiter = undefined;
-    }
+    fullTables++;
+    seen(result.table);
+  },
+  // As main.ts: a change of EndpointSlices alone re-resolves only the backends they feed.
+  applyEndpoints: async (backends, table) => {
+    await dataPlane.applyEndpoints(backends, table);
+    applied++;
+    seen(table);
   },
 });
 
+function seen(table: RouteTable): void {
+  lastTable = table;
+  if (waiter?.check(table)) {
+    waiter.resolve();
+    waiter = undefined;
+  }
+}
+
 const hasAddress = (table: RouteTable, address: string) =>
   table.backends[WEB]?.tiers.some((tier) => tier.some((e) => e.address === address)) ?? false;
-const until = (check: (t: RouteTable) => boolean) =>
-  new Promise<void>((resolve) => {
-    if (lastTable && check(lastTable)) resolve();
-    else waiter = { check, resolve };
+/** A change that never reaches the table fails the run (with what was awaited) instead of hanging it. */
+const until = (what: string, check: (t: RouteTable) => boolean) =>
+  new Promise<void>((resolve, reject) => {
+    if (lastTable && check(lastTable)) return resolve();
+    const timer = setTimeout(() => reject(new Error(`${what} not in the routing table after 30 s`)), 30_000);
+    waiter = {
+      check,
+      resolve: () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    };
   });
 
 const slices: EndpointSlice[][] = [];
@@ -234,7 +256,8 @@ function changeOne(member: number): string {
   counter++;
   const own = slices[member] as EndpointSlice[];
   const index = counter % own.length;
-  const fresh = ip(member, 200_000 + counter);
+  // Valid IPv4 (third octet from 100 up): the fleet drops a member's endpoint whose address is not one.
+  const fresh = ip(member, 25_000 + counter);
   const old = own[index] as EndpointSlice;
   const endpoints = [...(old.endpoints ?? [])];
   endpoints[0] = { ...(endpoints[0] as NonNullable<EndpointSlice['endpoints']>[number]), addresses: [fresh] };
@@ -244,11 +267,12 @@ function changeOne(member: number): string {
 }
 
 const latencies: number[] = [];
+const fullBefore = fullTables;
 for (let i = 0; i < CHANGES; i++) {
   const member = (i * 7) % MEMBERS;
   const fresh = changeOne(member);
   const t0 = performance.now();
-  const seen = until((t) => hasAddress(t, fresh));
+  const seen = until(fresh, (t) => hasAddress(t, fresh));
   members.publish();
   await seen;
   latencies.push(performance.now() - t0);
@@ -261,7 +285,7 @@ const appliedBefore = applied;
 const freshes: string[] = [];
 for (let m = 0; m < Math.min(BURST, MEMBERS); m++) freshes.push(changeOne(m));
 const b0 = performance.now();
-const burstSeen = until((t) => freshes.every((f) => hasAddress(t, f)));
+const burstSeen = until(`burst ${freshes.join(' ')}`, (t) => freshes.every((f) => hasAddress(t, f)));
 members.publish();
 await burstSeen;
 await reconciler.settled();
@@ -280,6 +304,8 @@ const result = {
     p50Ms: Math.round(percentile(latencies, 50) * 10) / 10,
     p99Ms: Math.round(percentile(latencies, 99) * 10) / 10,
     maxMs: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
+    // Full translations applied (0: every change took the endpoint-only path).
+    fullTables: fullTables - fullBefore,
   },
   burst: { changes: Math.min(BURST, MEMBERS), tables: applied - appliedBefore, ms: Math.round(burstMs) },
   node: process.version,
