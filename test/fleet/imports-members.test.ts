@@ -201,11 +201,30 @@ describe('derived imports from member API servers', () => {
     }, 10_000);
   });
 
-  it('a new EndpointSlice created on a member reaches the east-west listener', async () => {
+  async function counter(name: string, labels: string): Promise<number> {
+    const metrics = (await gw.adminGet('/metrics')).body;
+    const line = metrics.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
+    return Number(line?.split(' ')[1] ?? 0);
+  }
+
+  it('a new EndpointSlice created on a member reaches the east-west listener without a translation', async () => {
+    const translations = () => counter('clusterset_gateway_translations_total', 'result="ok"');
+    const endpointUpdates = () => counter('clusterset_gateway_data_plane_updates_total', 'kind="endpoints"');
+    // Earlier tests' changes (export status writes, alpha's Service) have settled once two reads agree.
+    let before = await translations();
+    await eventually(async () => {
+      const now = await translations();
+      const settled = now === before;
+      before = now;
+      expect(settled).toBe(true);
+    }, 10_000);
+    const endpointsBefore = await endpointUpdates();
     addSlice(servers.get('zulu') as KubeApiServer, 'web-2', address, pods.get('web-zulu-2') as EchoServer);
     await eventually(
       async () => expect(await podsAnswering()).toEqual(new Set(['web-zulu', 'web-zulu-2', 'web-alpha'])),
       10_000,
-    );
+    ); // Only the import's endpoint set was replaced: no route was translated again.
+    expect(await translations()).toBe(before);
+    expect(await endpointUpdates()).toBeGreaterThan(endpointsBefore);
   });
 });
