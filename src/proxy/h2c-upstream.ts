@@ -8,7 +8,8 @@ import {
 } from 'node:http2';
 import { connect as connectTcp } from 'node:net';
 import type { Readable } from 'node:stream';
-import { type Dispatcher, errors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
  * One multiplexed HTTP/2 cleartext (prior knowledge) connection to one endpoint, as the part of undici's

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { type Dispatcher, errors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
  * Keep-alive HTTP/1.1 connections to one plaintext endpoint, as the part of undici's Dispatcher contract the

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import type { BackendTls } from '../ir/route-table.ts';
+import { loadUndici } from './undici-loader.ts';
 
 /** undici `connect` options for a BackendTLSPolicy: SNI, trust, identity check and the client certificate. */
 export interface UpstreamTlsConnect {
@@ -71,6 +72,6 @@ export function identityCheck(tls: BackendTls): (host: string, cert: PeerCertifi
  * Host header, which names the route's hostname, not the backend's (BackendTLSPolicy.validation.hostname).
  */
 export function upstreamTlsConnector(tls: BackendTls, timeoutMs: number): buildConnector.connector {
-  const base = buildConnector({ ...upstreamTlsConnect(tls), timeout: timeoutMs });
+  const base = loadUndici().buildConnector({ ...upstreamTlsConnect(tls), timeout: timeoutMs });
   return (options, callback) => base({ ...options, servername: tls.serverName }, callback);
 }

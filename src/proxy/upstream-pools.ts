@@ -1,9 +1,10 @@
-import { Client, type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
 import { type Http1Handler, Http1Upstream, nativeHttpParser } from './http1-upstream.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
+import { loadUndici } from './undici-loader.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
@@ -133,6 +134,7 @@ export class UpstreamPools {
           nativeHttpParser,
         );
       } else {
+        const { Pool } = loadUndici();
         const undiciPool =
           tls !== undefined
             ? new Pool(origin, { ...options, connect: upstreamTlsConnector(tls, options.connectTimeout) })
@@ -158,6 +160,7 @@ export class UpstreamPools {
     }
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    const { Client } = loadUndici();
     const client = new Client(`${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`, {
       pipelining: 1,
       connectTimeout,
