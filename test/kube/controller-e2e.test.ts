@@ -350,6 +350,55 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
     expect(watchers).toEqual(new Set(['replica-a-token', 'replica-b-token']));
   });
 
+  it('an EndpointSlice change reaches the proxy without translating any route', async () => {
+    const other = netns.spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/echo/main.ts',
+        '--host',
+        netns.address,
+        '--port',
+        '8081',
+        '--service',
+        'web',
+        '--pod',
+        'web-1',
+      ],
+      ROOT,
+    );
+    await waitForLine(other, /^echo /);
+    server.create(route('slice-move', '/slice-move'));
+    const pod = async () => {
+      const res = await get(proxyPort, '/slice-move');
+      return res.status === 200 ? (JSON.parse(res.body) as { pod: string }).pod : undefined;
+    };
+    await until(async () => ((await pod()) === 'web-0' ? true : undefined), 'the route to serve web-0');
+    const metric = async (series: string) => {
+      const body = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+      const line = body.split('\n').find((l) => l.startsWith(`${series} `));
+      return Number(line?.split(' ')[1] ?? 0);
+    };
+    const translations = () => metric('clusterset_gateway_translations_total{result="ok"}');
+    const before = await translations();
+    const endpointUpdates = await metric('clusterset_gateway_data_plane_updates_total{kind="endpoints"}');
+
+    // The pod moves to port 8081: only the Service's endpoint set is replaced. The status our route's
+    // translation writes meanwhile (new resourceVersions of the route and the Gateway) is not a change either.
+    server.patch('endpointslices', 'default', 'web-1', { ports: [{ name: 'http', port: 8081 }] });
+    await until(async () => ((await pod()) === 'web-1' ? true : undefined), 'the new endpoint to serve');
+    expect(await translations()).toBe(before);
+    expect(await metric('clusterset_gateway_data_plane_updates_total{kind="endpoints"}')).toBeGreaterThan(
+      endpointUpdates,
+    );
+
+    server.patch('endpointslices', 'default', 'web-1', { ports: [{ name: 'http', port: 8080 }] });
+    await until(async () => ((await pod()) === 'web-0' ? true : undefined), 'web-0 again');
+    server.delete('httproutes', 'default', 'slice-move');
+    other.kill('SIGKILL');
+  });
+
   it('recovers from cut watches', async () => {
     await eventually(() => server.watchCount > 0, 'open watches');
     server.dropWatches();

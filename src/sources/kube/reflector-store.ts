@@ -54,8 +54,9 @@ export class ReflectorStore {
     for (const [key, entry] of next) {
       if (this.#entries.get(key)?.fingerprint !== entry.fingerprint) changed = true;
     }
+    const previous = new Map(this.#entries);
     this.#entries.clear();
-    for (const [key, entry] of next) this.#entries.set(key, entry);
+    for (const [key, entry] of next) this.#entries.set(key, sameOrNew(previous.get(key), entry));
     this.#invalid.clear();
     for (const [key, reason] of invalid) this.#invalid.set(key, reason);
     return changed;
@@ -82,7 +83,7 @@ export class ReflectorStore {
       this.#entries.delete(key);
       return true;
     }
-    this.#entries.set(key, entry);
+    this.#entries.set(key, sameOrNew(existing, entry));
     return existing?.fingerprint !== entry.fingerprint;
   }
 
@@ -107,6 +108,14 @@ export class ReflectorStore {
     }
     return { object: result.object, fingerprint: result.fingerprint, uid: result.object.metadata.uid };
   }
+}
+
+/**
+ * The stored entry when nothing but its resourceVersion moved (our own status writes, a relist): the next
+ * snapshot then holds the same object, which compares by identity and is not taken for a change to translate.
+ */
+function sameOrNew(existing: StoredObject | undefined, next: StoredObject): StoredObject {
+  return existing !== undefined && existing.fingerprint === next.fingerprint ? existing : next;
 }
 
 /** The objects of one list, page by page, not yet in the store. */
