@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { type RestartablePod, startPod, stopPod } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
   gateway,
@@ -19,12 +19,10 @@ import {
  */
 const NS = 'shop';
 
-interface Pod {
+interface Pod extends RestartablePod {
   readonly cluster: string;
   readonly region: string;
   readonly jurisdiction: string;
-  port: number;
-  server?: { port: number; close(): Promise<void> } | undefined;
 }
 
 const PODS: Pod[] = [
@@ -35,25 +33,15 @@ const PODS: Pod[] = [
 ];
 const pod = (cluster: string) => PODS.find((p) => p.cluster === cluster)!;
 
-async function up(p: Pod): Promise<void> {
-  p.server = await startEchoServer({
-    host: '127.0.0.1',
-    port: p.port,
-    identity: {
-      namespace: NS,
-      service: 'shop',
-      pod: `shop-${p.cluster}`,
-      cluster: p.cluster,
-      zone: `${p.region}-a`,
-    },
+const up = (p: Pod) =>
+  startPod(p, {
+    namespace: NS,
+    service: 'shop',
+    pod: `shop-${p.cluster}`,
+    cluster: p.cluster,
+    zone: `${p.region}-a`,
   });
-  p.port = p.server.port;
-}
-
-async function down(p: Pod): Promise<void> {
-  await p.server?.close();
-  p.server = undefined;
-}
+const down = stopPod;
 
 function policy(fallback: 'None' | 'Any'): unknown {
   return {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { type RestartablePod, startPod, stopPod } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
   gateway,
@@ -17,12 +17,10 @@ import {
  */
 const NS = 'shop';
 
-interface Pod {
+interface Pod extends RestartablePod {
   readonly pod: string;
   readonly cluster: string;
   readonly zone: string;
-  port: number;
-  server?: { port: number; close(): Promise<void> } | undefined;
 }
 
 const PODS: Pod[] = [
@@ -33,19 +31,9 @@ const PODS: Pod[] = [
   { pod: 'far', cluster: 'west-1', zone: 'us-west-1a', port: 0 },
 ];
 
-async function up(pod: Pod): Promise<void> {
-  pod.server = await startEchoServer({
-    host: '127.0.0.1',
-    port: pod.port,
-    identity: { namespace: NS, service: 'web', pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
-  });
-  pod.port = pod.server.port;
-}
-
-async function down(pod: Pod): Promise<void> {
-  await pod.server?.close();
-  pod.server = undefined;
-}
+const up = (p: Pod) =>
+  startPod(p, { namespace: NS, service: 'web', pod: p.pod, cluster: p.cluster, zone: p.zone });
+const down = stopPod;
 
 describe('multicluster: locality tiers and failover under load', () => {
   let gw: GatewayProcess;

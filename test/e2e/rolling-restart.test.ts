@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { type RestartablePod, startPod, stopPod } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
   gateway,
@@ -20,12 +20,10 @@ import {
 const NS = 'shop';
 const IMPORT_ID = `ServiceImport/${NS}/web:80`;
 
-interface Pod {
+interface Pod extends RestartablePod {
   readonly pod: string;
   readonly cluster: string;
   readonly zone: string;
-  port: number;
-  server?: { close(): Promise<void> } | undefined;
 }
 
 const NEAR: Pod[] = [1, 2, 3].map((i) => ({
@@ -36,20 +34,9 @@ const NEAR: Pod[] = [1, 2, 3].map((i) => ({
 }));
 const FAR: Pod = { pod: 'far', cluster: 'west-1', zone: 'us-west-1a', port: 0 };
 
-async function up(pod: Pod): Promise<void> {
-  const server = await startEchoServer({
-    host: '127.0.0.1',
-    port: pod.port,
-    identity: { namespace: NS, service: 'web', pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
-  });
-  pod.server = server;
-  pod.port = server.port;
-}
-
-async function down(pod: Pod): Promise<void> {
-  await pod.server?.close();
-  pod.server = undefined;
-}
+const up = (p: Pod) =>
+  startPod(p, { namespace: NS, service: 'web', pod: p.pod, cluster: p.cluster, zone: p.zone });
+const down = stopPod;
 
 interface DumpEndpoint {
   readonly key: string;

@@ -29,3 +29,22 @@ export async function startEchoes(
 export async function closeAll(servers: readonly { close(): Promise<void> }[]): Promise<void> {
   await Promise.all(servers.map((s) => s.close()));
 }
+
+/**
+ * An echo backend that stops and starts again on the same port, as a restarted pod keeps its address (the
+ * EndpointSlices naming it stay valid). `port` is 0 until the first start picks one.
+ */
+export interface RestartablePod {
+  port: number;
+  server?: EchoServer | undefined;
+}
+
+export async function startPod(pod: RestartablePod, identity: EchoIdentity): Promise<void> {
+  pod.server = await startEchoServer({ host: '127.0.0.1', port: pod.port, identity });
+  pod.port = pod.server.port;
+}
+
+export async function stopPod(pod: RestartablePod): Promise<void> {
+  await pod.server?.close();
+  pod.server = undefined;
+}
