@@ -13,12 +13,13 @@ import type {
   ClusterProperty,
   Condition,
   EndpointSlice,
+  ResourceKind,
   Service,
 } from '../snapshot/resources.ts';
 import { discoverKinds, type ResolvedKind } from '../sources/kube/discovery.ts';
 import { type Normalize, type NormalizeResult, normalizeObject } from '../sources/kube/normalize.ts';
 import { Reflector } from '../sources/kube/reflector.ts';
-import { kindLabel, type WatchedKind } from '../sources/kube/resource-kinds.ts';
+import { BASE_KINDS, kindLabel, type WatchedKind } from '../sources/kube/resource-kinds.ts';
 import type { MemberState, ServiceExport } from './member-view.ts';
 import { execClusterInfo, type MemberCluster } from './profile-members.ts';
 
@@ -79,33 +80,24 @@ export interface MemberConnectionState {
 
 type MemberKind = 'ServiceExport' | 'Service' | 'EndpointSlice' | 'ClusterProperty';
 
-/** What is read from each member: all namespaces, list then watch. */
+/** One of the kube source's kinds, as it watches it: the fleet reads members with the same versions and rules. */
+function sourceKind<K extends ResourceKind>(kind: K): WatchedKind<K> {
+  const found = BASE_KINDS.find((k): k is WatchedKind<K> => k.kind === kind);
+  if (!found) throw new Error(`the kube source watches no ${kind}`);
+  return found;
+}
+
+const SERVICE_IMPORT = sourceKind('ServiceImport');
+
+/**
+ * What is read from each member: all namespaces, list then watch. ServiceExport is no kind of the kube source's;
+ * it is served by the same MCS CRD group and versions as ServiceImport.
+ */
 const MEMBER_KINDS: readonly WatchedKind<MemberKind>[] = [
-  {
-    kind: 'ServiceExport',
-    group: 'multicluster.x-k8s.io',
-    versions: ['v1beta1', 'v1alpha1'],
-    plural: 'serviceexports',
-    namespaced: true,
-    required: false,
-  },
-  { kind: 'Service', group: '', versions: ['v1'], plural: 'services', namespaced: true, required: true },
-  {
-    kind: 'EndpointSlice',
-    group: 'discovery.k8s.io',
-    versions: ['v1'],
-    plural: 'endpointslices',
-    namespaced: true,
-    required: true,
-  },
-  {
-    kind: 'ClusterProperty',
-    group: 'about.k8s.io',
-    versions: ['v1beta1', 'v1alpha1'],
-    plural: 'clusterproperties',
-    namespaced: false,
-    required: false,
-  },
+  { ...SERVICE_IMPORT, kind: 'ServiceExport', plural: 'serviceexports' },
+  sourceKind('Service'),
+  sourceKind('EndpointSlice'),
+  sourceKind('ClusterProperty'),
 ];
 
 const CLUSTER_NAME_PROPERTY = 'cluster.clusterset.k8s.io';
