@@ -1,14 +1,14 @@
-import type { BackendCluster } from '../ir/route-table.ts';
+import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
-import { clusterSelections } from './cluster-selection.ts';
+import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { buildSelectedTiers } from './selected-tiers.ts';
 import { serviceImportSpec } from './service-import-spec.ts';
-import { buildTiers, parseTrafficDistribution } from './traffic-distribution.ts';
+import { buildTiers, endpointsWithoutZone, parseTrafficDistribution } from './traffic-distribution.ts';
 import type { McsWarning } from './warnings.ts';
 
 /**
@@ -208,13 +208,11 @@ function finish(input: FinishInput): BackendResolution {
   warnings.push(...collected.warnings);
   const parsed = parseTrafficDistribution(input.trafficDistribution, `${kind}/${namespace}/${name}`);
   if (parsed.warning) warnings.push(parsed.warning);
-  const tiers = buildTiers(collected.endpoints, parsed.policy, input.identity, id);
-  warnings.push(...tiers.warnings);
   const selection = clusterSelections(input.snapshot, input.identity).forTarget(kind, namespace, name);
-  const selected =
-    selection !== undefined
-      ? buildSelectedTiers(collected.endpoints, selection, parsed.policy, input.identity)
-      : undefined;
+  const placement =
+    selection === undefined
+      ? localityPlacement(collected.endpoints, parsed.policy, input.identity, id, warnings)
+      : selectedPlacement(collected.endpoints, selection, parsed.policy, input.identity, id, warnings);
   const healthCheck = parseHealthCheckAnnotations(input.annotations, id, warnings);
   return {
     ok: true,
@@ -226,21 +224,47 @@ function finish(input: FinishInput): BackendResolution {
       port,
       protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
-      ...(selected !== undefined && selection !== undefined
-        ? {
-            tiers: selected.tiers,
-            tierNames: selected.tierNames,
-            tierOverprovisioning: selected.tierOverprovisioning,
-            clusterSelection: {
-              policy: selection.policy,
-              fallback: selection.fallback,
-              outsideEndpoints: selected.outsideEndpoints,
-            },
-          }
-        : { tiers: tiers.tiers, tierNames: tiers.tierNames }),
+      ...placement,
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
     warnings,
+  };
+}
+
+/** Without a ClusterSelectionPolicy: the locality tiers of the target's trafficDistribution. */
+function localityPlacement(
+  endpoints: readonly UpstreamEndpoint[],
+  policy: TrafficDistribution,
+  identity: LocalIdentity,
+  id: string,
+  warnings: McsWarning[],
+): Pick<BackendCluster, 'tiers' | 'tierNames'> {
+  const built = buildTiers(endpoints, policy, identity, id);
+  warnings.push(...built.warnings);
+  return { tiers: built.tiers, tierNames: built.tierNames };
+}
+
+/** A ClusterSelectionPolicy's tiers replace the locality tiers (the trafficDistribution orders its first tier). */
+function selectedPlacement(
+  endpoints: readonly UpstreamEndpoint[],
+  selection: ResolvedSelection,
+  policy: TrafficDistribution,
+  identity: LocalIdentity,
+  id: string,
+  warnings: McsWarning[],
+): Pick<BackendCluster, 'tiers' | 'tierNames' | 'tierOverprovisioning' | 'clusterSelection'> {
+  const withoutZone = endpointsWithoutZone(endpoints, policy, id);
+  if (withoutZone) warnings.push(withoutZone);
+  const selected = buildSelectedTiers(endpoints, selection, policy, identity);
+  return {
+    tiers: selected.tiers,
+    tierNames: selected.tierNames,
+    tierOverprovisioning: selected.tierOverprovisioning,
+    clusterSelection: {
+      policy: selection.policy,
+      fallback: selection.fallback,
+      outsideEndpoints: selected.outsideEndpoints,
+    },
   };
 }
 

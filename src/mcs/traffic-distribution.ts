@@ -103,6 +103,26 @@ export interface Tiers {
   readonly warnings: readonly McsWarning[];
 }
 
+/** Endpoints a zone-aware `trafficDistribution` cannot place: they never count as same-zone. */
+export function endpointsWithoutZone(
+  endpoints: readonly UpstreamEndpoint[],
+  policy: TrafficDistribution,
+  owner: string,
+): McsWarning | undefined {
+  if (policy === 'Default') return undefined;
+  let withoutZone = 0;
+  for (const endpoint of endpoints) if (endpoint.zone === undefined) withoutZone++;
+  return withoutZoneWarning(withoutZone, endpoints.length, owner);
+}
+
+function withoutZoneWarning(withoutZone: number, of: number, owner: string): McsWarning | undefined {
+  if (withoutZone === 0) return undefined;
+  return {
+    code: 'EndpointWithoutZone',
+    message: `${owner}: ${withoutZone} of ${of} endpoints have no zone; they never count as same-zone`,
+  };
+}
+
 /** Groups endpoints into tiers; the order inside a tier is the input order. */
 export function buildTiers(
   endpoints: readonly UpstreamEndpoint[],
@@ -128,15 +148,8 @@ export function buildTiers(
       tierNames.push(name);
     }
   }
-  const warnings: McsWarning[] =
-    withoutZone > 0
-      ? [
-          {
-            code: 'EndpointWithoutZone',
-            message: `${owner}: ${withoutZone} of ${endpoints.length} endpoints have no zone; they never count as same-zone`,
-          },
-        ]
-      : [];
+  const warning = withoutZoneWarning(withoutZone, endpoints.length, owner);
+  const warnings: McsWarning[] = warning ? [warning] : [];
   return { tiers, tierNames, warnings };
 }
 

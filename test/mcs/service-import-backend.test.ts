@@ -284,6 +284,34 @@ endpoints:
     expect(codes(res)).toEqual(['EndpointWithoutZone']);
   });
 
+  it('replaces the locality tiers by a ClusterSelectionPolicy, zone first inside its first tier, and warns once of endpoints without a zone', () => {
+    const policy = {
+      apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
+      kind: 'ClusterSelectionPolicy',
+      metadata: { name: 'local-first', namespace: 'shop', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: {
+        targetRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'web' }],
+        tiers: [{ name: 'local', sameCluster: true }],
+        fallback: 'Any',
+      },
+    } as unknown as AnyResource;
+    const snap = new Snapshot([
+      webImport({ trafficDistribution: 'PreferSameZone' }),
+      mcsSlice('shop', 'web-home', 'web', 'home', [ep('10.0.0.1', { zone: 'us-a' }), ep('10.0.0.2')]),
+      mcsSlice('shop', 'web-far', 'web', 'far', [ep('10.1.0.1', { zone: 'us-a' })]),
+      policy,
+    ]);
+    const res = resolveServiceImportBackend(snap, 'shop', 'web', 80, { cluster: 'home', zone: 'us-a' });
+    expect(res.ok && res.backend.tierNames).toEqual(['local/zone', 'local', 'fallback']);
+    expect(res.ok && keys(res.backend.tiers)).toEqual([
+      ['10.0.0.1:8080'],
+      ['10.0.0.2:8080'],
+      ['10.1.0.1:8080'],
+    ]);
+    expect(res.ok && res.backend.clusterSelection?.policy).toBe('shop/local-first');
+    expect(codes(res)).toEqual(['EndpointWithoutZone']);
+  });
+
   it('treats an unknown trafficDistribution as Default and warns', () => {
     const snap = new Snapshot([
       webImport({ trafficDistribution: 'PreferSameGalaxy' }),
