@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import { startDemo } from '../demo/demo.ts';
+import type { FleetMembership } from '../fleet/fleet-membership.ts';
 import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
 import { feedingClusterProfiles, fleetMembersFromFlags } from './fleet-members-setup.ts';
@@ -12,6 +13,7 @@ import type { SourceSetup } from './source-setup-contract.ts';
 export const DEMO_GATEWAY_PORT = 8080;
 /** The demo turns the east-west listener on here unless --east-west-port says otherwise. */
 export const DEMO_EAST_WEST_PORT = 15080;
+const DEMO_EXEC_TIMEOUT_MS = 30_000;
 
 export async function openSource(
   cli: CliOptions,
@@ -19,9 +21,19 @@ export async function openSource(
   logger: Logger,
   registry: Registry,
 ): Promise<SourceSetup> {
+  if (cli.source.kind === 'demo') return openDemo(cli, eastWestPort, logger, registry);
   // Read before anything starts: a bad provider file is a start-up failure, not a running gateway without members.
   const members = await fleetMembersFromFlags(cli, logger, registry);
-  const setup = await openPrimarySource(cli, eastWestPort, logger, registry);
+  return inFleet(await openPrimarySource(cli, logger, registry), members, cli, logger, registry);
+}
+
+function inFleet(
+  setup: SourceSetup,
+  members: FleetMembership | undefined,
+  cli: CliOptions,
+  logger: Logger,
+  registry: Registry,
+): SourceSetup {
   if (!members) return setup;
   return withFleet(
     {
@@ -36,17 +48,15 @@ export async function openSource(
   );
 }
 
-async function openPrimarySource(
-  cli: CliOptions,
-  eastWestPort: number | undefined,
-  logger: Logger,
-  registry: Registry,
-): Promise<SourceSetup> {
+function serviceImportGroupsOption(cli: CliOptions): { serviceImportGroups?: string[] } {
   // --service-import-kinds decides which ServiceImport groups are read at all (not only which are routable).
   const serviceImportGroups = cli.serviceImportKinds
     ?.filter((k) => k.kind === 'ServiceImport')
     .map((k) => k.group);
-  const fileOptions = serviceImportGroups !== undefined ? { serviceImportGroups } : {};
+  return serviceImportGroups !== undefined ? { serviceImportGroups } : {};
+}
+
+async function openPrimarySource(cli: CliOptions, logger: Logger, registry: Registry): Promise<SourceSetup> {
   if (cli.source.kind === 'file')
     return fileSetup(
       new FileSource({
@@ -56,15 +66,26 @@ async function openPrimarySource(
         maxFileBytes: cli.limits.maxManifestBytes,
         maxObjects: cli.limits.maxManifestObjects,
         fieldValidation: cli.fieldValidation,
-        ...fileOptions,
+        ...serviceImportGroupsOption(cli),
       }),
       cli,
     );
-  if (cli.source.kind === 'kubernetes') {
-    // Loaded only when asked for: @kubernetes/client-node alone adds ~75 MiB of RSS to every process.
-    const { kubernetesSetup } = await import('./kubernetes-setup.ts');
-    return kubernetesSetup(cli, cli.source.kubeconfig, logger, registry);
-  }
+  // Loaded only when asked for: @kubernetes/client-node alone adds ~75 MiB of RSS to every process.
+  const { kubernetesSetup } = await import('./kubernetes-setup.ts');
+  const kubeconfig = cli.source.kind === 'kubernetes' ? cli.source.kubeconfig : undefined;
+  return kubernetesSetup(cli, kubeconfig, logger, registry);
+}
+
+/**
+ * The demo is a fleet: its clusters are simulated member API servers the gateway finds through the hub
+ * folder's ClusterProfiles and the demo's exec credential plugin, unless fleet flags name other members.
+ */
+async function openDemo(
+  cli: CliOptions,
+  eastWestPort: number | undefined,
+  logger: Logger,
+  registry: Registry,
+): Promise<SourceSetup> {
   const demo = await startDemo({
     logger,
     controllerName: cli.controllerName,
@@ -73,13 +94,31 @@ async function openPrimarySource(
     adminPort: cli.adminPort,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
   });
-  return {
-    ...fileSetup(new FileSource({ dir: demo.manifestsDir, logger, registry, ...fileOptions }), cli),
-    identity: { ...demo.identity, ...cli.identity },
-    adminRoutes: demo.adminRoutes,
-    banner: demo.banner,
-    close: () => demo.close(),
-  };
+  try {
+    const fleetCli: CliOptions = {
+      ...cli,
+      fleet: cli.fleet ?? {
+        providerFile: demo.fleet.providerFile,
+        execTimeoutMs: DEMO_EXEC_TIMEOUT_MS,
+        writeExportStatus: false,
+      },
+    };
+    const members = await fleetMembersFromFlags(fleetCli, logger, registry);
+    const setup: SourceSetup = {
+      ...fileSetup(
+        new FileSource({ dir: demo.manifestsDir, logger, registry, ...serviceImportGroupsOption(cli) }),
+        cli,
+      ),
+      identity: { ...demo.identity, ...cli.identity },
+      adminRoutes: demo.adminRoutes,
+      banner: demo.banner,
+      close: () => demo.close(),
+    };
+    return inFleet(setup, members, fleetCli, logger, registry);
+  } catch (error) {
+    await demo.close();
+    throw error;
+  }
 }
 
 function fileSetup(source: FileSource, cli: CliOptions): SourceSetup {

@@ -6,9 +6,10 @@ import type { Logger } from 'pino';
 import type { AdminRoute } from '../admin/admin-server.ts';
 import { startEchoServer } from '../echo/echo-server.ts';
 import { startGreeterServer } from '../greeter/greeter-server.ts';
-import { demoManifests, type RunningPod } from './manifests.ts';
+import { demoManifests } from './manifests.ts';
+import { type DemoFleet, startDemoFleet } from './members.ts';
 import { selectPods } from './pod-selection.ts';
-import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
+import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY, type RunningPod } from './topology.ts';
 
 export interface DemoOptions {
   readonly logger: Logger;
@@ -25,6 +26,8 @@ export interface DemoOptions {
 export interface Demo {
   /** A folder of plain Kubernetes YAML the file source watches; edit it and the gateway follows. */
   readonly manifestsDir: string;
+  /** The demo's clusters as fleet members: the gateway's `--clusterprofile-provider-file`, a kubeconfig for kubectl. */
+  readonly fleet: Pick<DemoFleet, 'providerFile' | 'kubeconfig' | 'kubeconfigFile'>;
   readonly identity: typeof GATEWAY_IDENTITY;
   /** `/demo/stop` and `/demo/start` on the admin port: take pods down and up by zone, cluster or pod. */
   readonly adminRoutes: ReadonlyMap<string, AdminRoute>;
@@ -48,11 +51,24 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   }
   const running: RunningPod[] = pods.map(({ pod, port }) => ({ ...pod, port }));
   const manifestsDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-'));
+  const workDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-fleet-'));
+  let fleet: DemoFleet;
+  try {
+    fleet = await startDemoFleet(running, workDir);
+  } catch (error) {
+    await Promise.all(pods.map((entry) => entry.server?.close()));
+    rmSync(manifestsDir, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  }
   writeFileSync(
     join(manifestsDir, 'demo.yaml'),
-    demoManifests(running, options.controllerName, options.gatewayPort),
+    demoManifests(running, options.controllerName, options.gatewayPort, fleet.clusterProfiles),
   );
-  logger.info({ manifestsDir, pods: running.length }, 'demo backends started');
+  logger.info(
+    { manifestsDir, pods: running.length, members: fleet.members.map((m) => m.server.url) },
+    'demo backends and member clusters started',
+  );
 
   const setRunning =
     (up: boolean): AdminRoute =>
@@ -95,7 +111,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     '',
     `clusterset-gateway demo: gateway in cluster ${GATEWAY_IDENTITY.cluster}, zone ${GATEWAY_IDENTITY.zone}, region ${GATEWAY_IDENTITY.region}`,
     `  ${count('http')} echo pods and ${count('grpc')} gRPC pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
-    `  manifests: ${manifestsDir}  (edit them; the gateway follows)`,
+    `  member clusters: ${fleet.members.map((m) => `${m.cluster} ${m.server.url}`).join(', ')} (fleet mode: ClusterProfiles and an exec plugin)`,
+    `  hub manifests: ${manifestsDir}  (edit them; the gateway follows)`,
+    `  kubeconfig for the members: ${fleet.kubeconfigFile}  (also at ${`http://127.0.0.1:${options.adminPort}`}/demo/kubeconfig)`,
     '',
     'Try:',
     `  curl -s ${web}/ | grep -E '"(pod|cluster|zone)"'          # ServiceImport web, PreferSameZone: zone us-east-1a`,
@@ -119,6 +137,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           `  curl -s -H 'Host: web.demo.svc.clusterset.local' 127.0.0.1:${options.eastWestPort}/   # east-west, by Host`,
           `  curl -s -x http://127.0.0.1:${options.eastWestPort} http://web.demo.svc.clusterset.local/   # east-west, HTTP_PROXY style`,
         ]),
+    `  kubectl --kubeconfig ${fleet.kubeconfigFile} --context west-1 get serviceexports,endpointslices -A`,
     `  curl -s ${admin}/config_dump       # routing table, endpoint tiers and health, statuses`,
     `  curl -s ${admin}/metrics | grep clusterset_gateway_upstream`,
     '',
@@ -126,15 +145,22 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
   return {
     manifestsDir,
+    fleet,
     identity: GATEWAY_IDENTITY,
     adminRoutes: new Map([
       ['/demo/stop', setRunning(false)],
       ['/demo/start', setRunning(true)],
+      [
+        '/demo/kubeconfig',
+        (_req, res) => sendText(res, 200, fleet.kubeconfig, { 'content-type': 'application/yaml' }),
+      ],
     ]),
     banner,
     async close() {
       await Promise.all(pods.map((entry) => entry.server?.close()));
+      await fleet.close();
       rmSync(manifestsDir, { recursive: true, force: true });
+      rmSync(workDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import { GREETER_SERVICE } from '../greeter/greeter-messages.ts';
+import { DEMO_FLEET_NAMESPACE } from './members.ts';
 import {
   DEMO_NAMESPACE,
   type DemoPod,
@@ -7,17 +8,15 @@ import {
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,
   PAYMENTS_SERVICE,
+  type RunningPod,
 } from './topology.ts';
-
-export interface RunningPod extends DemoPod {
-  readonly port: number;
-}
 
 /** The demo's objects as plain Kubernetes YAML: what a user would `kubectl apply` in a real clusterset. */
 export function demoManifests(
   pods: readonly RunningPod[],
   controllerName: string,
   gatewayPort: number,
+  clusterProfiles: readonly unknown[],
 ): string {
   const ns = DEMO_NAMESPACE;
   const objects: unknown[] = [
@@ -49,10 +48,8 @@ export function demoManifests(
         listeners: [{ name: 'http', protocol: 'HTTP', port: gatewayPort }],
       },
     },
-    serviceImport('web', 'PreferSameZone', HTTP_PORT),
-    serviceImport('api', undefined, HTTP_PORT),
-    serviceImport(GRPC_SERVICE, 'PreferSameZone', GRPC_PORT),
-    serviceImport(PAYMENTS_SERVICE, undefined, HTTP_PORT),
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_FLEET_NAMESPACE } },
+    ...clusterProfiles,
     {
       apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
       kind: 'ClusterSelectionPolicy',
@@ -137,78 +134,32 @@ export function demoManifests(
         ],
       },
     },
-    ...endpointSlices(pods),
+    ...localEndpointSlices(pods),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
 }
 
-interface ServicePort {
-  readonly name: string;
-  readonly protocol: 'TCP';
-  readonly port: number;
-  readonly appProtocol?: string;
-}
-
-const HTTP_PORT: ServicePort = { name: 'http', protocol: 'TCP', port: 80 };
-// GEP-1911: h2c says how to speak to the pods; a GRPCRoute backend would get h2c anyway.
-const GRPC_PORT: ServicePort = {
-  name: 'grpc',
-  protocol: 'TCP',
-  port: GRPC_SERVICE_PORT,
-  appProtocol: 'kubernetes.io/h2c',
-};
-
-function serviceImport(name: string, trafficDistribution: string | undefined, port: ServicePort): unknown {
-  return {
-    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
-    kind: 'ServiceImport',
-    metadata: { name, namespace: DEMO_NAMESPACE },
-    spec: {
-      type: 'ClusterSetIP',
-      ports: [port],
-      ...(trafficDistribution ? { trafficDistribution } : {}),
-    },
-  };
-}
-
 /**
- * One slice per pod, as the MCS controller would import them: labelled with the ServiceImport's name and
- * the source cluster. The local `api` pod also gets a plain slice for the local Service.
+ * The gateway's own cluster (east-1) also runs the plain Service `api`: its slice, as the EndpointSlice
+ * controller writes it. Everything else reaches the gateway from the members, as derived ServiceImports.
  */
-function endpointSlices(pods: readonly RunningPod[]): unknown[] {
-  return pods.flatMap((pod) => {
-    const endpoint = {
-      addresses: ['127.0.0.1'],
-      conditions: { ready: true },
-      zone: pod.zone,
-      nodeName: pod.node,
-      targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
-    };
-    const imported = {
+function localEndpointSlices(pods: readonly RunningPod[]): unknown[] {
+  return pods
+    .filter((pod) => pod.service === 'api' && pod.cluster === GATEWAY_IDENTITY.cluster)
+    .map((pod) => ({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: {
-        name: `imported-${pod.pod}`,
-        namespace: DEMO_NAMESPACE,
-        labels: {
-          'multicluster.kubernetes.io/service-name': pod.service,
-          'multicluster.kubernetes.io/source-cluster': pod.cluster,
-          'topology.kubernetes.io/region': pod.region,
-        },
-      },
+      metadata: { name: pod.pod, namespace: DEMO_NAMESPACE, labels: { 'kubernetes.io/service-name': 'api' } },
       addressType: 'IPv4',
-      endpoints: [endpoint],
-      ports: [{ ...(pod.protocol === 'grpc' ? GRPC_PORT : HTTP_PORT), port: pod.port }],
-    };
-    if (pod.service !== 'api' || pod.cluster !== GATEWAY_IDENTITY.cluster) return [imported];
-    const local = {
-      ...imported,
-      metadata: {
-        name: pod.pod,
-        namespace: DEMO_NAMESPACE,
-        labels: { 'kubernetes.io/service-name': pod.service },
-      },
-    };
-    return [imported, local];
-  });
+      endpoints: [
+        {
+          addresses: ['127.0.0.1'],
+          conditions: { ready: true },
+          zone: pod.zone,
+          nodeName: pod.node,
+          targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
+        },
+      ],
+      ports: [{ name: 'http', protocol: 'TCP', port: pod.port }],
+    }));
 }

@@ -13,6 +13,11 @@ export interface DemoPod {
   readonly node: string;
 }
 
+/** A demo pod once its server listens. */
+export interface RunningPod extends DemoPod {
+  readonly port: number;
+}
+
 export const DEMO_NAMESPACE = 'demo';
 
 export const GATEWAY_IDENTITY = {
@@ -26,6 +31,11 @@ export const GATEWAY_IDENTITY = {
 /** The gRPC service's name, and the port its ServiceImport and GRPCRoute use. */
 export const GRPC_SERVICE = 'greeter';
 export const GRPC_SERVICE_PORT = 50051;
+/** KEP-4444 `trafficDistribution` of the exported Services (the derived ServiceImports take it from them). */
+export const TRAFFIC_DISTRIBUTION: Readonly<Record<string, string>> = {
+  web: 'PreferSameZone',
+  [GRPC_SERVICE]: 'PreferSameZone',
+};
 /** The service whose traffic a ClusterSelectionPolicy keeps inside the gateway's region. */
 export const PAYMENTS_SERVICE = 'payments';
 

@@ -1,8 +1,2 @@
-export type { JsonObject } from './json.ts';
-export { ALL_CRDS } from './resources.ts';
-export {
-  KubeApiServer,
-  type KubeApiServerOptions,
-  type RequestRecord,
-  startKubeApiServer,
-} from './server.ts';
+// The simulated API server ships in src/ (the demo's member clusters run on it); tests use the same one.
+export * from '../../../src/kube-sim/index.ts';

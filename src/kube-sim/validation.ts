@@ -274,6 +274,13 @@ export function validateEndpointSlice(obj: JsonObject, old?: JsonObject): Status
   return causes;
 }
 
+const LOOPBACK_ENDPOINT = 'may not be in the loopback range (127.0.0.0/8, ::1/128)';
+
+/** The cause kube-apiserver gives a loopback endpoint address; the demo's simulated clusters waive it. */
+export function isLoopbackEndpointCause(c: StatusCause): boolean {
+  return c.message.endsWith(LOOPBACK_ENDPOINT);
+}
+
 /**
  * ValidateEndpointIP (pkg/apis/core/validation): endpoints may not point at the unspecified, loopback,
  * link-local or link-local multicast ranges, whatever the client intended.
@@ -286,8 +293,7 @@ function validateEndpointIPv4(field: string, addr: string): StatusCause[] {
   }
   const [a, b, c] = octets as [number, number, number, number];
   if (octets.every((o) => o === 0)) return [cause.invalid(field, addr, 'may not be unspecified (0.0.0.0)')];
-  if (a === 127)
-    return [cause.invalid(field, addr, 'may not be in the loopback range (127.0.0.0/8, ::1/128)')];
+  if (a === 127) return [cause.invalid(field, addr, LOOPBACK_ENDPOINT)];
   if (a === 169 && b === 254)
     return [cause.invalid(field, addr, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
   if (a === 224 && b === 0 && c === 0)
@@ -301,8 +307,7 @@ function validateEndpointIPv6(field: string, addr: string): StatusCause[] {
   if (!/^[0-9a-f:]+$/.test(addr) || !addr.includes(':'))
     return [cause.invalid(field, addr, 'must be a valid IPv6 address')];
   if (addr === '::') return [cause.invalid(field, addr, 'may not be unspecified (::)')];
-  if (addr === '::1')
-    return [cause.invalid(field, addr, 'may not be in the loopback range (127.0.0.0/8, ::1/128)')];
+  if (addr === '::1') return [cause.invalid(field, addr, LOOPBACK_ENDPOINT)];
   if (/^fe[89ab]/.test(addr))
     return [cause.invalid(field, addr, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
   if (addr.startsWith('ff02:'))

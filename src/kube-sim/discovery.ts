@@ -97,3 +97,48 @@ export function apiResourceList(
     ]),
   };
 }
+
+/**
+ * OpenAPI v3 discovery, only as far as kubectl reads it before `create`/`apply`: each group version's document
+ * lists, per resource, a PATCH operation tagged with its group-version-kind and the `fieldValidation` query
+ * parameter, so kubectl leaves validation to the server (which refuses unknown and duplicate fields as
+ * kube-apiserver does) instead of downloading schemas.
+ */
+export function openApiV3Root(served: readonly ServedResource[]): Record<string, unknown> {
+  const paths: Record<string, { serverRelativeURL: string }> = {};
+  for (const { def, versions } of served) {
+    for (const version of versions) {
+      const path = openApiGroupVersionPath(def.group, version);
+      paths[path] = { serverRelativeURL: `/openapi/v3/${path}` };
+    }
+  }
+  return { paths };
+}
+
+export function openApiV3GroupVersion(
+  served: readonly ServedResource[],
+  group: string,
+  version: string,
+): Record<string, unknown> | undefined {
+  const resources = served.filter((s) => s.def.group === group && s.versions.includes(version));
+  if (resources.length === 0) return undefined;
+  const base = `/${openApiGroupVersionPath(group, version)}`;
+  const paths: Record<string, unknown> = {};
+  for (const { def } of resources) {
+    const collection = def.namespaced
+      ? `${base}/namespaces/{namespace}/${def.resource}`
+      : `${base}/${def.resource}`;
+    paths[`${collection}/{name}`] = {
+      patch: {
+        'x-kubernetes-group-version-kind': { group, version, kind: def.kind },
+        parameters: [{ name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } }],
+        responses: {},
+      },
+    };
+  }
+  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.33.0' }, paths };
+}
+
+function openApiGroupVersionPath(group: string, version: string): string {
+  return group === '' ? `api/${version}` : `apis/${group}/${version}`;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { StatusCause } from './api-status.ts';
 import {
   ApiFailure,
   alreadyExists,
@@ -13,7 +14,7 @@ import {
 import { clone, deepEqual, isObject, type JsonObject, metadataOf } from './json.ts';
 import type { ResourceDef } from './resources.ts';
 import { type FieldRequirement, type LabelRequirement, matchesFields, matchesLabels } from './selectors.ts';
-import { validateMetadata, validateName } from './validation.ts';
+import { isLoopbackEndpointCause, validateMetadata, validateName } from './validation.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -67,9 +68,16 @@ export class ObjectStore {
   readonly #watchers = new Set<Watcher>();
   readonly #historyLimit: number;
   #nextClusterIP = 10;
+  readonly #allowLoopbackEndpoints: boolean;
 
-  constructor(historyLimit: number) {
+  constructor(historyLimit: number, options: { allowLoopbackEndpoints?: boolean } = {}) {
     this.#historyLimit = historyLimit;
+    this.#allowLoopbackEndpoints = options.allowLoopbackEndpoints === true;
+  }
+
+  #validate(def: ResourceDef, obj: JsonObject, old?: JsonObject): StatusCause[] {
+    const causes = def.validate(obj, old);
+    return this.#allowLoopbackEndpoints ? causes.filter((c) => !isLoopbackEndpointCause(c)) : causes;
   }
 
   get resourceVersion(): number {
@@ -184,7 +192,7 @@ export class ObjectStore {
     if (def.status) delete obj.status;
     prepare(def, obj, undefined, this);
     def.defaults?.(obj);
-    causes.push(...def.validate(obj));
+    causes.push(...this.#validate(def, obj));
     if (causes.length > 0) throw invalid(target(def, name), causes);
     const bucket = this.#bucket(def);
     const key = objectKey(def.namespaced ? namespace : undefined, name);
@@ -266,11 +274,11 @@ export class ObjectStore {
       delete nextMeta.managedFields;
       const causes = [...validateMetadata(nextMeta)];
       prepare(def, next, current, this);
-      causes.push(...def.validate(next, current));
+      causes.push(...this.#validate(def, next, current));
       if (causes.length > 0) throw invalid(target(def, name), causes);
     }
     if (subresource === 'status') {
-      const causes = def.validate(next, current);
+      const causes = this.#validate(def, next, current);
       if (causes.length > 0) throw invalid(target(def, name), causes);
     }
     next.apiVersion = current.apiVersion;

@@ -5,7 +5,15 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
 import { unknownFields } from './crd-admission.ts';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, type ServedResource } from './discovery.ts';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  openApiV3GroupVersion,
+  openApiV3Root,
+  type ServedResource,
+} from './discovery.ts';
 import { isObject, type JsonObject, metadataOf } from './json.ts';
 import { applyJsonPatch, applyMergePatch } from './patch.ts';
 import { ALL_CRDS, groupVersion, RESOURCES, type ResourceDef } from './resources.ts';
@@ -39,6 +47,11 @@ export interface KubeApiServerOptions {
    * verified client certificate is asked about as `x509:<CN>`. Unset: every request is let in.
    */
   readonly acceptToken?: (token: string | undefined) => boolean;
+  /**
+   * Accept EndpointSlice addresses in 127.0.0.0/8 and ::1, which kube-apiserver refuses: the demo's simulated
+   * clusters run their pods as processes on this machine's loopback.
+   */
+  readonly allowLoopbackEndpoints?: boolean;
 }
 
 export interface RequestRecord {
@@ -114,7 +127,9 @@ export class KubeApiServer {
   constructor(options: KubeApiServerOptions = {}) {
     this.#options = options;
     this.#user = options.user ?? 'system:serviceaccount:clusterset-gateway:clusterset-gateway';
-    this.#store = new ObjectStore(options.historyLimit ?? 10_000);
+    this.#store = new ObjectStore(options.historyLimit ?? 10_000, {
+      allowLoopbackEndpoints: options.allowLoopbackEndpoints === true,
+    });
     for (const crd of options.crds ?? ALL_CRDS) this.installCrd(crd, options.crdVersions?.[crd]);
     this.acceptToken = options.acceptToken;
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -435,6 +450,14 @@ export class KubeApiServer {
     }
     if ((root === 'healthz' || root === 'readyz' || root === 'livez') && segments.length === 1)
       return { status: 'ok' };
+    if (root === 'openapi' && a === 'v3') {
+      if (segments.length === 2) return openApiV3Root(served);
+      if (b === 'api' && segments.length === 4 && c) return openApiV3GroupVersion(served, '', c);
+      const [, , , group, version] = segments;
+      if (b === 'apis' && segments.length === 5 && group && version)
+        return openApiV3GroupVersion(served, group, version);
+      return undefined;
+    }
     if (root === 'api') {
       if (segments.length === 1) return apiVersions();
       if (segments.length === 2)

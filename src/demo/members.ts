@@ -1,0 +1,264 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { type KubeApiServer, startKubeApiServer } from '../kube-sim/index.ts';
+import {
+  DEMO_NAMESPACE,
+  GATEWAY_IDENTITY,
+  GRPC_SERVICE,
+  GRPC_SERVICE_PORT,
+  type RunningPod,
+  TRAFFIC_DISTRIBUTION,
+} from './topology.ts';
+
+/** The access provider the demo's ClusterProfiles name, and the provider file names too. */
+export const DEMO_ACCESS_PROVIDER = 'clusterset-gateway-demo';
+/** Where the demo's hub keeps its ClusterProfiles. */
+export const DEMO_FLEET_NAMESPACE = 'fleet-system';
+const REGION_PROPERTY = 'topology.kubernetes.io/region';
+// Long enough not to churn, short enough that a demo left running shows a renewal.
+const TOKEN_LIFETIME_MS = 10 * 60_000;
+
+export interface DemoMember {
+  readonly cluster: string;
+  readonly region: string;
+  readonly server: KubeApiServer;
+}
+
+export interface DemoFleet {
+  readonly members: readonly DemoMember[];
+  /** ClusterProfiles for the hub's manifests folder, one per member. */
+  readonly clusterProfiles: readonly unknown[];
+  /** `--clusterprofile-provider-file` for the gateway: the demo's exec credential plugin. */
+  readonly providerFile: string;
+  /** A kubeconfig with one context per member, authenticated by the same plugin, for kubectl. */
+  readonly kubeconfig: string;
+  readonly kubeconfigFile: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The demo's clusters as fleet members: one simulated API server per cluster (HTTPS, bearer tokens, the real
+ * list/watch protocol) holding that cluster's exported Services, EndpointSlices and About API
+ * ClusterProperties, reached through ClusterProfiles and an exec credential plugin as a real fleet would be.
+ */
+export async function startDemoFleet(pods: readonly RunningPod[], dir: string): Promise<DemoFleet> {
+  const tls = selfSignedCertificate(dir);
+  const plugin = writeCredentialPlugin(dir);
+  const tokens: Record<string, string> = {};
+  const members: DemoMember[] = [];
+  try {
+    for (const [cluster, region] of clustersOf(pods)) {
+      const token = `demo-${cluster}-${randomBytes(12).toString('hex')}`;
+      const server = await startKubeApiServer({
+        tls,
+        acceptToken: (presented) => presented === token,
+        allowLoopbackEndpoints: true,
+        defaultNamespaces: true,
+      });
+      tokens[server.url] = token;
+      seedMember(server, cluster, pods);
+      members.push({ cluster, region, server });
+    }
+  } catch (error) {
+    await Promise.all(members.map(({ server }) => server.stop()));
+    throw error;
+  }
+  writeFileSync(plugin.tokensFile, JSON.stringify(tokens), { mode: 0o600 });
+
+  const exec = {
+    apiVersion: 'client.authentication.k8s.io/v1',
+    command: process.execPath,
+    args: [plugin.script],
+    provideClusterInfo: true,
+    interactiveMode: 'Never',
+  };
+  const providerFile = join(dir, 'providers.json');
+  writeFileSync(
+    providerFile,
+    JSON.stringify({ providers: [{ name: DEMO_ACCESS_PROVIDER, execConfig: exec }] }),
+  );
+  const caData = Buffer.from(tls.cert).toString('base64');
+  const kubeconfig = stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: members.map(({ cluster, server }) => ({
+      name: cluster,
+      cluster: { server: server.url, 'certificate-authority-data': caData },
+    })),
+    users: [{ name: 'demo', user: { exec } }],
+    contexts: members.map(({ cluster }) => ({
+      name: cluster,
+      context: { cluster, user: 'demo', namespace: DEMO_NAMESPACE },
+    })),
+    'current-context': GATEWAY_IDENTITY.cluster,
+  });
+  const kubeconfigFile = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfigFile, kubeconfig, { mode: 0o600 });
+
+  return {
+    members,
+    clusterProfiles: members.map(({ cluster, region, server }) => ({
+      apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+      kind: 'ClusterProfile',
+      metadata: { name: cluster, namespace: DEMO_FLEET_NAMESPACE },
+      spec: { displayName: cluster, clusterManager: { name: DEMO_ACCESS_PROVIDER } },
+      status: {
+        accessProviders: [
+          {
+            name: DEMO_ACCESS_PROVIDER,
+            cluster: { server: server.url, 'certificate-authority-data': caData },
+          },
+        ],
+        properties: [{ name: REGION_PROPERTY, value: region }],
+      },
+    })),
+    providerFile,
+    kubeconfig,
+    kubeconfigFile,
+    close: async () => {
+      await Promise.all(members.map(({ server }) => server.stop()));
+    },
+  };
+}
+
+function clustersOf(pods: readonly RunningPod[]): Map<string, string> {
+  return new Map(pods.map((pod) => [pod.cluster, pod.region]));
+}
+
+/** What the cluster's own API server holds: each service with a pod there is a Service, exported. */
+function seedMember(server: KubeApiServer, cluster: string, pods: readonly RunningPod[]): void {
+  server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NAMESPACE } });
+  for (const [name, value] of [
+    ['cluster.clusterset.k8s.io', cluster],
+    ['clusterset.k8s.io', GATEWAY_IDENTITY.clusterset],
+  ] as const) {
+    server.create({
+      apiVersion: 'about.k8s.io/v1alpha1',
+      kind: 'ClusterProperty',
+      metadata: { name },
+      spec: { value },
+    });
+  }
+  const here = pods.filter((pod) => pod.cluster === cluster);
+  for (const service of new Set(here.map((pod) => pod.service))) {
+    const grpc = service === GRPC_SERVICE;
+    const port = grpc
+      ? { name: 'grpc', protocol: 'TCP', port: GRPC_SERVICE_PORT, appProtocol: 'kubernetes.io/h2c' }
+      : { name: 'http', protocol: 'TCP', port: 80 };
+    const trafficDistribution = TRAFFIC_DISTRIBUTION[service];
+    server.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: service, namespace: DEMO_NAMESPACE },
+      spec: {
+        selector: { app: service },
+        ports: [{ ...port, targetPort: port.name }],
+        ...(trafficDistribution ? { trafficDistribution } : {}),
+      },
+    });
+    server.create({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name: service, namespace: DEMO_NAMESPACE },
+    });
+    for (const pod of here.filter((p) => p.service === service)) {
+      server.create({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: pod.pod,
+          namespace: DEMO_NAMESPACE,
+          labels: { 'kubernetes.io/service-name': service },
+        },
+        addressType: 'IPv4',
+        endpoints: [
+          {
+            addresses: ['127.0.0.1'],
+            conditions: { ready: true },
+            zone: pod.zone,
+            nodeName: pod.node,
+            targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
+          },
+        ],
+        ports: [{ name: port.name, protocol: 'TCP', port: pod.port, ...appProtocolOf(port) }],
+      });
+    }
+  }
+}
+
+function appProtocolOf(port: { readonly appProtocol?: string }): { appProtocol?: string } {
+  return port.appProtocol ? { appProtocol: port.appProtocol } : {};
+}
+
+/**
+ * The members serve HTTPS because kubectl (client-go) sends bearer tokens only over TLS. One self-signed
+ * certificate for 127.0.0.1 serves every member; the ClusterProfiles and the kubeconfig carry it as their CA.
+ */
+function selfSignedCertificate(dir: string): { cert: string; key: string } {
+  const cert = join(dir, 'members.crt');
+  const key = join(dir, 'members.key');
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '30',
+        '-subj',
+        '/CN=clusterset-gateway demo members',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+  } catch (error) {
+    throw new Error(
+      `the demo's member clusters serve HTTPS with a certificate made by the openssl command, which failed (${
+        (error as Error).message
+      }); install openssl (Debian: apt-get install openssl)`,
+    );
+  }
+  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+}
+
+/**
+ * A client.authentication.k8s.io/v1 exec credential plugin, as a cloud's `gke-gcloud-auth-plugin` or
+ * `kubelogin` would be: it reads which cluster it is asked about from KUBERNETES_EXEC_INFO and prints that
+ * member's token with an expiry, so the gateway (and kubectl) run it again when the token runs out.
+ */
+function writeCredentialPlugin(dir: string): { script: string; tokensFile: string } {
+  const script = join(dir, 'credential-plugin.mjs');
+  const tokensFile = join(dir, 'tokens.json');
+  writeFileSync(
+    script,
+    `import { readFileSync } from 'node:fs';
+const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO ?? '{}');
+const server = info.spec?.cluster?.server;
+const token = JSON.parse(readFileSync(${JSON.stringify(tokensFile)}, 'utf8'))[server];
+if (!token) {
+  process.stderr.write('no demo member at ' + server + '\\n');
+  process.exit(1);
+}
+process.stdout.write(JSON.stringify({
+  apiVersion: info.apiVersion ?? 'client.authentication.k8s.io/v1',
+  kind: 'ExecCredential',
+  status: { token, expirationTimestamp: new Date(Date.now() + ${TOKEN_LIFETIME_MS}).toISOString().replace(/\\.\\d+Z$/, 'Z') },
+}));
+`,
+    { mode: 0o700 },
+  );
+  return { script, tokensFile };
+}
