@@ -98,7 +98,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const topology = new TopologyService(
     {
       table: currentTable,
-      balancers: () => (workerPool ? undefined : dataPlane.describeBalancers()),
+      balancers: () => (workerPool ? workerPool.balancers() : dataPlane.describeBalancers()),
       identity: () =>
         reconciler.last ? resolveIdentity(reconciler.last.snapshot, setup.identity) : setup.identity,
       ...(setup.fleet
@@ -115,7 +115,9 @@ async function main(argv: readonly string[]): Promise<void> {
         : {}),
       notes: () =>
         workerPool
-          ? [`--workers ${cli.workers}: each worker balances on its own; health and shares not shown`]
+          ? [
+              `--workers ${cli.workers}: health and shares are the probing worker's (probe verdicts are shared; ejections and avoidance are per worker)`,
+            ]
           : [],
     },
     registry,

@@ -61,7 +61,7 @@ export function topologyRoutes(
         res.writeHead(204).end();
       },
     ],
-    ['/api/topology', (_req, res) => sendJson(res, 200, service.json())],
+    ['/api/topology', async (_req, res) => sendJson(res, 200, await service.json())],
     ['/api/topology/stream', (req, res) => service.openStream(req, res)],
     [
       '/api/route',

@@ -13,8 +13,13 @@ import type { MemberConnectionView } from './topology-model.ts';
 /** What the topology reads; all of it already exists for /config_dump. */
 export interface TopologySource {
   table(): RouteTable | undefined;
-  /** Undefined when this process balances nothing itself (--workers). */
-  balancers(): Readonly<Record<string, BalancerState>> | undefined;
+  /**
+   * The balancers' states; with --workers, asked of the worker that probes (a promise). Undefined: none to show.
+   */
+  balancers():
+    | Readonly<Record<string, BalancerState>>
+    | Promise<Readonly<Record<string, BalancerState>>>
+    | undefined;
   identity(): LocalIdentity;
   notes(): readonly string[];
   /** Fleet mode only: every member cluster's connection state. */
@@ -61,6 +66,8 @@ export class TopologyService {
   readonly #streams = new Set<Stream>();
   #timer: NodeJS.Timeout | undefined;
   #cached: { readonly atMs: number; readonly json: string } | undefined;
+  /** The document being built (the balancers may be another process's): callers meanwhile share it. */
+  #building: Promise<string> | undefined;
 
   constructor(
     source: TopologySource,
@@ -96,20 +103,28 @@ export class TopologyService {
   }
 
   /** The document as JSON, built at most once per tick however many ask. */
-  json(): string {
+  json(): Promise<string> {
     return this.#document(this.#intervalMs);
   }
 
   /** The cached document while younger than `maxAgeMs`, else a new one. */
-  #document(maxAgeMs: number): string {
-    const now = Date.now();
-    if (this.#cached && now - this.#cached.atMs < maxAgeMs) return this.#cached.json;
-    const { counts, seconds } = this.#window.delta();
+  #document(maxAgeMs: number): Promise<string> {
+    if (this.#cached && Date.now() - this.#cached.atMs < maxAgeMs) return Promise.resolve(this.#cached.json);
+    this.#building ??= this.#build().finally(() => {
+      this.#building = undefined;
+    });
+    return this.#building;
+  }
+
+  async #build(): Promise<string> {
     const source = this.#source;
+    const balancers = await source.balancers();
+    const now = Date.now();
+    const { counts, seconds } = this.#window.delta();
     const json = JSON.stringify(
       buildTopology({
         table: source.table(),
-        balancers: source.balancers(),
+        balancers,
         identity: source.identity(),
         served: counts,
         windowSeconds: Math.round(seconds * 10) / 10,
@@ -124,7 +139,7 @@ export class TopologyService {
   }
 
   /** Serves `text/event-stream`: one `data:` frame per tick with the whole document. */
-  openStream(req: IncomingMessage, res: ServerResponse): void {
+  async openStream(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.#streams.size >= this.#limits.maxStreams) {
       const body = `too many live topology streams (${this.#limits.maxStreams}); poll /api/topology instead\n`;
       res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '5' }).end(body);
@@ -139,10 +154,11 @@ export class TopologyService {
       'x-accel-buffering': 'no',
     });
     res.write(`retry: ${this.#intervalMs}\n\n`);
-    this.#send(stream, `data: ${this.json()}\n\n`);
     const forget = () => this.#streams.delete(stream);
     res.once('close', forget);
     res.once('error', forget);
+    const first = await this.json();
+    if (this.#streams.has(stream)) this.#send(stream, `data: ${first}\n\n`);
   }
 
   async #tick(): Promise<void> {
@@ -150,7 +166,7 @@ export class TopologyService {
       await this.#window.sample(Date.now());
       if (this.#streams.size === 0) return;
       // Fresh each tick (the 10% absorbs timer jitter), unless an API call just built one: at most one per tick.
-      const frame = `data: ${this.#document(this.#intervalMs * 0.9)}\n\n`;
+      const frame = `data: ${await this.#document(this.#intervalMs * 0.9)}\n\n`;
       const now = Date.now();
       for (const stream of this.#streams) {
         if (now - stream.openedAtMs > this.#limits.maxStreamLifetimeMs) {

@@ -118,7 +118,7 @@ export function startDataPlane(
     async apply(table) {
       await proxy.apply(table);
       balancers.retain(Object.keys(table.backends));
-      await balancerMetrics.retain(Object.keys(table.backends));
+      await balancerMetrics.retain(table.backends);
       healthChecks.apply(table.backends);
     },
     async applyEndpoints(backends) {
@@ -130,7 +130,11 @@ export function startDataPlane(
       healthChecks.replaceBackends(changes);
       // Series of a cluster or zone the replaced endpoint sets no longer have leave /metrics.
       const current = proxy.backends;
-      if (current !== undefined) proxy.metrics.retainUpstream([...current.values()].map((b) => b.cluster));
+      if (current !== undefined) {
+        const clusters = [...current.values()].map((b) => b.cluster);
+        proxy.metrics.retainUpstream(clusters);
+        await balancerMetrics.retainSelections(clusters);
+      }
     },
     describeBalancers: () => proxy.describeBalancers(),
     recordProbe,

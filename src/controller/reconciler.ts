@@ -7,8 +7,8 @@ import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
 import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
-import type { Snapshot } from '../snapshot/snapshot.ts';
-import { diffSnapshots } from '../snapshot/snapshot-diff.ts';
+import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
+import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
 
 export interface ReconcilerOptions {
   /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
@@ -42,6 +42,8 @@ export class Reconciler {
   readonly #updates: Counter<'kind'>;
   #warnings = new Set<string>();
   #pending: Snapshot | undefined;
+  /** The pending snapshot's slice changes from the snapshot before every one it replaced (see submit). */
+  #pendingDelta: SliceDelta | undefined;
   #running: Promise<void> | undefined;
   #last: { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined;
   #statusByKey = new Map<string, StatusUpdate>();
@@ -62,6 +64,13 @@ export class Reconciler {
   }
 
   submit(snapshot: Snapshot): void {
+    // A snapshot that replaces one not yet reconciled carries the changes of both, so that one made from the
+    // table in force by slice changes alone is still known as such without a diff.
+    const replaced = this.#pending;
+    this.#pendingDelta =
+      replaced === undefined
+        ? snapshot.sliceDelta
+        : composeDeltas(this.#pendingDelta, replaced, snapshot.sliceDelta);
     this.#pending = snapshot;
     this.#running ??= this.#drain().finally(() => {
       this.#running = undefined;
@@ -76,15 +85,21 @@ export class Reconciler {
   async #drain(): Promise<void> {
     while (this.#pending) {
       const snapshot = this.#pending;
+      const delta = this.#pendingDelta;
       this.#pending = undefined;
-      await this.#reconcile(snapshot);
+      this.#pendingDelta = undefined;
+      await this.#reconcile(snapshot, delta);
     }
   }
 
-  async #reconcile(snapshot: Snapshot): Promise<void> {
+  async #reconcile(snapshot: Snapshot, delta: SliceDelta | undefined): Promise<void> {
     const last = this.#last;
     if (last !== undefined && this.#options.applyEndpoints !== undefined) {
-      const endpoints = this.#endpointsOnly(last, snapshot);
+      const diff: SnapshotDiff =
+        delta?.base === last.snapshot
+          ? { kind: 'slices', slices: delta.slices }
+          : diffSnapshots(last.snapshot, snapshot);
+      const endpoints = this.#endpointsOnly(last, snapshot, diff);
       if (endpoints !== undefined) {
         await this.#applyEndpoints(endpoints.backends, endpoints.result, snapshot);
         return;
@@ -150,8 +165,8 @@ export class Reconciler {
   #endpointsOnly(
     last: { readonly snapshot: Snapshot; readonly result: TranslationResult },
     snapshot: Snapshot,
+    diff: SnapshotDiff,
   ): { readonly backends: readonly BackendCluster[]; readonly result: TranslationResult } | undefined {
-    const diff = diffSnapshots(last.snapshot, snapshot);
     if (diff.kind === 'other') return undefined;
     const policies = snapshot.byKey('ClusterSelectionPolicy').size > 0;
     if (
@@ -184,6 +199,9 @@ export class Reconciler {
     if (refresh.backends.length === 0) return { backends: [], result: last.result };
     const backends = { ...table.backends };
     for (const backend of refresh.backends) backends[backend.id] = backend;
+    const next = { ...table, backends };
+    // Same backend ids: the next change finds its owners without indexing the table again.
+    ownerIndex.set(next, byOwner);
     const refreshedOwners = [...owners];
     const warnings = [
       ...(last.result.warnings ?? []).filter(
@@ -194,7 +212,7 @@ export class Reconciler {
     this.#reportWarnings(warnings);
     return {
       backends: refresh.backends,
-      result: { ...last.result, table: { ...table, backends }, warnings },
+      result: { ...last.result, table: next, warnings },
     };
   }
 
@@ -243,6 +261,35 @@ function backendIdsByOwner(table: RouteTable): ReadonlyMap<string, readonly stri
   }
   return index;
 }
+
+interface SliceDelta {
+  readonly base: Snapshot;
+  readonly slices: readonly SliceChange[];
+}
+
+/**
+ * `earlier` (middle's changes from its base) followed by `later` (changes from `middle`), as changes from
+ * earlier's base; undefined when either is unknown.
+ */
+function composeDeltas(
+  earlier: SliceDelta | undefined,
+  middle: Snapshot,
+  later: SliceDelta | undefined,
+): SliceDelta | undefined {
+  if (earlier === undefined || later === undefined || later.base !== middle) return undefined;
+  const byKey = new Map<string, SliceChange>();
+  for (const change of earlier.slices) byKey.set(sliceKey(change), change);
+  for (const change of later.slices) {
+    const key = sliceKey(change);
+    const first = byKey.get(key);
+    byKey.set(key, first ? { before: first.before, after: change.after } : change);
+  }
+  const slices = [...byKey.values()].filter((c) => c.before !== c.after);
+  return { base: earlier.base, slices };
+}
+
+const sliceKey = (change: SliceChange): string =>
+  objectKey((change.after ?? change.before) as NonNullable<SliceChange['after']>);
 
 type TableChange =
   | { readonly kind: 'routes' }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BackendCluster } from '../ir/route-table.ts';
 import type { BalancerObserver, HealthyEndpointCount } from '../lb/index.ts';
 
 /** A probe's outcome as counted; `local` = this process could not probe (counts against no endpoint). */
@@ -17,6 +18,9 @@ export class BalancerMetrics {
   readonly countConnectionRetry: (reason: string) => void;
   /** Per-backend series, removed when their backend leaves the configuration (bounded cardinality). */
   readonly #perBackend: readonly (Counter<string> | Gauge<string>)[];
+  /** Per-policy series, removed when no backend is selected by their policy (or tier) any more. */
+  readonly #selectionPicks: Counter<string>;
+  readonly #boundaryRefusals: Counter<string>;
 
   /** `healthyEndpoints` is read at every scrape, so the gauge is never stale. */
   constructor(registry: Registry, healthyEndpoints: () => readonly HealthyEndpointCount[]) {
@@ -80,6 +84,8 @@ export class BalancerMetrics {
       registers: [registry],
     });
     this.#perBackend = [ejections, failovers, tierShare, healthChanges];
+    this.#selectionPicks = selectionPicks;
+    this.#boundaryRefusals = boundaryRefusals;
     this.countHealthCheck = (result, kind) => healthChecks.inc({ result, kind });
     this.countConnectionRetry = (reason) => connectionRetries.inc({ reason });
     this.observer = {
@@ -105,15 +111,39 @@ export class BalancerMetrics {
     };
   }
 
-  /** Removes the series of backends not in `backendIds` (after a routing table swap). */
-  async retain(backendIds: Iterable<string>): Promise<void> {
-    const live = new Set(backendIds);
+  /** After a routing table swap: removes the series of backends not in the table, and of policies no longer used. */
+  async retain(backends: Readonly<Record<string, BackendCluster>>): Promise<void> {
+    const live = new Set(Object.keys(backends));
     for (const metric of this.#perBackend) {
       const { values } = await metric.get();
       for (const { labels } of values) {
         const backend = labels.backend;
         if (typeof backend === 'string' && !live.has(backend)) metric.remove(labels);
       }
+    }
+    await this.retainSelections(Object.values(backends));
+  }
+
+  /**
+   * Removes the series of ClusterSelectionPolicies (and their tiers) that no backend is selected by any more.
+   * Also after an endpoint-only update: a policy's deletion changes only its targets' tiers.
+   */
+  async retainSelections(backends: Iterable<BackendCluster>): Promise<void> {
+    const policies = new Set<string>();
+    const policyTiers = new Set<string>();
+    for (const backend of backends) {
+      const policy = backend.clusterSelection?.policy;
+      if (policy === undefined) continue;
+      policies.add(policy);
+      backend.tiers.forEach((_, t) => {
+        policyTiers.add(`${policy}\n${backend.tierNames?.[t] ?? String(t)}`);
+      });
+    }
+    for (const { labels } of (await this.#selectionPicks.get()).values) {
+      if (!policyTiers.has(`${labels.policy}\n${labels.tier}`)) this.#selectionPicks.remove(labels);
+    }
+    for (const { labels } of (await this.#boundaryRefusals.get()).values) {
+      if (!policies.has(String(labels.policy))) this.#boundaryRefusals.remove(labels);
     }
   }
 }

@@ -1,12 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { EndpointSlice } from './resources.ts';
-import type { Snapshot } from './snapshot.ts';
+import type { SliceChange, Snapshot } from './snapshot.ts';
 
-/** One EndpointSlice that differs between two snapshots: added (no `before`), removed (no `after`) or changed. */
-export interface SliceChange {
-  readonly before: EndpointSlice | undefined;
-  readonly after: EndpointSlice | undefined;
-}
+export type { SliceChange } from './snapshot.ts';
 
 export type SnapshotDiff =
   /** Something other than EndpointSlices differs: only a full translation can tell what it changes. */
@@ -18,8 +13,12 @@ export type SnapshotDiff =
  * What changed from `before` to `after`. Sources keep an unchanged object's reference from one snapshot to the
  * next (the kube source's reflector store), so most objects compare by identity; different references are
  * compared by value (the file source re-reads every object). Stops at the first change that is not a slice.
+ * A snapshot a source made from `before` by changing slices only (Snapshot.withEndpointSlices) says what
+ * changed: nothing is compared.
  */
 export function diffSnapshots(before: Snapshot, after: Snapshot): SnapshotDiff {
+  const delta = after.sliceDelta;
+  if (delta?.base === before) return { kind: 'slices', slices: delta.slices };
   const kinds = new Set([...before.kinds(), ...after.kinds()]);
   for (const kind of kinds) {
     if (kind === 'EndpointSlice') continue;

@@ -17,6 +17,21 @@ import { CLUSTER_SCOPED_KINDS } from './resources.ts';
 
 type ResourceOf<K extends ResourceKind> = Extract<AnyResource, { kind: K }>;
 
+/** One EndpointSlice that differs between two snapshots: added (no `before`), removed (no `after`) or changed. */
+export interface SliceChange {
+  readonly before: EndpointSlice | undefined;
+  readonly after: EndpointSlice | undefined;
+}
+
+/**
+ * A snapshot made from `base` by changing only EndpointSlices: what changed, so no reader has to diff. The base
+ * is held weakly: a chain of deltas must not keep every earlier snapshot alive.
+ */
+interface EndpointSliceDelta {
+  readonly base: WeakRef<Snapshot>;
+  readonly slices: readonly SliceChange[];
+}
+
 /** `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(obj: {
   readonly metadata: { readonly name: string; readonly namespace?: string };
@@ -30,10 +45,11 @@ export function objectKey(obj: {
  * Sources build a new Snapshot for every change; translation reads it and never writes.
  */
 export class Snapshot {
-  readonly #byKind: ReadonlyMap<ResourceKind, ReadonlyMap<string, AnyResource>>;
+  #byKind: ReadonlyMap<ResourceKind, ReadonlyMap<string, AnyResource>>;
   readonly #sorted = new Map<ResourceKind, readonly AnyResource[]>();
-  readonly #slicesByService = new Map<string, EndpointSlice[]>();
-  readonly #slicesByImport = new Map<string, EndpointSlice[]>();
+  #slicesByService = new Map<string, EndpointSlice[]>();
+  #slicesByImport = new Map<string, EndpointSlice[]>();
+  #delta: EndpointSliceDelta | undefined;
 
   constructor(objects: Iterable<AnyResource>) {
     const byKind = new Map<ResourceKind, Map<string, AnyResource>>();
@@ -52,14 +68,55 @@ export class Snapshot {
     for (const slice of (byKind.get('EndpointSlice')?.values() ?? []) as Iterable<EndpointSlice>) {
       const ns = slice.metadata.namespace ?? 'default';
       const labels = slice.metadata.labels ?? {};
-      const service = labels['kubernetes.io/service-name'];
+      const service = labels[SERVICE_NAME_LABEL];
       if (service) push(this.#slicesByService, `${ns}/${service}`, slice);
-      const imported = labels['multicluster.kubernetes.io/service-name'];
+      const imported = labels[MCS_SERVICE_NAME_LABEL];
       if (imported) push(this.#slicesByImport, `${ns}/${imported}`, slice);
     }
   }
 
   static readonly empty = new Snapshot([]);
+
+  /**
+   * `base` with only these EndpointSlices added, replaced or removed, without indexing every other object again:
+   * the other kinds' maps (and their sorted lists) are shared, and only the Services and imports the changed
+   * slices feed are re-indexed. The result carries the changes (`endpointSliceDelta`).
+   */
+  static withEndpointSlices(base: Snapshot, changes: readonly SliceChange[]): Snapshot {
+    const next = new Snapshot([]);
+    const slices = new Map(base.byKey('EndpointSlice'));
+    const services = new Set<string>();
+    const imports = new Set<string>();
+    for (const { before, after } of changes) {
+      for (const slice of [before, after]) {
+        if (!slice) continue;
+        const ns = slice.metadata.namespace ?? 'default';
+        const labels = slice.metadata.labels ?? {};
+        const service = labels[SERVICE_NAME_LABEL];
+        if (service) services.add(`${ns}/${service}`);
+        const imported = labels[MCS_SERVICE_NAME_LABEL];
+        if (imported) imports.add(`${ns}/${imported}`);
+      }
+      const key = objectKey((after ?? before) as EndpointSlice);
+      if (after) slices.set(key, after);
+      else slices.delete(key);
+    }
+    const byKind = new Map(base.#byKind);
+    if (slices.size > 0) byKind.set('EndpointSlice', slices);
+    else byKind.delete('EndpointSlice');
+    next.#byKind = byKind;
+    for (const [kind, sorted] of base.#sorted) if (kind !== 'EndpointSlice') next.#sorted.set(kind, sorted);
+    next.#slicesByService = reindex(base.#slicesByService, services, changes, SERVICE_NAME_LABEL);
+    next.#slicesByImport = reindex(base.#slicesByImport, imports, changes, MCS_SERVICE_NAME_LABEL);
+    next.#delta = { base: new WeakRef(base), slices: changes };
+    return next;
+  }
+
+  /** What this snapshot changed from its base, when a source made it with withEndpointSlices (and the base lives). */
+  get sliceDelta(): { readonly base: Snapshot; readonly slices: readonly SliceChange[] } | undefined {
+    const base = this.#delta?.base.deref();
+    return base && this.#delta ? { base, slices: this.#delta.slices } : undefined;
+  }
 
   get<K extends ResourceKind>(
     kind: K,
@@ -140,6 +197,32 @@ export class Snapshot {
 }
 
 const EMPTY: ReadonlyMap<string, AnyResource> = new Map();
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
+
+/** `index` with the lists of `keys` rebuilt: their old slices less the changed ones, plus the changed ones now. */
+function reindex(
+  index: ReadonlyMap<string, EndpointSlice[]>,
+  keys: ReadonlySet<string>,
+  changes: readonly SliceChange[],
+  label: string,
+): Map<string, EndpointSlice[]> {
+  const next = new Map(index);
+  if (keys.size === 0) return next;
+  const gone = new Set<EndpointSlice>();
+  for (const { before } of changes) if (before) gone.add(before);
+  for (const key of keys) {
+    const kept = (index.get(key) ?? []).filter((slice) => !gone.has(slice));
+    if (kept.length > 0) next.set(key, kept);
+    else next.delete(key);
+  }
+  for (const { after } of changes) {
+    if (!after) continue;
+    const value = after.metadata.labels?.[label];
+    if (value) push(next, `${after.metadata.namespace ?? 'default'}/${value}`, after);
+  }
+  return next;
+}
 
 function push<V>(map: Map<string, V[]>, key: string, value: V): void {
   const list = map.get(key);

@@ -5,6 +5,14 @@ import { Reconciler } from '../../src/controller/reconciler.ts';
 import type { TranslationResult } from '../../src/gateway/translate.ts';
 import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
+import {
+  CONTROLLER,
+  gatewayClass as clusterset,
+  gateway,
+  httpRoute,
+  service,
+  serviceSlice,
+} from '../support/manifests.ts';
 
 const options = {
   controllerName: 'example.net/gw',
@@ -44,6 +52,58 @@ describe('Reconciler', () => {
     expect(applied.length).toBe(2);
     expect(applied.at(-1)?.statuses[0]).toMatchObject({ kind: 'GatewayClass', name: 'cls', generation: 100 });
     expect(reconciler.last?.result).toBe(applied.at(-1));
+  });
+
+  it('slice-only snapshots that replace each other while a table is applied keep every change (no translation)', async () => {
+    const registry = new Registry();
+    const endpointSets: string[][] = [];
+    let release!: () => void;
+    const firstApply = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const reconciler = new Reconciler({
+      translateOptions: () => ({ ...options, controllerName: CONTROLLER }),
+      logger: pino({ level: 'silent' }),
+      registry,
+      apply: () => firstApply,
+      applyEndpoints: async (backends) => {
+        for (const b of backends) endpointSets.push(b.tiers.flat().map((e) => `${e.address}:${e.port}`));
+      },
+    });
+    const slice = (name: string, port: number, of = 'web') =>
+      serviceSlice(name, of, 'default', { port, pod: name }) as AnyResource & { kind: 'EndpointSlice' };
+    const a = slice('web-a', 1);
+    const s0 = new Snapshot([
+      clusterset() as AnyResource,
+      gateway('gw', 'default', [{ name: 'http', port: 80, protocol: 'HTTP' }]) as AnyResource,
+      httpRoute('web', 'default', {
+        parentRefs: [{ name: 'gw' }],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/api' } }],
+            backendRefs: [{ name: 'api', port: 80 }],
+          },
+          { backendRefs: [{ name: 'web', port: 80 }] },
+        ],
+      }) as AnyResource,
+      service('web', 'default') as AnyResource,
+      service('api', 'default') as AnyResource,
+      a,
+    ]);
+    reconciler.submit(s0);
+    // While s0's table is being applied: api gets a slice, then web's changes; s2 replaces s1 unreconciled.
+    const b = slice('api-b', 2, 'api');
+    const s1 = Snapshot.withEndpointSlices(s0, [{ before: undefined, after: b }]);
+    const a2 = slice('web-a', 3);
+    const s2 = Snapshot.withEndpointSlices(s1, [{ before: a, after: a2 }]);
+    reconciler.submit(s1);
+    reconciler.submit(s2);
+    release();
+    await reconciler.settled();
+    const translations = await registry.getSingleMetric('clusterset_gateway_translations_total')?.get();
+    expect(translations?.values.find((v) => v.labels.result === 'ok')?.value).toBe(1);
+    expect(endpointSets.map((set) => set.map((e) => e.split(':')[1])).sort()).toEqual([['2'], ['3']]);
+    expect(reconciler.last?.snapshot).toBe(s2);
   });
 
   it('counts translations and exposes warnings by code', async () => {

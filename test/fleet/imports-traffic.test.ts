@@ -163,7 +163,7 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
       new Registry(),
       pino({ level: 'silent' }),
     );
-    const doc = JSON.parse(topology.json()) as {
+    const doc = JSON.parse(await topology.json()) as {
       members: { name: string; state: string; reason?: string }[];
     };
     expect(doc.members.map((m) => [m.name, m.state, m.reason])).toEqual([

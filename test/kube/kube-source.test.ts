@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../src/snapshot/snapshot.ts';
 import { createKubeSource, type KubeSource } from '../../src/sources/kube/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import {
@@ -125,6 +126,56 @@ describe('Kubernetes source against the API test server', () => {
     expect(updated.get('HTTPRoute', 'default', 'a')?.metadata.generation).toBe(2);
     server.delete('httproutes', 'default', 'a');
     await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'a') === undefined, 'route a deleted');
+  });
+
+  it('hands EndpointSlice-only changes over as a delta of the last snapshot, quickly; any other change in full', async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    server.create(service('web'));
+    const slice = (name: string, address: string) => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name, namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [address], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: 8080 }],
+    });
+    server.create(slice('web-a', '10.1.0.5'));
+    // A long quiet time for other changes: a slice change that waited for it would take over 2 s.
+    const { recorder } = startSource(server, { debounceMs: 2000, maxDebounceMs: 4000 });
+    const first = await recorder.waitFor(() => true, 'initial snapshot');
+    const addresses = (s: Snapshot) =>
+      s
+        .slicesForService('default', 'web')
+        .flatMap((sl) => sl.endpoints?.flatMap((e) => e.addresses) ?? [])
+        .sort();
+
+    server.create(slice('web-b', '10.1.0.6'));
+    const second = await recorder.waitFor(
+      (s) => addresses(s).length === 2,
+      'the new slice, before the usual quiet time',
+      1500,
+    );
+    expect(addresses(second)).toEqual(['10.1.0.5', '10.1.0.6']);
+    expect(second.sliceDelta?.base).toBe(first);
+    expect(second.sliceDelta?.slices.map((c) => [c.before?.metadata.name, c.after?.metadata.name])).toEqual([
+      [undefined, 'web-b'],
+    ]);
+    // Every other object is the same object.
+    expect(second.get('Service', 'default', 'web')).toBe(first.get('Service', 'default', 'web'));
+
+    server.delete('endpointslices', 'default', 'web-a');
+    const third = await recorder.waitFor((s) => addresses(s).length === 1, 'the slice removed', 1500);
+    expect(third.sliceDelta?.base).toBe(second);
+    expect(addresses(third)).toEqual(['10.1.0.6']);
+
+    // A Service change (and a slice change with it) is a full snapshot, after the usual quiet time.
+    server.create(service('api'));
+    server.create(slice('web-c', '10.1.0.7'));
+    const fourth = await recorder.waitFor((s) => addresses(s).length === 2, 'the full snapshot', 5000);
+    expect(fourth.sliceDelta).toBeUndefined();
+    expect(fourth.get('Service', 'default', 'api')).toBeDefined();
+    expect(recorder.snapshots).toHaveLength(4);
   });
 
   it('does not rebuild for changes translation cannot see (our own status writes)', async () => {

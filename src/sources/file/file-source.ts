@@ -111,12 +111,28 @@ export class FileSource implements Source {
   #schedule(onSnapshot: (snapshot: Snapshot) => void): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#reloading = this.#reloading.then(() => this.#reload(onSnapshot));
+      // A reload that fails keeps the configuration in force; the chain stays alive for the next event.
+      this.#reloading = this.#reloading
+        .then(() => this.#reload(onSnapshot))
+        .catch((error: unknown) =>
+          this.#logger.error(
+            { err: error },
+            'reloading the manifests folder failed; the last configuration stays',
+          ),
+        );
     }, this.#debounceMs);
   }
 
   async #reload(onSnapshot: (snapshot: Snapshot) => void): Promise<void> {
-    const files = await listManifestFiles(this.#dir);
+    let files: string[];
+    try {
+      files = await listManifestFiles(this.#dir);
+    } catch (error) {
+      // The folder went away or became unreadable while watched: what was read last stays in effect.
+      const reason = `${fsReason(error)}; the last configuration read from it stays in effect`;
+      this.#reportProblems([{ file: this.#dir, line: 0, message: reason }]);
+      return;
+    }
     const problems: ManifestProblem[] = [];
     const current = new Map<string, readonly ManifestEntry[]>();
     const owners = new Map<string, string>();
@@ -127,6 +143,12 @@ export class FileSource implements Source {
       const read = await readBounded(path, this.#maxFileBytes);
       // Removed between listing and reading: the next event reloads again.
       if (read === undefined) continue;
+      if (typeof read === 'object') {
+        const state = this.#lastGood.has(file) ? 'its last readable version stays in effect' : 'not loaded';
+        problems.push({ file, line: 0, message: `cannot be read (${read.unreadable}); ${state}` });
+        current.set(file, this.#lastGood.get(file) ?? []);
+        continue;
+      }
       if (typeof read === 'number') {
         problems.push({
           file,
@@ -293,13 +315,20 @@ function objectKey(object: AnyResource): string {
  * Reads a file as UTF-8 without ever holding more than `maxBytes` + 1 of it: its size when it is over the
  * limit, undefined when it is gone.
  */
-async function readBounded(path: string, maxBytes: number): Promise<string | number | undefined> {
+/**
+ * The file's text; its size when over `maxBytes`; undefined when it is gone; `unreadable` with the reason when
+ * it cannot be read (permissions, a folder named like a manifest): that file's problem, never the process's.
+ */
+async function readBounded(
+  path: string,
+  maxBytes: number,
+): Promise<string | number | undefined | { readonly unreadable: string }> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    return { unreadable: fsReason(error) };
   }
   try {
     const { size } = await handle.stat();
@@ -314,15 +343,28 @@ async function readBounded(path: string, maxBytes: number): Promise<string | num
     // It grew between stat and read.
     if (length > maxBytes) return length;
     return buffer.subarray(0, length).toString('utf8');
+  } catch (error) {
+    return { unreadable: fsReason(error) };
   } finally {
     await handle.close();
   }
 }
 
-/**
- * Top-level manifest files, symlinks followed: a ConfigMap mounted as a volume is `name -> ..data/name`
- * with `..data` a symlink to a timestamped folder. Dot names (`..data`, editors' temp files) are skipped.
- */
+/** A file system error in words, without a stack: `permission denied (EACCES)`. */
+function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = {
+    ENOENT: 'no such file or folder',
+    ENOTDIR: 'not a folder',
+    EISDIR: 'is a folder',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    ELOOP: 'too many symbolic links',
+  };
+  if (code !== undefined) return `${words[code] ?? 'error'} (${code})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 async function listManifestFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const files: string[] = [];

@@ -15,10 +15,11 @@ export class Debouncer {
     this.#maxDelayMs = Math.max(delayMs, maxDelayMs);
   }
 
-  trigger(): void {
+  /** `delayMs`: this change's quiet time, when it needs less than the usual (never past the burst's bound). */
+  trigger(delayMs = this.#delayMs): void {
     const now = Date.now();
     this.#firstAt ??= now;
-    const wait = Math.max(0, Math.min(this.#delayMs, this.#firstAt + this.#maxDelayMs - now));
+    const wait = Math.max(0, Math.min(delayMs, this.#firstAt + this.#maxDelayMs - now));
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.flush(), wait);
   }

@@ -4,8 +4,8 @@ import type { Registry } from 'prom-client';
 import { KubeApiClient } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
-import type { AnyResource } from '../../snapshot/resources.ts';
-import { Snapshot } from '../../snapshot/snapshot.ts';
+import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
+import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../source.ts';
 import { Debouncer } from './debouncer.ts';
 import { discoverKinds } from './discovery.ts';
@@ -19,6 +19,11 @@ export interface KubeSourceOptions {
   readonly debounceMs?: number;
   /** Upper bound on how long a stream of changes can delay a snapshot. Default 1 s. */
   readonly maxDebounceMs?: number;
+  /**
+   * Quiet time when only EndpointSlices changed: such a snapshot is made from the last one (no other object is
+   * indexed again) and costs no translation, so it need not wait long. Default 5 ms.
+   */
+  readonly endpointDebounceMs?: number;
   /** Group/kind pairs accepted as ServiceImport backends (GEP-1748); `multicluster.x-k8s.io` is always watched. */
   readonly serviceImportKinds?: readonly { readonly group: string; readonly kind: string }[];
   /** How often discovery is repeated while a watched kind is not served (CRD installed later). Default 30 s. */
@@ -64,6 +69,10 @@ class KubernetesSource implements KubeSource {
   #discovered = false;
   #discoveryLoop: Promise<void> | undefined;
   #wakeDiscovery: AbortController = new AbortController();
+  /** The last snapshot emitted, and what changed since: EndpointSlice keys only, or anything (`#changedAll`). */
+  #last: Snapshot | undefined;
+  #changedAll = true;
+  readonly #changedSlices = new Set<string>();
 
   constructor(options: KubeSourceOptions) {
     this.#o = options;
@@ -171,7 +180,7 @@ class KubernetesSource implements KubeSource {
         client: this.#client,
         resolved,
         logger: this.#log,
-        onChange: () => this.#changed(),
+        onChange: (key) => this.#changed(resolved.watched.kind === 'EndpointSlice' ? key : undefined),
         onSynced: () => this.#changed(),
         onProblem: (problem) => {
           if (problem) this.#problems.set(label, problem);
@@ -210,8 +219,16 @@ class KubernetesSource implements KubeSource {
     this.#wakeDiscovery.abort();
   }
 
-  #changed(): void {
+  /** `sliceKey`: only that EndpointSlice changed; none: anything may have. */
+  #changed(sliceKey?: string): void {
     if (this.#stop.signal.aborted) return;
+    if (sliceKey !== undefined && !this.#changedAll) {
+      this.#changedSlices.add(sliceKey);
+      this.#debouncer.trigger(this.#o.endpointDebounceMs ?? 5);
+      return;
+    }
+    this.#changedAll = true;
+    this.#changedSlices.clear();
     this.#debouncer.trigger();
   }
 
@@ -233,10 +250,32 @@ class KubernetesSource implements KubeSource {
       this.#initialEmitted = true;
       this.#log.info('initial sync complete');
     }
+    const snapshot = this.#changedAll || !this.#last ? this.#fullSnapshot() : this.#sliceSnapshot(this.#last);
+    this.#changedAll = false;
+    this.#changedSlices.clear();
+    if (snapshot === this.#last) return;
+    this.#last = snapshot;
+    this.#onSnapshot(snapshot);
+  }
+
+  #fullSnapshot(): Snapshot {
     const objects: AnyResource[] = [];
     for (const reflector of this.#reflectors.values()) {
       for (const entry of reflector.objects()) objects.push(entry.object);
     }
-    this.#onSnapshot(new Snapshot(objects));
+    return new Snapshot(objects);
+  }
+
+  /** `last` with the changed EndpointSlices, or `last` itself when they are back as they were. */
+  #sliceSnapshot(last: Snapshot): Snapshot {
+    const reflector = [...this.#reflectors.values()].find((r) => r.resolved.watched.kind === 'EndpointSlice');
+    const before = last.byKey('EndpointSlice');
+    const changes: SliceChange[] = [];
+    for (const key of this.#changedSlices) {
+      const now = reflector?.get(key) as EndpointSlice | undefined;
+      const then = before.get(key);
+      if (now !== then) changes.push({ before: then, after: now });
+    }
+    return changes.length === 0 ? last : Snapshot.withEndpointSlices(last, changes);
   }
 }

@@ -62,29 +62,38 @@ export class ReflectorStore {
     return changed;
   }
 
-  /** Applies one watch event (ADDED, MODIFIED, DELETED; others are ignored); true when the output may change. */
-  apply(type: string, obj: unknown): boolean {
+  /** The stored entry of `namespace/name` (or `name`). */
+  get(key: string): StoredObject | undefined {
+    return this.#entries.get(key);
+  }
+
+  /**
+   * Applies one watch event (ADDED, MODIFIED, DELETED; others are ignored); the object's key when the output may
+   * change, else undefined.
+   */
+  apply(type: string, obj: unknown): string | undefined {
     const meta = isRecord(obj) && isRecord(obj.metadata) ? obj.metadata : undefined;
-    if (type === 'BOOKMARK' || !meta || typeof meta.name !== 'string') return false;
+    if (type === 'BOOKMARK' || !meta || typeof meta.name !== 'string') return undefined;
     const key =
       typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
     const existing = this.#entries.get(key);
     if (type === 'DELETED') {
       const wasInvalid = this.#invalid.delete(key);
       // A delete of an older incarnation (different uid) must not remove the object that replaced it.
-      if (!existing || (existing.uid && meta.uid && existing.uid !== meta.uid)) return wasInvalid;
+      if (!existing || (existing.uid && meta.uid && existing.uid !== meta.uid))
+        return wasInvalid ? key : undefined;
       this.#entries.delete(key);
-      return true;
+      return key;
     }
-    if (type !== 'ADDED' && type !== 'MODIFIED') return false;
+    if (type !== 'ADDED' && type !== 'MODIFIED') return undefined;
     const entry = this.entry(obj, this.#invalid);
     if (!entry) {
       // Left out of the snapshot (and listed as a problem) until it is fixed or deleted.
       this.#entries.delete(key);
-      return true;
+      return key;
     }
     this.#entries.set(key, sameOrNew(existing, entry));
-    return existing?.fingerprint !== entry.fingerprint;
+    return existing?.fingerprint !== entry.fingerprint ? key : undefined;
   }
 
   /** The stored form of `item`, or undefined (its reason put in `invalid`) when it is malformed. */

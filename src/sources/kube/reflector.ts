@@ -2,6 +2,7 @@ import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
+import type { AnyResource } from '../../snapshot/resources.ts';
 import { isRecord } from '../decode.ts';
 import type { ResolvedKind } from './discovery.ts';
 import type { Normalize } from './normalize.ts';
@@ -15,8 +16,11 @@ export interface ReflectorOptions {
   /** Validates and trims one object; the kube source's normalizeObject by default. */
   readonly normalize?: Normalize;
   readonly logger: Logger;
-  /** The set of objects changed in a way that may change the output. */
-  readonly onChange: () => void;
+  /**
+   * The set of objects changed in a way that may change the output: by one watch event (`key`, the object's
+   * `namespace/name`), or by a list (no key: anything may have changed).
+   */
+  readonly onChange: (key?: string) => void;
   /** The first list succeeded. */
   readonly onSynced: () => void;
   /** A lasting problem (RBAC denial), or `undefined` once it is gone. */
@@ -100,6 +104,11 @@ export class Reflector {
   /** Malformed objects currently left out, for problems in /config_dump. */
   invalidObjects(): ReadonlyMap<string, string> {
     return this.#store.invalidObjects();
+  }
+
+  /** The current object of `namespace/name` (or `name`), undefined when absent or malformed. */
+  get(key: string): AnyResource | undefined {
+    return this.#store.get(key)?.object;
   }
 
   objects(): IterableIterator<StoredObject> {
@@ -227,6 +236,7 @@ export class Reflector {
     if (meta && typeof meta.resourceVersion === 'string' && meta.resourceVersion) {
       this.#resourceVersion = meta.resourceVersion;
     }
-    if (this.#store.apply(type, obj)) this.#o.onChange();
+    const changed = this.#store.apply(type, obj);
+    if (changed !== undefined) this.#o.onChange(changed);
   }
 }
