@@ -141,4 +141,78 @@ describe('start-up failures exit non-zero with their message, before any port is
     expect(none.code).toBe(1);
     expect(none.stderr).toContain(`no current cluster in the Kubernetes configuration ${empty}`);
   });
+
+  it('--kubeconfig with an unset current-context, or one naming a missing context or cluster, says which', async () => {
+    const cases = [
+      ['', 'current-context is not set (kubectl config use-context <name>)'],
+      ['current-context: other\n', 'current-context "other" names no context defined there'],
+      ['current-context: lost\n', 'context "lost" names cluster "gone", which is not defined there'],
+    ] as const;
+    for (const [i, [current, reason]] of cases.entries()) {
+      const path = join(scratch, `context-${i}.kubeconfig`);
+      writeFileSync(
+        path,
+        `apiVersion: v1\nkind: Config\n${current}clusters: [{ name: c, cluster: { server: https://127.0.0.1:1 } }]\n` +
+          'users: [{ name: u, user: { token: abc } }]\n' +
+          'contexts: [{ name: x, context: { cluster: c, user: u } }, { name: lost, context: { cluster: gone, user: u } }]\n',
+      );
+      const adminPort = await freePort();
+      const exit = await run(['--kubernetes', '--kubeconfig', path, '--admin-port', String(adminPort)], {
+        HOME: scratch,
+      });
+      expect(exit.code).toBe(1);
+      expect(exit.stderr).toContain(`no current cluster in the Kubernetes configuration ${path}: ${reason}`);
+      expect(exit.stderr).not.toContain('undefined');
+      expect(await listening(adminPort)).toBe(false);
+    }
+  });
+
+  it('--kubeconfig whose user runs an exec plugin that does not exist names the plugin and its install hint', async () => {
+    const kubeconfig = (command: string) =>
+      'apiVersion: v1\nkind: Config\ncurrent-context: x\n' +
+      'clusters: [{ name: c, cluster: { server: https://127.0.0.1:1 } }]\n' +
+      `users: [{ name: ci-bot, user: { exec: { apiVersion: client.authentication.k8s.io/v1, command: ${command}, ` +
+      'installHint: "install it with: brew install example-auth", interactiveMode: Never } } }]\n' +
+      'contexts: [{ name: x, context: { cluster: c, user: ci-bot } }]\n';
+    const byName = join(scratch, 'exec-name.kubeconfig');
+    writeFileSync(byName, kubeconfig('example-auth-plugin-not-installed'));
+    const adminPort = await freePort();
+    const exit = await run(['--kubernetes', '--kubeconfig', byName, '--admin-port', String(adminPort)], {
+      HOME: scratch,
+    });
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toContain(
+      'exec credential plugin "example-auth-plugin-not-installed" of user "ci-bot" not found in PATH: install it with: brew install example-auth',
+    );
+    expect(exit.stdout).not.toContain('using Kubernetes API server');
+    expect(await listening(adminPort)).toBe(false);
+
+    const byPath = join(scratch, 'exec-path.kubeconfig');
+    writeFileSync(byPath, kubeconfig('./bin/missing-plugin'));
+    const missing = await run(
+      ['--kubernetes', '--kubeconfig', byPath, '--admin-port', String(await freePort())],
+      {
+        HOME: scratch,
+      },
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(
+      'exec credential plugin "./bin/missing-plugin" of user "ci-bot" not found:',
+    );
+
+    // The same path, present beside the kubeconfig (client-go resolves it there): the check passes, and the start
+    // goes on to open the admin port, which is taken here so that the program stops there.
+    mkdirSync(join(scratch, 'bin'));
+    writeFileSync(join(scratch, 'bin', 'missing-plugin'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const takenPort = (taken.address() as { port: number }).port;
+    const found = await run(['--kubernetes', '--kubeconfig', byPath, '--admin-port', String(takenPort)], {
+      HOME: scratch,
+    });
+    taken.close();
+    expect(found.code).not.toBe(0);
+    expect(found.stderr).toContain('EADDRINUSE');
+    expect(found.stderr).not.toContain('exec credential plugin');
+  });
 });

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SourceError } from '../source.ts';
 
@@ -93,10 +93,59 @@ export function loadKubeConfig(path?: string, places: KubeConfigPlaces = {}): Lo
   if (!kubeConfig.getCurrentCluster()) {
     throw new SourceError(
       'KUBECONFIG_NO_CLUSTER',
-      `no current cluster in the Kubernetes configuration${from} (current-context: "${kubeConfig.getCurrentContext()}")`,
+      `no current cluster in the Kubernetes configuration${from}: ${whyNoCluster(kubeConfig)}`,
+    );
+  }
+  const missingPlugin = missingExecPlugin(kubeConfig, env, path);
+  if (missingPlugin !== undefined) {
+    throw new SourceError(
+      'KUBECONFIG_EXEC_NOT_FOUND',
+      `${missingPlugin} (the Kubernetes configuration${from})`,
     );
   }
   return { kubeConfig, origin, namespace: currentNamespace(kubeConfig, origin, serviceAccount) };
+}
+
+function whyNoCluster(kubeConfig: KubeConfig): string {
+  const name = kubeConfig.getCurrentContext();
+  if (!name) return 'current-context is not set (kubectl config use-context <name>)';
+  const context = kubeConfig.getContextObject(name);
+  if (!context) return `current-context "${name}" names no context defined there`;
+  return `context "${name}" names cluster "${context.cluster}", which is not defined there`;
+}
+
+/**
+ * The current user's exec credential plugin, when it cannot be found: a configuration error that retrying would
+ * never fix, so it fails the start like a missing file. A command with a slash is a path (relative to the working
+ * folder or, as client-go resolves it, to the kubeconfig's folder); a bare name is looked up in PATH.
+ */
+function missingExecPlugin(
+  kubeConfig: KubeConfig,
+  env: NodeJS.ProcessEnv,
+  kubeconfigPath: string | undefined,
+): string | undefined {
+  const user = kubeConfig.getCurrentUser();
+  const command: unknown = user?.exec?.command;
+  if (typeof command !== 'string' || command === '') return undefined;
+  const candidates = command.includes('/')
+    ? [command, ...(kubeconfigPath && !isAbsolute(command) ? [join(dirname(kubeconfigPath), command)] : [])]
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter((dir) => dir !== '')
+        .map((dir) => join(dir, command));
+  if (candidates.some(isExecutableFile)) return undefined;
+  const hint: unknown = user?.exec?.installHint;
+  return `exec credential plugin "${command}" of user "${user?.name}" not found${command.includes('/') ? '' : ' in PATH'}${typeof hint === 'string' && hint !== '' ? `: ${hint.trim()}` : ''}`;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function load(read: () => void, where: string): void {
