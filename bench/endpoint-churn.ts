@@ -4,7 +4,9 @@
  * (autocannon, 100 connections, small response, in a child process). Then U EndpointSlice updates per second
  * (default 100; each moves one endpoint of a random Service to a new address) while the load runs. The
  * pipeline is main.ts's: snapshot -> Reconciler (endpoint-only path) -> data plane; snapshots are built as the
- * kube source builds them (every object, coalesced over its 100 ms debounce).
+ * kube source builds them: the last snapshot with the slices changed in the quiet time (--debounce-ms, the kube
+ * source's 5 ms for slice-only changes; Snapshot.withEndpointSlices), or every object again with --full-snapshots
+ * (what the kube source did before, with its 100 ms debounce).
  *
  * Reports: endpoint change to data plane (event to the balancer having it) p50/p99/max; the serving loop's
  * event-loop delay p50/p99/max with and without churn; requests/s with churn against the same load without;
@@ -35,7 +37,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '15' },
     connections: { type: 'string', default: '100' },
-    'debounce-ms': { type: 'string', default: '100' },
+    'debounce-ms': { type: 'string', default: '5' },
+    'full-snapshots': { type: 'boolean', default: false },
   },
 });
 const ROUTES = Number(values.routes);
@@ -44,6 +47,7 @@ const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const DEBOUNCE_MS = Number(values['debounce-ms']);
+const FULL_SNAPSHOTS = values['full-snapshots'];
 const PER_SERVICE = Math.max(1, Math.round(ENDPOINTS / ROUTES));
 const NS = 'bench';
 
@@ -249,7 +253,8 @@ const reconciler = new Reconciler({
 const port = await freePort();
 const all = objects(backend.port, port);
 const t0 = performance.now();
-reconciler.submit(new Snapshot(all));
+let current = new Snapshot(all);
+reconciler.submit(current);
 await reconciler.settled();
 const startupMs = performance.now() - t0;
 
@@ -272,6 +277,8 @@ all.forEach((o, i) => {
 let changes = 0;
 let next = ROUTES * PER_SERVICE + 1_000_000;
 let debounce: NodeJS.Timeout | undefined;
+/** Slices changed in this quiet time: index in `all` -> the slice the last snapshot has. */
+const changed = new Map<number, EndpointSlice>();
 const churn = setInterval(() => {
   const service = Math.floor(Math.random() * ROUTES);
   const index = sliceIndex.get(service) as number;
@@ -282,6 +289,7 @@ const churn = setInterval(() => {
     ...(endpoints[0] as NonNullable<EndpointSlice['endpoints']>[number]),
     addresses: [address],
   };
+  if (!changed.has(index)) changed.set(index, old);
   all[index] = {
     ...old,
     metadata: { ...old.metadata, generation: (old.metadata.generation ?? 1) + 1 },
@@ -292,7 +300,10 @@ const churn = setInterval(() => {
   if (debounce === undefined) {
     debounce = setTimeout(() => {
       debounce = undefined;
-      reconciler.submit(new Snapshot(all));
+      const slices = [...changed].map(([i, before]) => ({ before, after: all[i] as EndpointSlice }));
+      changed.clear();
+      current = FULL_SNAPSHOTS ? new Snapshot(all) : Snapshot.withEndpointSlices(current, slices);
+      reconciler.submit(current);
     }, DEBOUNCE_MS);
   }
 }, 1000 / RATE);
@@ -344,6 +355,7 @@ const result = {
   endpoints: ROUTES * PER_SERVICE + 1,
   updatesPerSecond: RATE,
   debounceMs: DEBOUNCE_MS,
+  snapshots: FULL_SNAPSHOTS ? 'full' : 'slice deltas',
   startupMs: Math.round(startupMs),
   endpointChangeToDataPlane: {
     changes,
