@@ -129,12 +129,11 @@ export function startDataPlane(
       await proxy.applyEndpoints(backends);
       healthChecks.replaceBackends(changes);
       // Series of a cluster or zone the replaced endpoint sets no longer have leave /metrics.
+      proxy.metrics.retainUpstreamOf(backends);
+      // A policy's series go with the last backend it selects (a walk over backends, not endpoints).
       const current = proxy.backends;
-      if (current !== undefined) {
-        const clusters = [...current.values()].map((b) => b.cluster);
-        proxy.metrics.retainUpstream(clusters);
-        await balancerMetrics.retainSelections(clusters);
-      }
+      if (current !== undefined)
+        await balancerMetrics.retainSelections([...current.values()].map((b) => b.cluster));
     },
     describeBalancers: () => proxy.describeBalancers(),
     recordProbe,

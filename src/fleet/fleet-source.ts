@@ -1,9 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { fleetMetrics } from '../metrics/fleet-metrics.ts';
-import type { AnyResource, Condition } from '../snapshot/resources.ts';
+import type { AnyResource, Condition, EndpointSlice } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
-import { Snapshot } from '../snapshot/snapshot.ts';
+import { objectKey, type SliceChange, Snapshot } from '../snapshot/snapshot.ts';
 import type { Source } from '../sources/source.ts';
 import {
   deriveImports,
@@ -39,6 +40,10 @@ export class FleetSource implements Source {
   #members: readonly MemberView[] = [];
   #derivation: FleetDerivation | undefined;
   #onSnapshot: ((snapshot: Snapshot) => void) | undefined;
+  /** What the last combined snapshot was made of, so that a change of members' slices alone is a delta of it. */
+  #emitted:
+    | { readonly primary: Snapshot; readonly derivation: FleetDerivation; readonly snapshot: Snapshot }
+    | undefined;
   #scheduled: NodeJS.Immediate | undefined;
   #started = false;
   readonly #metrics: ReturnType<typeof fleetMetrics> | undefined;
@@ -104,7 +109,19 @@ export class FleetSource implements Source {
   #emit(): void {
     if (!this.#primary || !this.#onSnapshot) return;
     const derivation = this.#derive();
-    this.#onSnapshot(combine(this.#primaryObjects, derivation));
+    const last = this.#emitted;
+    const slices =
+      last !== undefined && last.primary === this.#primary
+        ? derivedSliceChanges(last.derivation, derivation)
+        : undefined;
+    const snapshot =
+      last === undefined || slices === undefined
+        ? combine(this.#primaryObjects, derivation)
+        : slices.length === 0
+          ? last.snapshot
+          : Snapshot.withEndpointSlices(last.snapshot, slices);
+    this.#emitted = { primary: this.#primary, derivation, snapshot };
+    if (snapshot !== last?.snapshot) this.#onSnapshot(snapshot);
     this.#metrics?.observe(this.#members, derivation);
     this.#writeExportStatuses(derivation);
   }
@@ -196,6 +213,47 @@ export function combine(primary: readonly AnyResource[], derivation: FleetDeriva
           return cluster === undefined || !replaced.has(cluster);
         });
   return new Snapshot([...kept, ...derivation.objects]);
+}
+
+/**
+ * The derived EndpointSlices that differ from `before` to `after` when nothing else derived does (the same
+ * imports, profiles and authoritative clusters); undefined when something else changed. Unchanged member slices
+ * keep their derived object (relabel's cache), so most compare by identity.
+ */
+export function derivedSliceChanges(
+  before: FleetDerivation,
+  after: FleetDerivation,
+): readonly SliceChange[] | undefined {
+  if (!isDeepStrictEqual(before.authoritativeClusters, after.authoritativeClusters)) return undefined;
+  const old = splitDerived(before.objects);
+  const next = splitDerived(after.objects);
+  if (old.others.size !== next.others.size) return undefined;
+  for (const [key, object] of next.others) {
+    const previous = old.others.get(key);
+    if (previous !== object && !isDeepStrictEqual(previous, object)) return undefined;
+  }
+  const changes: SliceChange[] = [];
+  for (const [key, slice] of next.slices) {
+    const previous = old.slices.get(key);
+    if (previous !== slice && !isDeepStrictEqual(previous, slice))
+      changes.push({ before: previous, after: slice });
+  }
+  for (const [key, slice] of old.slices)
+    if (!next.slices.has(key)) changes.push({ before: slice, after: undefined });
+  return changes;
+}
+
+function splitDerived(objects: readonly AnyResource[]): {
+  readonly slices: Map<string, EndpointSlice>;
+  readonly others: Map<string, AnyResource>;
+} {
+  const slices = new Map<string, EndpointSlice>();
+  const others = new Map<string, AnyResource>();
+  for (const object of objects) {
+    if (object.kind === 'EndpointSlice') slices.set(objectKey(object), object);
+    else others.set(`${object.kind}/${objectKey(object)}`, object);
+  }
+  return { slices, others };
 }
 
 /**

@@ -182,6 +182,29 @@ export class ProxyMetrics {
     }
   }
 
+  /**
+   * As retainUpstream, for the series of `backends` only (their endpoint sets were replaced): the cost follows
+   * the change, not the table.
+   */
+  retainUpstreamOf(backends: readonly BackendCluster[]): void {
+    const ids = new Set(backends.map((b) => b.id));
+    const owned = (key: string) => ids.has(key.slice(0, key.indexOf('\u0000')));
+    // Most replaced backends have no series yet: then nothing is walked.
+    if (![...this.#upstreamSeries.keys()].some(owned)) return;
+    const live = new Set<string>();
+    for (const backend of backends) {
+      for (const tier of backend.tiers) {
+        for (const endpoint of tier)
+          live.add(`${backend.id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
+      }
+    }
+    for (const [key, series] of this.#upstreamSeries) {
+      if (live.has(key) || !owned(key)) continue;
+      series.release(this.#upstreamSeconds);
+      this.#upstreamSeries.delete(key);
+    }
+  }
+
   upstreamSeries(backend: string, cluster: string, zone: string): UpstreamSeries {
     const key = `${backend}\u0000${cluster}\u0000${zone}`;
     let series = this.#upstreamSeries.get(key);

@@ -89,4 +89,29 @@ describe('request series', () => {
     ]);
     expect(text).not.toContain('cluster="west"');
   });
+
+  it('after endpoint sets are replaced in place, only those backends lose their gone clusters’ series', async () => {
+    const registry = new Registry();
+    const metrics = new ProxyMetrics(registry);
+    metrics.upstreamSeries('Service/ns/api:80', 'east', 'a').record('success', 0.001);
+    metrics.upstreamSeries('Service/ns/api:80', 'west', 'b').record('success', 0.001);
+    metrics.upstreamSeries('Service/ns/web:80', 'west', 'b').record('success', 0.001);
+    metrics.retainUpstreamOf([
+      {
+        id: 'Service/ns/api:80',
+        kind: 'Service',
+        namespace: 'ns',
+        name: 'api',
+        port: 80,
+        protocol: 'http1',
+        trafficDistribution: 'Default',
+        tiers: [[{ key: 'k:1', address: 'k', port: 1, cluster: 'east', zone: 'a', ready: true, weight: 1 }]],
+      },
+    ]);
+    const text = await registry.metrics();
+    expect(samples(text, 'clusterset_gateway_upstream_requests_total')).toEqual([
+      'clusterset_gateway_upstream_requests_total{backend="Service/ns/api:80",cluster="east",zone="a",result="success"} 1',
+      'clusterset_gateway_upstream_requests_total{backend="Service/ns/web:80",cluster="west",zone="b",result="success"} 1',
+    ]);
+  });
 });
