@@ -112,6 +112,9 @@ function decodeCluster(cluster: Record<string, unknown>): MemberCluster | string
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'cluster.server must be an https URL';
   if (url.username || url.password) return 'cluster.server must not carry credentials';
+  // The API client refuses plain http unless TLS checks are off: say so here, not as a connection that never is.
+  if (url.protocol === 'http:' && cluster['insecure-skip-tls-verify'] !== true)
+    return 'cluster.server is plain http: members are reached over https (http only with insecure-skip-tls-verify: true, for tests)';
   const text = (field: string): string | undefined =>
     typeof cluster[field] === 'string' && cluster[field] !== '' ? (cluster[field] as string) : undefined;
   const caData = text('certificate-authority-data');
