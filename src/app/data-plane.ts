@@ -130,9 +130,11 @@ export function startDataPlane(
       healthChecks.replaceBackends(changes);
       // Series of a cluster or zone the replaced endpoint sets no longer have leave /metrics.
       proxy.metrics.retainUpstreamOf(backends);
-      // A policy's series go with the last backend it selects (a walk over backends, not endpoints).
+      // A policy's series go with the last backend it selects: a walk over every backend, so only when a
+      // replaced backend was or is selected by one.
       const current = proxy.backends;
-      if (current !== undefined)
+      const selected = changes.some((c) => c.previous.clusterSelection || c.next.clusterSelection);
+      if (current !== undefined && selected)
         await balancerMetrics.retainSelections([...current.values()].map((b) => b.cluster));
     },
     describeBalancers: () => proxy.describeBalancers(),

@@ -57,6 +57,8 @@ export const MAX_POLICY_TIERS = 8;
 export const MAX_STATUS_CLUSTERS = 1024;
 const SERVICE_IMPORT_GROUP = 'multicluster.x-k8s.io';
 
+const NO_SELECTIONS: ClusterSelections = { forTarget: () => undefined, statuses: [] };
+
 const cache = new WeakMap<
   Snapshot,
   { readonly identity: LocalIdentity; readonly selections: ClusterSelections }
@@ -77,6 +79,8 @@ export function clusterSelections(snapshot: Snapshot, identity: LocalIdentity): 
  * for that target; a policy none of whose targets exists is `Accepted=False/TargetNotFound`.
  */
 export function resolveClusterSelections(snapshot: Snapshot, identity: LocalIdentity): ClusterSelections {
+  // Without policies there is nothing to select by: no walk over every slice's labels (per slice change).
+  if (snapshot.byKey('ClusterSelectionPolicy').size === 0) return NO_SELECTIONS;
   const properties = indexClusterProperties(snapshot, identity);
   const policies = [...snapshot.list('ClusterSelectionPolicy')].sort(oldestFirst);
   const byTarget = new Map<string, ResolvedSelection>();

@@ -1,3 +1,4 @@
+import { OverlayMap } from './overlay-map.ts';
 import type {
   AnyResource,
   ClusterProperty,
@@ -47,8 +48,8 @@ export function objectKey(obj: {
 export class Snapshot {
   #byKind: ReadonlyMap<ResourceKind, ReadonlyMap<string, AnyResource>>;
   readonly #sorted = new Map<ResourceKind, readonly AnyResource[]>();
-  #slicesByService = new Map<string, EndpointSlice[]>();
-  #slicesByImport = new Map<string, EndpointSlice[]>();
+  #slicesByService: ReadonlyMap<string, readonly EndpointSlice[]> = new Map<string, EndpointSlice[]>();
+  #slicesByImport: ReadonlyMap<string, readonly EndpointSlice[]> = new Map<string, EndpointSlice[]>();
   #delta: EndpointSliceDelta | undefined;
 
   constructor(objects: Iterable<AnyResource>) {
@@ -63,15 +64,19 @@ export class Snapshot {
       bucket.set(key, obj);
     }
     this.#byKind = byKind;
+    const byService = new Map<string, EndpointSlice[]>();
+    const byImport = new Map<string, EndpointSlice[]>();
+    this.#slicesByService = byService;
+    this.#slicesByImport = byImport;
     // Unsorted: every reader of these lists orders them by slice name itself, and a sort of every slice on every
     // snapshot is what EndpointSlice churn would pay for most.
     for (const slice of (byKind.get('EndpointSlice')?.values() ?? []) as Iterable<EndpointSlice>) {
       const ns = slice.metadata.namespace ?? 'default';
       const labels = slice.metadata.labels ?? {};
       const service = labels[SERVICE_NAME_LABEL];
-      if (service) push(this.#slicesByService, `${ns}/${service}`, slice);
+      if (service) push(byService, `${ns}/${service}`, slice);
       const imported = labels[MCS_SERVICE_NAME_LABEL];
-      if (imported) push(this.#slicesByImport, `${ns}/${imported}`, slice);
+      if (imported) push(byImport, `${ns}/${imported}`, slice);
     }
   }
 
@@ -84,9 +89,10 @@ export class Snapshot {
    */
   static withEndpointSlices(base: Snapshot, changes: readonly SliceChange[]): Snapshot {
     const next = new Snapshot([]);
-    const slices = new Map(base.byKey('EndpointSlice'));
     const services = new Set<string>();
     const imports = new Set<string>();
+    const set = new Map<string, AnyResource>();
+    const removed = new Set<string>();
     for (const { before, after } of changes) {
       for (const slice of [before, after]) {
         if (!slice) continue;
@@ -98,9 +104,19 @@ export class Snapshot {
         if (imported) imports.add(`${ns}/${imported}`);
       }
       const key = objectKey((after ?? before) as EndpointSlice);
-      if (after) slices.set(key, after);
-      else slices.delete(key);
+      if (after) {
+        set.set(key, after);
+        removed.delete(key);
+      } else {
+        removed.add(key);
+        set.delete(key);
+      }
     }
+    const slices = OverlayMap.with(
+      base.byKey('EndpointSlice') as ReadonlyMap<string, AnyResource>,
+      set,
+      removed,
+    );
     const byKind = new Map(base.#byKind);
     if (slices.size > 0) byKind.set('EndpointSlice', slices);
     else byKind.delete('EndpointSlice');
@@ -202,26 +218,27 @@ const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
 
 /** `index` with the lists of `keys` rebuilt: their old slices less the changed ones, plus the changed ones now. */
 function reindex(
-  index: ReadonlyMap<string, EndpointSlice[]>,
+  index: ReadonlyMap<string, readonly EndpointSlice[]>,
   keys: ReadonlySet<string>,
   changes: readonly SliceChange[],
   label: string,
-): Map<string, EndpointSlice[]> {
-  const next = new Map(index);
-  if (keys.size === 0) return next;
+): ReadonlyMap<string, readonly EndpointSlice[]> {
+  if (keys.size === 0) return index;
   const gone = new Set<EndpointSlice>();
   for (const { before } of changes) if (before) gone.add(before);
-  for (const key of keys) {
-    const kept = (index.get(key) ?? []).filter((slice) => !gone.has(slice));
-    if (kept.length > 0) next.set(key, kept);
-    else next.delete(key);
-  }
+  const lists = new Map<string, EndpointSlice[]>();
+  for (const key of keys)
+    lists.set(
+      key,
+      (index.get(key) ?? []).filter((slice) => !gone.has(slice)),
+    );
   for (const { after } of changes) {
-    if (!after) continue;
-    const value = after.metadata.labels?.[label];
-    if (value) push(next, `${after.metadata.namespace ?? 'default'}/${value}`, after);
+    const value = after?.metadata.labels?.[label];
+    if (after && value) lists.get(`${after.metadata.namespace ?? 'default'}/${value}`)?.push(after);
   }
-  return next;
+  const set = [...lists].filter(([, list]) => list.length > 0);
+  const removed = [...lists].filter(([, list]) => list.length === 0).map(([key]) => key);
+  return OverlayMap.with(index, set, removed);
 }
 
 function push<V>(map: Map<string, V[]>, key: string, value: V): void {
