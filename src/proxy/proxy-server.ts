@@ -233,17 +233,19 @@ export class ProxyServer {
     for (const cluster of clusters) {
       const backend = table.backends.get(cluster.id);
       if (backend === undefined) continue;
-      for (const key of backendPoolKeys(backend.cluster)) {
-        const n = (users.get(key) ?? 1) - 1;
-        if (n > 0) users.set(key, n);
-        else {
+      // Only keys whose count moved touch the shared map: a change of one endpoint of 50,000 is one key.
+      const moved = countKeys(backendPoolKeys(cluster));
+      for (const key of backendPoolKeys(backend.cluster)) moved.set(key, (moved.get(key) ?? 0) - 1);
+      for (const [key, delta] of moved) {
+        if (delta === 0) continue;
+        const n = (users.get(key) ?? 0) + delta;
+        if (n > 0) {
+          users.set(key, n);
+          orphaned.delete(key);
+        } else {
           users.delete(key);
           orphaned.add(key);
         }
-      }
-      for (const key of backendPoolKeys(cluster)) {
-        users.set(key, (users.get(key) ?? 0) + 1);
-        orphaned.delete(key);
       }
       backend.cluster = cluster;
       backend.balancer = this.#balancers.build(cluster);
@@ -277,4 +279,10 @@ export class ProxyServer {
     await this.#pools.close();
     this.#logger.info('proxy closed');
   }
+}
+
+function countKeys(keys: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return counts;
 }
