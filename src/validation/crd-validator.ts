@@ -5,6 +5,7 @@ import { compileSchema, type SchemaNode } from './compiled-schema.ts';
 import { type CrdEntry, crdEntry } from './crd-entry.ts';
 import { type FieldError, fieldError, summarize } from './field-errors.ts';
 import { BUILT_IN_FIELDS, OBJECT_META, unknownFieldPaths } from './known-fields.ts';
+import { objectMetaErrors } from './object-meta.ts';
 import { pruneAndDefault } from './prune-and-default.ts';
 import { checkSchema } from './schema-check.ts';
 import { type CrdDocument, isJsonObject, type JsonObject } from './schema-types.ts';
@@ -151,7 +152,7 @@ export class CrdValidator {
         : unknownFieldPaths(OBJECT_META, object.metadata, 'metadata');
       return {
         object: unknown.length > 0 ? prune(object, unknown) : object,
-        errors: [],
+        errors: objectMetaErrors(kind, object.metadata),
         ...unknownOf(unknown),
       };
     }
@@ -167,7 +168,7 @@ export class CrdValidator {
     const copy = pruneAndDefault(root, body, '', pruned) as JsonObject;
     pruned.sort();
     const metaUnknown = metadata === undefined ? [] : unknownFieldPaths(OBJECT_META, metadata, 'metadata');
-    const errors: FieldError[] = [];
+    const errors: FieldError[] = objectMetaErrors(kind, metadata);
     checkSchema(root, copy, '', errors);
     if (errors.some((e) => BLOCKING.has(e.reason))) {
       errors.push({
