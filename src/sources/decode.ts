@@ -77,10 +77,16 @@ export function decodeResource(value: unknown, options: DecodeOptions = {}): Dec
 
 /** Folds what different API versions or input forms put elsewhere into the shape of resources.ts. */
 function normalize(kind: ResourceKind, value: Record<string, unknown>): Record<string, unknown> {
-  if (kind === 'Secret' && isRecord(value.stringData)) {
-    const data: Record<string, string> = { ...(isStringMap(value.data) ? value.data : {}) };
+  // Folded only when both maps hold strings: otherwise validation refuses the Secret as the API server would,
+  // instead of a malformed map being dropped here without a word.
+  if (
+    kind === 'Secret' &&
+    isStringMap(value.stringData) &&
+    (value.data === undefined || isStringMap(value.data))
+  ) {
+    const data: Record<string, string> = { ...(value.data ?? {}) };
     for (const [key, text] of Object.entries(value.stringData)) {
-      if (typeof text === 'string') data[key] = Buffer.from(text, 'utf8').toString('base64');
+      data[key] = Buffer.from(text, 'utf8').toString('base64');
     }
     const { stringData: _, ...rest } = value;
     return { ...rest, data };

@@ -1,4 +1,5 @@
 import { BUILT_IN_KINDS, editDistance, groupOf } from './built-in-kinds.ts';
+import { builtInValueErrors } from './built-in-values.ts';
 import { RuleCompiler, type RuleProblem } from './cel-rules.ts';
 import { checkRules, NO_OLD_VALUE } from './cel-walk.ts';
 import { compileSchema, type SchemaNode } from './compiled-schema.ts';
@@ -152,7 +153,7 @@ export class CrdValidator {
         : unknownFieldPaths(OBJECT_META, object.metadata, 'metadata');
       return {
         object: unknown.length > 0 ? prune(object, unknown) : object,
-        errors: objectMetaErrors(kind, object.metadata),
+        errors: [...objectMetaErrors(kind, object.metadata), ...builtInValueErrors(kind, object)],
         ...unknownOf(unknown),
       };
     }

@@ -96,4 +96,48 @@ spec: {}
     expect([...snapshot.byKey('HTTPRoute').values()].map((r) => r.metadata.name)).toEqual(['web.route-1']);
     expect(snapshot.byKey('Service').size).toBe(0);
   });
+
+  it('refuses Secret and ConfigMap values the API server cannot decode, never showing a secret value', async () => {
+    const { problems, snapshot } = await load(`apiVersion: v1
+kind: Secret
+metadata: { name: mixed, namespace: shop }
+data: { tls.crt: bm90YWNlcnQ=, extra: 1 }
+stringData: { password: hunter2 }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: typo, namespace: shop }
+data:
+  tls.key: "c3VwZXJ!zZWNyZXRrZXk"
+  "bad key": Zm9v
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: ok, namespace: shop }
+data:
+  tls.key: |
+    c3VwZXJz
+    ZWNyZXRrZXk=
+stringData: { password: hunter2 }
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: ca, namespace: shop }
+data: { ca.crt: 5 }
+`);
+    expect(problems).toEqual([
+      'objects.yaml:4: Secret shop/mixed (not loaded): data[extra]: Invalid value: "number": must be a base64 string',
+      'objects.yaml:11: Secret shop/typo (not loaded): data[tls.key]: Invalid value: "(not shown)": illegal base64 data',
+      expect.stringMatching(
+        /^objects\.yaml:12: Secret shop\/typo \(not loaded\): data\[bad key\]: Invalid value: "bad key": a valid config key/,
+      ),
+      'objects.yaml:26: ConfigMap shop/ca (not loaded): data[ca.crt]: Invalid value: "number": must be a string',
+    ]);
+    expect(problems.join('\n')).not.toContain('c3VwZXJ');
+    const secrets = [...snapshot.byKey('Secret').values()];
+    expect(secrets.map((s) => s.metadata.name)).toEqual(['ok']);
+    const data = (secrets[0] as unknown as { data: Record<string, string> }).data;
+    expect(Buffer.from(data.password ?? '', 'base64').toString()).toBe('hunter2');
+    expect(Buffer.from(data['tls.key'] ?? '', 'base64').toString()).toBe('supersecretkey');
+  });
 });
