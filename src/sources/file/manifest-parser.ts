@@ -69,11 +69,31 @@ export function parseManifest(file: string, text: string, options: DecodeOptions
     const message = `flow collections nest deeper than ${MAX_FLOW_DEPTH} levels: the file is refused unparsed`;
     return failed(file, 1, message);
   }
+  const jsonError = /\.json$/i.test(file) ? jsonSyntaxError(text) : undefined;
+  if (jsonError !== undefined) return failed(file, jsonError.line, jsonError.message);
   try {
     return parseDocuments(file, text, options);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return failed(file, 1, message.split('\n')[0] ?? message);
+  }
+}
+
+/**
+ * A `.json` file is JSON, as kubectl reads a stream that starts with `{`: a trailing comma or a comment there is a
+ * syntax error, though YAML's flow mappings would take it. The line is that of the error's position.
+ */
+function jsonSyntaxError(text: string): { line: number; message: string } | undefined {
+  const body = text.replace(/^\uFEFF/, '');
+  if (!body.trimStart().startsWith('{')) return undefined;
+  try {
+    JSON.parse(body);
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const position = /position (\d+)/.exec(message);
+    const line = position ? body.slice(0, Number(position[1])).split('\n').length : 1;
+    return { line, message: `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}` };
   }
 }
 
