@@ -26,6 +26,9 @@ export function kubernetesSetup(
     kubeConfig,
     logger,
     registry,
+    debounceMs: cli.limits.changeDebounceMs,
+    maxDebounceMs: cli.limits.maxChangeDelayMs,
+    endpointDebounceMs: cli.limits.endpointDebounceMs,
     ...(cli.serviceImportKinds ? { serviceImportKinds: cli.serviceImportKinds } : {}),
   });
   // Declared before the elector so that its callback can reach it; it fires only after the first renewal.

@@ -41,6 +41,24 @@ const LIMITS = {
     max: 604_800_000,
     help: 'An upgraded connection (WebSocket) with no bytes moving either way is closed after this. Default 3600000.',
   },
+  'change-debounce-ms': {
+    key: 'changeDebounceMs',
+    default: 100,
+    max: 60_000,
+    help: 'With --kubernetes, quiet time after a change before the configuration is rebuilt. Default 100.',
+  },
+  'max-change-delay-ms': {
+    key: 'maxChangeDelayMs',
+    default: 1_000,
+    max: 600_000,
+    help: 'With --kubernetes, a stream of changes delays a rebuild at most this long. Default 1000.',
+  },
+  'endpoint-debounce-ms': {
+    key: 'endpointDebounceMs',
+    default: 5,
+    max: 60_000,
+    help: 'With --kubernetes, quiet time after EndpointSlice-only changes (applied in place, no translation). Default 5.',
+  },
   'max-header-bytes': {
     key: 'maxHeaderBytes',
     default: 16_384,
