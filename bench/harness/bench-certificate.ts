@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
 
 /**
  * The one self-signed certificate every TLS row uses (the gateway's Secret, nginx, haproxy and the HTTPS
@@ -25,33 +25,18 @@ export const TLS_SERVER_NAME = 'localhost';
 /** EC P-256 (what a current ACME issuer hands out by default), valid one day. */
 export async function makeBenchCertificate(): Promise<BenchCertificate> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-cert-'));
-  const certFile = join(dir, 'bench.crt');
-  const keyFile = join(dir, 'bench.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${TLS_SERVER_NAME}`,
-      '-addext',
-      `subjectAltName=DNS:${TLS_SERVER_NAME},DNS:bench.test,IP:127.0.0.1`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const certPem = await readFile(certFile, 'utf8');
-  const keyPem = await readFile(keyFile, 'utf8');
+  const {
+    certFile,
+    keyFile,
+    cert: certPem,
+    key: keyPem,
+  } = selfSignedCertificate({
+    dir,
+    name: 'bench',
+    commonName: TLS_SERVER_NAME,
+    subjectAltNames: [`DNS:${TLS_SERVER_NAME}`, 'DNS:bench.test', 'IP:127.0.0.1'],
+    days: 1,
+  });
   const combinedFile = join(dir, 'bench.pem');
   await writeFile(combinedFile, `${certPem}${keyPem}`);
   return { certFile, keyFile, combinedFile, certPem, keyPem };

@@ -3,7 +3,6 @@ import { GREETER_SERVICE } from '../greeter/greeter-messages.ts';
 import { DEMO_FLEET_NAMESPACE } from './members.ts';
 import {
   DEMO_NAMESPACE,
-  type DemoPod,
   GATEWAY_IDENTITY,
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,

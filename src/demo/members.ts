@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type KubeApiServer, startKubeApiServer } from '../kube-sim/index.ts';
+import { selfSignedCertificate } from '../net/self-signed-certificate.ts';
 import {
   DEMO_NAMESPACE,
   GATEWAY_IDENTITY,
@@ -45,7 +45,7 @@ export interface DemoFleet {
  * ClusterProperties, reached through ClusterProfiles and an exec credential plugin as a real fleet would be.
  */
 export async function startDemoFleet(pods: readonly RunningPod[], dir: string): Promise<DemoFleet> {
-  const tls = selfSignedCertificate(dir);
+  const tls = memberCertificate(dir);
   const plugin = writeCredentialPlugin(dir);
   const tokens: Record<string, string> = {};
   const members: DemoMember[] = [];
@@ -197,33 +197,16 @@ function appProtocolOf(port: { readonly appProtocol?: string }): { appProtocol?:
  * The members serve HTTPS because kubectl (client-go) sends bearer tokens only over TLS. One self-signed
  * certificate for 127.0.0.1 serves every member; the ClusterProfiles and the kubeconfig carry it as their CA.
  */
-function selfSignedCertificate(dir: string): { cert: string; key: string } {
-  const cert = join(dir, 'members.crt');
-  const key = join(dir, 'members.key');
+function memberCertificate(dir: string): { cert: string; key: string } {
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '30',
-        '-subj',
-        '/CN=clusterset-gateway demo members',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedCertificate({
+      dir,
+      name: 'members',
+      commonName: 'clusterset-gateway demo members',
+      subjectAltNames: ['IP:127.0.0.1', 'DNS:localhost'],
+      days: 30,
+    });
+    return { cert, key };
   } catch (error) {
     throw new Error(
       `the demo's member clusters serve HTTPS with a certificate made by the openssl command, which failed (${
@@ -231,7 +214,6 @@ function selfSignedCertificate(dir: string): { cert: string; key: string } {
       }); install openssl (Debian: apt-get install openssl)`,
     );
   }
-  return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
 }
 
 /**

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type ClientHttp2Session, connect as connectH2, type IncomingHttpHeaders } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
@@ -11,6 +10,7 @@ import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EchoResponse } from '../../src/echo/echo-server.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
+import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { backend, entry, listener, simpleTable, startProxy, type TestProxy, to, vhost } from './fixtures.ts';
 
@@ -80,34 +80,16 @@ describe('HTTPS listeners speak HTTP/2 and detect misdirected requests', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'csg-h2-'));
     // One certificate valid for every name, as in the connection coalescing scenario of GEP-3567.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        join(dir, 'tls.key'),
-        '-out',
-        join(dir, 'tls.crt'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=example.com',
-        '-addext',
-        'subjectAltName=DNS:example.com,DNS:*.example.com,DNS:*.wild.example.com',
-      ],
-      { stdio: 'ignore' },
-    );
-    ca = readFileSync(join(dir, 'tls.crt'), 'utf8');
+    const pair = selfSignedCertificate({
+      dir,
+      name: 'tls',
+      commonName: 'example.com',
+      subjectAltNames: ['DNS:example.com', 'DNS:*.example.com', 'DNS:*.wild.example.com'],
+      days: 1,
+    });
+    ca = pair.cert;
     const tls = {
-      certificates: [
-        { secret: 'default/tls', certPem: ca, keyPem: readFileSync(join(dir, 'tls.key'), 'utf8') },
-      ],
+      certificates: [{ secret: 'default/tls', certPem: ca, keyPem: pair.key }],
     };
     echoes = await startEchoes(['any', 'a', 'wild']);
     const [any, a, wild] = [

@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createH2Server } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
@@ -11,6 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteTable } from '../../src/ir/route-table.ts';
+import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import {
   backend,
@@ -172,32 +172,14 @@ describe('TLS listeners', () => {
   const certs: Record<string, { cert: string; key: string }> = {};
 
   function makeCert(name: string, san: string): void {
-    const cert = join(dir, `${name}.crt`);
-    const key = join(dir, `${name}.key`);
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        `subjectAltName=${san}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    certs[name] = { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
+    const { cert, key } = selfSignedCertificate({
+      dir,
+      name,
+      commonName: name,
+      subjectAltNames: [san],
+      days: 1,
+    });
+    certs[name] = { cert, key };
   }
 
   beforeAll(async () => {
