@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoProcess, startDemo } from '../browser/demo-process.ts';
+import { eventually } from '../support/gateway-process.ts';
 
 /**
  * The README's demo walkthrough, run top to bottom as a newcomer would paste it: every `$ ` line of the
@@ -106,8 +107,13 @@ describe("the README's demo walkthrough", () => {
     const unknown = await fetch(`${demo.adminUrl}/demo/stop?pod=web-nowhere-1`, { method: 'POST' });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toMatch(/^no pod named "web-nowhere-1" in the demo/);
-    const served = await fetch(`${demo.webUrl}/`);
-    expect(JSON.parse(await served.text())).toMatchObject({ zone: 'us-east-1a' });
+    // The members' derived imports may reach the table a debounce after readiness: wait for the first answer.
+    const served = await eventually(async () => {
+      const response = await fetch(`${demo.webUrl}/`);
+      if (response.status !== 200) throw new Error(`GET / answered ${response.status}`);
+      return response.text();
+    }, 30_000);
+    expect(JSON.parse(served)).toMatchObject({ zone: 'us-east-1a' });
   });
 
   it('answers every step as the README shows, in order', async () => {
