@@ -13,45 +13,39 @@ export class UpstreamError extends Error {
   }
 }
 
+/** A class of UpstreamError with undici's name, code and default message. */
+function upstreamErrorClass(name: string, code: string, defaultMessage: string) {
+  return class extends UpstreamError {
+    constructor(message = defaultMessage) {
+      super(code, message);
+      this.name = name;
+    }
+  };
+}
+
 export const upstreamErrors = {
-  RequestAbortedError: class extends UpstreamError {
-    constructor(message = 'Request aborted') {
-      super('UND_ERR_ABORTED', message);
-    }
-  },
-  ClientDestroyedError: class extends UpstreamError {
-    constructor(message = 'The client is destroyed') {
-      super('UND_ERR_DESTROYED', message);
-    }
-  },
-  ClientClosedError: class extends UpstreamError {
-    constructor(message = 'The client is closed') {
-      super('UND_ERR_CLOSED', message);
-    }
-  },
-  InvalidArgumentError: class extends UpstreamError {
-    constructor(message = 'Invalid Argument Error') {
-      super('UND_ERR_INVALID_ARG', message);
-    }
-  },
-  SocketError: class extends UpstreamError {
-    constructor(message = 'Socket error') {
-      super('UND_ERR_SOCKET', message);
-    }
-  },
-  ConnectTimeoutError: class extends UpstreamError {
-    constructor(message = 'Connect Timeout Error') {
-      super('UND_ERR_CONNECT_TIMEOUT', message);
-    }
-  },
-  HeadersTimeoutError: class extends UpstreamError {
-    constructor(message = 'Headers Timeout Error') {
-      super('UND_ERR_HEADERS_TIMEOUT', message);
-    }
-  },
-  BodyTimeoutError: class extends UpstreamError {
-    constructor(message = 'Body Timeout Error') {
-      super('UND_ERR_BODY_TIMEOUT', message);
-    }
-  },
+  RequestAbortedError: upstreamErrorClass('RequestAbortedError', 'UND_ERR_ABORTED', 'Request aborted'),
+  ClientDestroyedError: upstreamErrorClass(
+    'ClientDestroyedError',
+    'UND_ERR_DESTROYED',
+    'The client is destroyed',
+  ),
+  ClientClosedError: upstreamErrorClass('ClientClosedError', 'UND_ERR_CLOSED', 'The client is closed'),
+  InvalidArgumentError: upstreamErrorClass(
+    'InvalidArgumentError',
+    'UND_ERR_INVALID_ARG',
+    'Invalid Argument Error',
+  ),
+  SocketError: upstreamErrorClass('SocketError', 'UND_ERR_SOCKET', 'Socket error'),
+  ConnectTimeoutError: upstreamErrorClass(
+    'ConnectTimeoutError',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'Connect Timeout Error',
+  ),
+  HeadersTimeoutError: upstreamErrorClass(
+    'HeadersTimeoutError',
+    'UND_ERR_HEADERS_TIMEOUT',
+    'Headers Timeout Error',
+  ),
+  BodyTimeoutError: upstreamErrorClass('BodyTimeoutError', 'UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'),
 };
