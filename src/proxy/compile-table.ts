@@ -40,11 +40,15 @@ export function listenKey(address: string | undefined, port: number): string {
  * backend (compile-backends.ts), then per Gateway port its listeners, host maps, route indexes, predicates,
  * regexes, header operations and weight tables (compile-listeners.ts, compile-actions.ts) and its
  * certificates (compile-listener-tls.ts). Entries that cannot compile (an invalid regular expression) are
- * logged and left out; the rest keeps serving. The clusterset listener's ports are compiled by
+ * logged and left out; the rest keeps serving. Backends equal to `previous`'s keep their compiled form. The clusterset listener's ports are compiled by
  * east-west-compile.ts against the same backends.
  */
-export function compileRouteTable(table: RouteTable, deps: CompileDeps): CompiledTable {
-  const { backends, poolKeys } = compileBackends(Object.values(table.backends), deps);
+export function compileRouteTable(
+  table: RouteTable,
+  deps: CompileDeps,
+  previous?: CompiledTable,
+): CompiledTable {
+  const { backends, poolKeys } = compileBackends(Object.values(table.backends), deps, previous?.backends);
   const ports = new Map<string, CompiledPort>();
   let routeEntries = 0;
   for (const port of table.ports) {

@@ -160,22 +160,15 @@ export class ProxyMetrics {
       series.release();
       this.#requestSeries.delete(key);
     }
-    this.retainUpstream(Object.values(table.backends));
-  }
-
-  /**
-   * Removes upstream series whose backend is not in `backends` or has no endpoint in that cluster and zone any
-   * more; also after endpoint sets were replaced in place (no table compile).
-   */
-  retainUpstream(backends: Iterable<BackendCluster>): void {
-    const live = new Set<string>();
-    for (const backend of backends) {
-      for (const tier of backend.tiers) {
-        for (const endpoint of tier)
-          live.add(`${backend.id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
-      }
-    }
+    // Walks the series that exist (backends that served traffic), not every endpoint of the table.
+    const liveByBackend = new Map<string, Set<string>>();
     for (const [key, series] of this.#upstreamSeries) {
+      const id = key.slice(0, key.indexOf('\u0000'));
+      let live = liveByBackend.get(id);
+      if (live === undefined) {
+        live = new Set(seriesKeysOf(table.backends[id]));
+        liveByBackend.set(id, live);
+      }
       if (live.has(key)) continue;
       series.release(this.#upstreamSeconds);
       this.#upstreamSeries.delete(key);
@@ -183,8 +176,8 @@ export class ProxyMetrics {
   }
 
   /**
-   * As retainUpstream, for the series of `backends` only (their endpoint sets were replaced): the cost follows
-   * the change, not the table.
+   * Removes upstream series of `backends` whose cluster and zone these no longer have (their endpoint sets were
+   * replaced in place, no table compile): the cost follows the change, not the table.
    */
   retainUpstreamOf(backends: readonly BackendCluster[]): void {
     const ids = new Set(backends.map((b) => b.id));
@@ -192,12 +185,7 @@ export class ProxyMetrics {
     // Most replaced backends have no series yet: then nothing is walked.
     if (![...this.#upstreamSeries.keys()].some(owned)) return;
     const live = new Set<string>();
-    for (const backend of backends) {
-      for (const tier of backend.tiers) {
-        for (const endpoint of tier)
-          live.add(`${backend.id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
-      }
-    }
+    for (const backend of backends) for (const key of seriesKeysOf(backend)) live.add(key);
     for (const [key, series] of this.#upstreamSeries) {
       if (live.has(key) || !owned(key)) continue;
       series.release(this.#upstreamSeconds);
@@ -214,4 +202,14 @@ export class ProxyMetrics {
     }
     return series;
   }
+}
+
+/** The upstream series keys (backend, cluster, zone) a backend's endpoints can have. */
+function seriesKeysOf(backend: BackendCluster | undefined): string[] {
+  const keys: string[] = [];
+  if (backend === undefined) return keys;
+  for (const tier of backend.tiers)
+    for (const endpoint of tier)
+      keys.push(`${backend.id}\u0000${endpoint.cluster}\u0000${endpoint.zone ?? ''}`);
+  return keys;
 }

@@ -146,11 +146,11 @@ export class ProxyServer {
   async #apply(table: RouteTable): Promise<void> {
     if (this.#closed) throw new Error('proxy is closed');
     this.#metrics.beginCompile();
-    const compiled = compileRouteTable(table, {
-      balancers: this.#balancers,
-      metrics: this.#metrics,
-      logger: this.#logger,
-    });
+    const compiled = compileRouteTable(
+      table,
+      { balancers: this.#balancers, metrics: this.#metrics, logger: this.#logger },
+      this.#table,
+    );
     const closing: Promise<void>[] = [];
     for (const [key, server] of this.#servers) {
       const wanted = compiled.ports.get(key);

@@ -57,11 +57,12 @@ describe('request series', () => {
     expect(text).toMatch(/_sum\{gateway="gw",route="ns\/r",backend="b"\} 30\.2064/);
   });
 
-  it('upstream series of a cluster and zone a backend no longer has leave /metrics', async () => {
+  it('upstream series of a backend gone from the table, or of a cluster and zone it no longer has, leave /metrics', async () => {
     const registry = new Registry();
     const metrics = new ProxyMetrics(registry);
     metrics.upstreamSeries('Service/ns/api:80', 'east', 'a').record('success', 0.001);
     metrics.upstreamSeries('Service/ns/api:80', 'west', 'b').record('success', 0.001);
+    metrics.upstreamSeries('Service/ns/gone:80', 'east', 'a').record('success', 0.001);
     const endpoint = {
       key: 'k:1',
       address: 'k',
@@ -71,23 +72,28 @@ describe('request series', () => {
       ready: true,
       weight: 1,
     };
-    metrics.retainUpstream([
-      {
-        id: 'Service/ns/api:80',
-        kind: 'Service',
-        namespace: 'ns',
-        name: 'api',
-        port: 80,
-        protocol: 'http1',
-        trafficDistribution: 'Default',
-        tiers: [[endpoint]],
+    metrics.beginCompile();
+    metrics.retain({
+      ports: [],
+      backends: {
+        'Service/ns/api:80': {
+          id: 'Service/ns/api:80',
+          kind: 'Service',
+          namespace: 'ns',
+          name: 'api',
+          port: 80,
+          protocol: 'http1',
+          trafficDistribution: 'Default',
+          tiers: [[endpoint]],
+        },
       },
-    ]);
+    });
     const text = await registry.metrics();
     expect(samples(text, 'clusterset_gateway_upstream_requests_total')).toEqual([
       'clusterset_gateway_upstream_requests_total{backend="Service/ns/api:80",cluster="east",zone="a",result="success"} 1',
     ]);
     expect(text).not.toContain('cluster="west"');
+    expect(text).not.toContain('ns/gone');
   });
 
   it('after endpoint sets are replaced in place, only those backends lose their gone clusters’ series', async () => {
