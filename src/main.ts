@@ -64,6 +64,7 @@ async function main(argv: readonly string[]): Promise<void> {
   let applied = false;
   const reconciler = new Reconciler({
     translateOptions,
+    translationSliceMs: cli.limits.translationSliceMs,
     logger,
     registry,
     apply: async (result) => {

@@ -107,6 +107,7 @@ export function startDataPlane(
     drainTimeoutMs: cli.limits.drainTimeoutMs,
     limits: cli.limits,
     paths: cli.paths,
+    compileSliceMs: cli.limits.translationSliceMs,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

@@ -59,6 +59,12 @@ const LIMITS = {
     max: 60_000,
     help: 'With --kubernetes, quiet time after EndpointSlice-only changes (applied in place, no translation). Default 5.',
   },
+  'translation-slice-ms': {
+    key: 'translationSliceMs',
+    default: 5,
+    max: 60_000,
+    help: 'A translation runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
+  },
   'max-header-bytes': {
     key: 'maxHeaderBytes',
     default: 16_384,

@@ -2,9 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
-import { type TranslationResult, translate } from '../gateway/translate.ts';
-import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
+import { type TranslationResult, translateInSteps } from '../gateway/translate.ts';
+import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import { runInSlices, type SliceClock, type Steps } from '../ir/steps.ts';
 import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
@@ -25,6 +26,12 @@ export interface ReconcilerOptions {
    * must never hold back the next routing table. Errors are logged.
    */
   readonly publishStatuses?: (result: TranslationResult) => Promise<void>;
+  /**
+   * A translation runs in slices of this many milliseconds with the event loop free between them (default 5; 0:
+   * in one go), so that requests keep being served while 10,000 routes are translated.
+   */
+  readonly translationSliceMs?: number;
+  readonly sliceClock?: SliceClock;
   readonly logger: Logger;
   readonly registry: Registry;
 }
@@ -47,6 +54,7 @@ export class Reconciler {
   #running: Promise<void> | undefined;
   #last: { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined;
   #statusByKey = new Map<string, StatusUpdate>();
+  readonly #sliceMs: number;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
@@ -56,6 +64,7 @@ export class Reconciler {
     this.#duration = metrics.duration;
     this.#warningsGauge = metrics.warnings;
     this.#updates = metrics.updates;
+    this.#sliceMs = options.translationSliceMs ?? 5;
   }
 
   /** The last applied translation, for /config_dump. */
@@ -108,7 +117,11 @@ export class Reconciler {
     const stopTimer = this.#duration.startTimer();
     let result: TranslationResult;
     try {
-      result = translate(snapshot, this.#options.translateOptions(snapshot));
+      result = await runInSlices(
+        translateInSteps(snapshot, this.#options.translateOptions(snapshot)),
+        this.#sliceMs,
+        this.#options.sliceClock,
+      );
     } catch (error) {
       // A translator bug must not take down the data plane: keep serving the last table.
       this.#translations.inc({ result: 'error' });
@@ -118,11 +131,15 @@ export class Reconciler {
       stopTimer();
     }
     this.#translations.inc({ result: 'ok' });
-    this.#logStatusChanges(result.statuses);
+    await runInSlices(this.#logStatusChanges(result.statuses), this.#sliceMs, this.#options.sliceClock);
     this.#reportWarnings(result.warnings ?? []);
     const change =
       last !== undefined && this.#options.applyEndpoints !== undefined
-        ? compareTables(last.result.table, result.table)
+        ? await runInSlices(
+            compareTables(last.result.table, result.table),
+            this.#sliceMs,
+            this.#options.sliceClock,
+          )
         : undefined;
     if (change !== undefined && change.kind !== 'routes') {
       await this.#applyEndpoints(change.backends, result, snapshot);
@@ -225,10 +242,14 @@ export class Reconciler {
     for (const warning of current) this.#warningsGauge.inc({ code: warning.slice(0, warning.indexOf(':')) });
   }
 
-  /** In file mode the logs are where a user reads status, so every change of an object's status is logged. */
-  #logStatusChanges(statuses: readonly StatusUpdate[]): void {
+  /**
+   * In file mode the logs are where a user reads status, so every change of an object's status is logged.
+   * Steps: a pause is possible after each status (10,000 routes have as many).
+   */
+  *#logStatusChanges(statuses: readonly StatusUpdate[]): Steps<void> {
     const next = new Map(statuses.map((update) => [statusKey(update), update]));
     for (const [key, update] of next) {
+      yield;
       const previous = this.#statusByKey.get(key);
       if (previous && isDeepStrictEqual(previous.status, update.status)) continue;
       this.#logger.info(
@@ -296,18 +317,23 @@ type TableChange =
   /** Only these backends' endpoint sets differ (none: the tables are equal). */
   | { readonly kind: 'endpoints'; readonly backends: readonly BackendCluster[] };
 
-/** A translation whose result equals the table in force is not recompiled; one that moved only endpoints is not either. */
-function compareTables(before: RouteTable, after: RouteTable): TableChange {
+/**
+ * A translation whose result equals the table in force is not recompiled; one that moved only endpoints is not
+ * either. Steps: a pause is possible after each virtual host and each backend.
+ */
+function* compareTables(before: RouteTable, after: RouteTable): Steps<TableChange> {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   for (const key of keys) {
-    if (key === 'backends') continue;
+    if (key === 'backends' || key === 'ports') continue;
     if (!isDeepStrictEqual(before[key as keyof RouteTable], after[key as keyof RouteTable]))
       return { kind: 'routes' };
   }
+  if (!(yield* samePorts(before.ports, after.ports))) return { kind: 'routes' };
   const ids = Object.keys(after.backends);
   if (ids.length !== Object.keys(before.backends).length) return { kind: 'routes' };
   const changed: BackendCluster[] = [];
   for (const id of ids) {
+    yield;
     const old = before.backends[id];
     const next = after.backends[id] as BackendCluster;
     if (old === undefined) return { kind: 'routes' };
@@ -321,4 +347,24 @@ function compareTables(before: RouteTable, after: RouteTable): TableChange {
     changed.push(next);
   }
   return { kind: 'endpoints', backends: changed };
+}
+
+/** Ports compared a virtual host at a time: one listener can hold 10,000 of them. */
+function* samePorts(before: RouteTable['ports'], after: RouteTable['ports']): Steps<boolean> {
+  if (before.length !== after.length) return false;
+  for (const [i, port] of after.entries()) {
+    const old = before[i] as PortConfig;
+    if (!isDeepStrictEqual({ ...old, listeners: [] }, { ...port, listeners: [] })) return false;
+    if (old.listeners.length !== port.listeners.length) return false;
+    for (const [j, listener] of port.listeners.entries()) {
+      const was = old.listeners[j] as PortConfig['listeners'][number];
+      if (!isDeepStrictEqual({ ...was, virtualHosts: [] }, { ...listener, virtualHosts: [] })) return false;
+      if (was.virtualHosts.length !== listener.virtualHosts.length) return false;
+      for (const [k, host] of listener.virtualHosts.entries()) {
+        if (!isDeepStrictEqual(was.virtualHosts[k], host)) return false;
+        yield;
+      }
+    }
+  }
+  return true;
 }

@@ -1,5 +1,6 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
+import type { Steps } from '../ir/steps.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { Gateway, GRPCRoute, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -40,12 +41,13 @@ interface OwnedGateway {
 
 /**
  * The Gateway listeners step of translate(): GatewayClasses we own, their Gateways and ListenerSets, and the
- * HTTPRoutes, GRPCRoutes and TLSRoutes attached to them. A peer of the clusterset listener step.
+ * HTTPRoutes, GRPCRoutes and TLSRoutes attached to them. A peer of the clusterset listener step. Yields after
+ * each route, where a caller may let other work run (ir/steps.ts).
  */
-export function translateGatewayListeners(
+export function* translateGatewayListeners(
   snapshot: Snapshot,
   options: TranslateOptions,
-): GatewayListenersResult {
+): Steps<GatewayListenersResult> {
   const problems: string[] = [];
   const classesOutcome = guarded(() => reconcileGatewayClasses(snapshot, options));
   if (!classesOutcome.ok) problems.push(`GatewayClasses: ${classesOutcome.message}`);
@@ -112,6 +114,7 @@ export function translateGatewayListeners(
   for (const set of listenerSets) parents.set(`ListenerSet/${set.key}`, set);
   const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
   for (const route of routes) {
+    yield;
     const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, parents));
     if (!guardedOutcome.ok) {
       problems.push(`${describeObject(route)}: ${guardedOutcome.message}`);
@@ -172,9 +175,10 @@ export function translateGatewayListeners(
     else problems.push(`ListenerSet ${set.key}: ${status.message}`);
   }
   const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
+  const routeTable = yield* buildRouteTable(served, backends);
   return {
     table: {
-      ...buildRouteTable(served, backends),
+      ...routeTable,
       ...(tlsPorts.length > 0 ? { tlsPorts } : {}),
     },
     statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],

@@ -1,7 +1,8 @@
 import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
+import type { Steps } from '../ir/steps.ts';
 import { compareHostnameSpecificity } from './hostnames.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
-import { type AttachedRoute, buildVirtualHosts } from './virtual-hosts.ts';
+import { type AttachedRoute, buildVirtualHostsInSteps } from './virtual-hosts.ts';
 
 export interface ServedListener {
   readonly state: ListenerState;
@@ -13,12 +14,13 @@ export interface ServedListener {
 /**
  * One PortConfig per listener port (and bind address, when Gateways have their own). Listeners sharing a port are ordered most specific hostname first, so the
  * proxy serves a request from the first listener whose hostname matches its Host (listener isolation,
- * GatewayHTTPListenerIsolation); ties keep Gateway and listener order.
+ * GatewayHTTPListenerIsolation); ties keep Gateway and listener order. Steps: a pause is possible after each
+ * virtual host.
  */
-export function buildRouteTable(
+export function* buildRouteTable(
   listeners: readonly ServedListener[],
   backends: ReadonlyMap<string, BackendCluster>,
-): RouteTable {
+): Steps<RouteTable> {
   const byPort = new Map<string, ServedListener[]>();
   for (const served of listeners) {
     // TLS listeners (TLSRoute) are served by their own table (tls-route-table.ts).
@@ -26,7 +28,7 @@ export function buildRouteTable(
     const key = portKey(served.address, served.state.listener.port);
     byPort.set(key, [...(byPort.get(key) ?? []), served]);
   }
-  const ports: PortConfig[] = [...byPort.values()]
+  const groups = [...byPort.values()]
     .map((served) =>
       served.sort(
         (a, b) =>
@@ -39,23 +41,28 @@ export function buildRouteTable(
       (a, b) =>
         (a[0]?.state.listener.port ?? 0) - (b[0]?.state.listener.port ?? 0) ||
         compareStrings(a[0]?.address ?? '', b[0]?.address ?? ''),
-    )
-    .map((group) => {
-      const first = group[0] as ServedListener;
-      return {
-        port: first.state.listener.port,
-        ...(first.address !== undefined ? { address: first.address } : {}),
-        protocol: first.state.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
-        gateways: [...new Set(group.map((s) => s.state.gatewayKey))].sort(),
-        listeners: group.map(({ state, routes }) => ({
-          id: state.id,
-          gateway: state.gatewayKey,
-          ...(state.hostname !== undefined ? { hostname: state.hostname } : {}),
-          ...(state.tls ? { tls: state.tls } : {}),
-          virtualHosts: buildVirtualHosts(routes),
-        })),
-      };
+    );
+  const ports: PortConfig[] = [];
+  for (const group of groups) {
+    const first = group[0] as ServedListener;
+    const listeners: PortConfig['listeners'][number][] = [];
+    for (const { state, routes } of group) {
+      listeners.push({
+        id: state.id,
+        gateway: state.gatewayKey,
+        ...(state.hostname !== undefined ? { hostname: state.hostname } : {}),
+        ...(state.tls ? { tls: state.tls } : {}),
+        virtualHosts: yield* buildVirtualHostsInSteps(routes),
+      });
+    }
+    ports.push({
+      port: first.state.listener.port,
+      ...(first.address !== undefined ? { address: first.address } : {}),
+      protocol: first.state.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP',
+      gateways: [...new Set(group.map((s) => s.state.gatewayKey))].sort(),
+      listeners,
     });
+  }
   const sortedBackends: Record<string, BackendCluster> = {};
   for (const id of [...backends.keys()].sort()) sortedBackends[id] = backends.get(id) as BackendCluster;
   return { ports, backends: sortedBackends };

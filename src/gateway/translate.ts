@@ -1,5 +1,6 @@
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { clusterSelections } from '../mcs/cluster-selection.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -26,7 +27,12 @@ export interface TranslationResult {
  * and route statuses are merged, then BackendTLSPolicies apply to every backend either step sends to.
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
-  const gateways = translateGatewayListeners(snapshot, options);
+  return runAllSteps(translateInSteps(snapshot, options));
+}
+
+/** translate() as steps (ir/steps.ts): the same result, with a pause possible after each route. */
+export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions): Steps<TranslationResult> {
+  const gateways = yield* translateGatewayListeners(snapshot, options);
   let result: TranslationResult = gateways;
   if (options.eastWest) {
     const clusterset = guarded(() => translateClustersetListener(snapshot, options));

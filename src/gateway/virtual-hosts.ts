@@ -1,4 +1,5 @@
 import type { RouteEntry, VirtualHost } from '../ir/route-table.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { ANY_HOST, compareHostnameSpecificity, hostnameMatches } from './hostnames.ts';
 import { type RankedEntry, sortByPrecedence } from './match-precedence.ts';
 import type { TranslatedRule } from './route-rules.ts';
@@ -21,6 +22,11 @@ export interface AttachedRoute {
  * pick the first virtual host whose hostname matches.
  */
 export function buildVirtualHosts(routes: readonly AttachedRoute[]): VirtualHost[] {
+  return runAllSteps(buildVirtualHostsInSteps(routes));
+}
+
+/** buildVirtualHosts as steps (ir/steps.ts): a pause is possible after each hostname. */
+export function* buildVirtualHostsInSteps(routes: readonly AttachedRoute[]): Steps<VirtualHost[]> {
   const byHostname = new Map<string, RankedEntry[]>();
   for (const route of routes) {
     for (const hostname of route.hostnames) {
@@ -42,8 +48,13 @@ export function buildVirtualHosts(routes: readonly AttachedRoute[]): VirtualHost
   }
   const hostnames = [...byHostname.keys()].sort(compareHostnameSpecificity);
   const position = new Map(hostnames.map((h, i) => [h, i]));
-  const sorted = new Map(hostnames.map((h) => [h, sortByPrecedence(byHostname.get(h) ?? [])]));
-  return hostnames.map((hostname, i) => {
+  const sorted = new Map<string, RankedEntry[]>();
+  for (const hostname of hostnames) {
+    sorted.set(hostname, sortByPrecedence(byHostname.get(hostname) ?? []));
+    yield;
+  }
+  const virtualHosts: VirtualHost[] = [];
+  for (const [i, hostname] of hostnames.entries()) {
     const seen = new Set<string>();
     const entries: RouteEntry[] = [];
     for (const covering of [hostname, ...coveringHostnames(hostname, i, position)]) {
@@ -54,8 +65,10 @@ export function buildVirtualHosts(routes: readonly AttachedRoute[]): VirtualHost
         entries.push(ranked.entry);
       }
     }
-    return { hostname, routes: entries };
-  });
+    virtualHosts.push({ hostname, routes: entries });
+    yield;
+  }
+  return virtualHosts;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../ir/route-table.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../lb/balancer.ts';
 import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
 import { poolKey } from './upstream-pools.ts';
@@ -37,6 +38,15 @@ export function compileBackends(
   deps: BackendDeps,
   previous?: ReadonlyMap<string, CompiledBackend>,
 ): CompiledBackends {
+  return runAllSteps(compileBackendsInSteps(clusters, deps, previous));
+}
+
+/** compileBackends as steps (ir/steps.ts): a pause is possible after each backend. */
+export function* compileBackendsInSteps(
+  clusters: readonly BackendCluster[],
+  deps: BackendDeps,
+  previous?: ReadonlyMap<string, CompiledBackend>,
+): Steps<CompiledBackends> {
   const backends = new Map<string, CompiledBackend>();
   const poolKeys = new Set<string>();
   for (const cluster of clusters) {
@@ -44,6 +54,7 @@ export function compileBackends(
     const same = kept !== undefined && (kept.cluster === cluster || isDeepStrictEqual(kept.cluster, cluster));
     backends.set(cluster.id, same ? kept : compileBackend(cluster, deps));
     for (const key of backendPoolKeys(cluster)) poolKeys.add(key);
+    yield;
   }
   return { backends, poolKeys };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ListenerGroup } from '../ir/route-table.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { type ActionDeps, type CompiledAction, compileAction } from './compile-actions.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { HostSelector } from './host-selector.ts';
@@ -27,7 +28,21 @@ export function compileListeners(
   group: ListenerGroup,
   backends: ReadonlyMap<string, CompiledBackend>,
   deps: ListenerDeps,
-): { readonly listeners: HostSelector<CompiledListener>; readonly routeEntries: number } {
+): CompiledListeners {
+  return runAllSteps(compileListenersInSteps(group, backends, deps));
+}
+
+export interface CompiledListeners {
+  readonly listeners: HostSelector<CompiledListener>;
+  readonly routeEntries: number;
+}
+
+/** compileListeners as steps (ir/steps.ts): a pause is possible after each virtual host. */
+export function* compileListenersInSteps(
+  group: ListenerGroup,
+  backends: ReadonlyMap<string, CompiledBackend>,
+  deps: ListenerDeps,
+): Steps<CompiledListeners> {
   const listeners = new HostSelector<CompiledListener>();
   let routeEntries = 0;
   for (const listener of group.listeners) {
@@ -50,6 +65,7 @@ export function compileListeners(
         }
       }
       virtualHosts.add(vhost.hostname, index);
+      yield;
     }
     listeners.add(listener.hostname, {
       id: listener.id,

@@ -1,8 +1,9 @@
 import type { RouteTable } from '../ir/route-table.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import type { BackendDeps, CompiledBackend } from './compile-backends.ts';
-import { compileBackends } from './compile-backends.ts';
+import { compileBackendsInSteps } from './compile-backends.ts';
 import { type CompiledTls, compileListenerTls } from './compile-listener-tls.ts';
-import { type CompiledListener, compileListeners, type ListenerDeps } from './compile-listeners.ts';
+import { type CompiledListener, compileListenersInSteps, type ListenerDeps } from './compile-listeners.ts';
 import type { HostSelector } from './host-selector.ts';
 import type { RequestSeries } from './proxy-metrics.ts';
 
@@ -48,11 +49,24 @@ export function compileRouteTable(
   deps: CompileDeps,
   previous?: CompiledTable,
 ): CompiledTable {
-  const { backends, poolKeys } = compileBackends(Object.values(table.backends), deps, previous?.backends);
+  return runAllSteps(compileRouteTableInSteps(table, deps, previous));
+}
+
+/** compileRouteTable as steps (ir/steps.ts): a pause is possible after each backend and virtual host. */
+export function* compileRouteTableInSteps(
+  table: RouteTable,
+  deps: CompileDeps,
+  previous?: CompiledTable,
+): Steps<CompiledTable> {
+  const { backends, poolKeys } = yield* compileBackendsInSteps(
+    Object.values(table.backends),
+    deps,
+    previous?.backends,
+  );
   const ports = new Map<string, CompiledPort>();
   let routeEntries = 0;
   for (const port of table.ports) {
-    const compiled = compileListeners(port, backends, deps);
+    const compiled = yield* compileListenersInSteps(port, backends, deps);
     routeEntries += compiled.routeEntries;
     ports.set(listenKey(port.address, port.port), {
       port: port.port,

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
+import { runInSlices } from '../ir/steps.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
 import { backendPoolKeys } from './compile-backends.ts';
-import { type CompiledTable, compileRouteTable } from './compile-table.ts';
+import { type CompiledTable, compileRouteTableInSteps } from './compile-table.ts';
 import type { AccessLog } from './east-west-access-log.ts';
 import { EastWestProxy } from './east-west-proxy.ts';
 import { ListenerServer } from './listener-server.ts';
@@ -44,6 +45,11 @@ export interface ProxyServerOptions {
   readonly accessLog?: AccessLog;
   /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
   readonly paths?: PathNormalization;
+  /**
+   * A table is compiled in slices of this many milliseconds, requests being served between them
+   * (`--translation-slice-ms`; default 5, 0: in one go).
+   */
+  readonly compileSliceMs?: number;
 }
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
@@ -61,6 +67,7 @@ export class ProxyServer {
   readonly #logger: Logger;
   readonly #pools: UpstreamPools;
   readonly #drainMs: number;
+  readonly #compileSliceMs: number;
   readonly #limits: ListenerLimits;
   readonly #paths: PathNormalization | undefined;
   readonly #rejections: BadInputReporter;
@@ -85,6 +92,7 @@ export class ProxyServer {
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
     this.#paths = options.paths;
     this.#rejections = new BadInputReporter(
@@ -146,11 +154,16 @@ export class ProxyServer {
   async #apply(table: RouteTable): Promise<void> {
     if (this.#closed) throw new Error('proxy is closed');
     this.#metrics.beginCompile();
-    const compiled = compileRouteTable(
-      table,
-      { balancers: this.#balancers, metrics: this.#metrics, logger: this.#logger },
-      this.#table,
+    // Requests keep being served from the table in force between slices of the compile.
+    const compiled = await runInSlices(
+      compileRouteTableInSteps(
+        table,
+        { balancers: this.#balancers, metrics: this.#metrics, logger: this.#logger },
+        this.#table,
+      ),
+      this.#compileSliceMs,
     );
+    if (this.#closed) throw new Error('proxy is closed');
     const closing: Promise<void>[] = [];
     for (const [key, server] of this.#servers) {
       const wanted = compiled.ports.get(key);
