@@ -1,7 +1,11 @@
 const GONE = Symbol('gone');
 
-/** Past this many overridden keys an overlay is copied into a plain map (amortised: one copy per this many). */
-const MAX_OVERRIDES = 1024;
+/**
+ * Past this many overridden keys an overlay is copied into a plain map. Each change copies the overrides and
+ * every `limit` changes copy the whole map, so a change costs about limit/2 + size/limit: least at
+ * sqrt(2 * size) (140 overrides for 10,000 slices).
+ */
+const overrideLimit = (size: number): number => Math.max(64, Math.ceil(Math.sqrt(2 * size)));
 
 /**
  * A read-only map made of a shared base map and a few keys set or removed on top, so that a snapshot that
@@ -43,7 +47,7 @@ export class OverlayMap<K, V> implements ReadonlyMap<K, V> {
       else overrides.delete(key);
     }
     const overlay = new OverlayMap(base, overrides, size);
-    return overrides.size > MAX_OVERRIDES ? new Map(overlay) : overlay;
+    return overrides.size > overrideLimit(base.size) ? new Map(overlay) : overlay;
   }
 
   get(key: K): V | undefined {
