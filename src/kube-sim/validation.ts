@@ -1,3 +1,4 @@
+import { builtInObjectErrors, isLoopbackEndpointError } from '../validation/built-in-objects.ts';
 import { ApiFailure, cause, type StatusCause } from './api-status.ts';
 import { isObject, type JsonObject } from './json.ts';
 
@@ -97,26 +98,6 @@ function int(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value);
 }
 
-function checkPort(field: string, value: unknown, causes: StatusCause[], required = true): void {
-  if (value === undefined) {
-    if (required) causes.push(cause.required(field));
-    return;
-  }
-  if (!int(value)) causes.push(cause.typeInvalid(field, value, 'integer'));
-  else if (value < 1 || value > 65535)
-    causes.push(cause.invalid(field, value, 'must be between 1 and 65535, inclusive'));
-}
-
-function array(obj: JsonObject, key: string, field: string, causes: StatusCause[]): unknown[] | undefined {
-  const value = obj[key];
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) {
-    causes.push(cause.typeInvalid(field, value, 'array'));
-    return undefined;
-  }
-  return value;
-}
-
 function object(obj: JsonObject, key: string, field: string, causes: StatusCause[]): JsonObject | undefined {
   const value = obj[key];
   if (value === undefined || value === null) return undefined;
@@ -133,46 +114,8 @@ export function validateNamespace(_obj: JsonObject): StatusCause[] {
   return [];
 }
 
-const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
-const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
-const TRAFFIC_DISTRIBUTIONS = ['PreferClose', 'PreferSameZone', 'PreferSameNode'];
-
 export function validateService(obj: JsonObject): StatusCause[] {
-  const causes: StatusCause[] = [];
-  const spec = object(obj, 'spec', 'spec', causes) ?? {};
-  const type = spec.type ?? 'ClusterIP';
-  if (typeof type !== 'string' || !SERVICE_TYPES.includes(type))
-    causes.push(cause.notSupported('spec.type', type, SERVICE_TYPES));
-  const ports = array(spec, 'ports', 'spec.ports', causes) ?? [];
-  const headless = spec.clusterIP === 'None';
-  if (ports.length === 0 && type !== 'ExternalName' && !headless) causes.push(cause.required('spec.ports'));
-  if (type === 'ExternalName' && !spec.externalName) causes.push(cause.required('spec.externalName'));
-  const names = new Set<string>();
-  ports.forEach((port, i) => {
-    const field = `spec.ports[${i}]`;
-    if (!isObject(port)) {
-      causes.push(cause.typeInvalid(field, port, 'object'));
-      return;
-    }
-    checkPort(`${field}.port`, port.port, causes);
-    const protocol = port.protocol ?? 'TCP';
-    if (typeof protocol !== 'string' || !PROTOCOLS.includes(protocol))
-      causes.push(cause.notSupported(`${field}.protocol`, protocol, PROTOCOLS));
-    if (ports.length > 1 && (typeof port.name !== 'string' || port.name === ''))
-      causes.push(cause.required(`${field}.name`));
-    if (typeof port.name === 'string' && port.name !== '') {
-      if (!DNS1123_LABEL.test(port.name))
-        causes.push(cause.invalid(`${field}.name`, port.name, 'must be a DNS label'));
-      if (names.has(port.name)) causes.push(cause.duplicate(`${field}.name`, port.name));
-      names.add(port.name);
-    }
-    if (typeof port.targetPort === 'number') checkPort(`${field}.targetPort`, port.targetPort, causes);
-  });
-  const td = spec.trafficDistribution;
-  if (td !== undefined && td !== null && (typeof td !== 'string' || !TRAFFIC_DISTRIBUTIONS.includes(td))) {
-    causes.push(cause.notSupported('spec.trafficDistribution', td, TRAFFIC_DISTRIBUTIONS));
-  }
-  return causes;
+  return builtInObjectErrors('Service', obj);
 }
 
 export function validateSecret(obj: JsonObject): StatusCause[] {
@@ -216,106 +159,12 @@ export function validateEvent(obj: JsonObject): StatusCause[] {
 
 // ---- discovery.k8s.io/v1 ----
 
-const ADDRESS_TYPES = ['IPv4', 'IPv6', 'FQDN'];
-
 export function validateEndpointSlice(obj: JsonObject, old?: JsonObject): StatusCause[] {
-  const causes: StatusCause[] = [];
-  const addressType = obj.addressType;
-  if (addressType === undefined || addressType === '') causes.push(cause.required('addressType'));
-  else if (typeof addressType !== 'string' || !ADDRESS_TYPES.includes(addressType))
-    causes.push(cause.notSupported('addressType', addressType, ADDRESS_TYPES));
-  if (old && old.addressType !== addressType)
-    causes.push(cause.invalid('addressType', addressType, 'field is immutable'));
-  const endpoints = array(obj, 'endpoints', 'endpoints', causes) ?? [];
-  if (endpoints.length > 1000) causes.push(cause.tooMany('endpoints', endpoints.length, 1000));
-  endpoints.forEach((ep, i) => {
-    const field = `endpoints[${i}]`;
-    if (!isObject(ep)) {
-      causes.push(cause.typeInvalid(field, ep, 'object'));
-      return;
-    }
-    const addresses = array(ep, 'addresses', `${field}.addresses`, causes) ?? [];
-    if (addresses.length === 0)
-      causes.push(cause.required(`${field}.addresses`, 'must contain at least 1 address'));
-    if (addresses.length > 100) causes.push(cause.tooMany(`${field}.addresses`, addresses.length, 100));
-    addresses.forEach((addr, j) => {
-      const af = `${field}.addresses[${j}]`;
-      if (typeof addr !== 'string') causes.push(cause.typeInvalid(af, addr, 'string'));
-      else if (addressType === 'IPv4') causes.push(...validateEndpointIPv4(af, addr));
-      else if (addressType === 'IPv6') causes.push(...validateEndpointIPv6(af, addr));
-      else if (addressType === 'FQDN' && !DNS1123_SUBDOMAIN.test(addr))
-        causes.push(cause.invalid(af, addr, 'must be a valid FQDN'));
-    });
-    if (
-      ep.nodeName !== undefined &&
-      (typeof ep.nodeName !== 'string' || !DNS1123_SUBDOMAIN.test(ep.nodeName))
-    ) {
-      causes.push(cause.invalid(`${field}.nodeName`, ep.nodeName, 'must be a DNS subdomain'));
-    }
-  });
-  const ports = array(obj, 'ports', 'ports', causes) ?? [];
-  if (ports.length > 20000) causes.push(cause.tooMany('ports', ports.length, 20000));
-  const names = new Set<string>();
-  ports.forEach((port, i) => {
-    const field = `ports[${i}]`;
-    if (!isObject(port)) {
-      causes.push(cause.typeInvalid(field, port, 'object'));
-      return;
-    }
-    checkPort(`${field}.port`, port.port, causes, false);
-    const name = typeof port.name === 'string' ? port.name : '';
-    if (name !== '' && !DNS1123_LABEL.test(name))
-      causes.push(cause.invalid(`${field}.name`, name, 'must be a DNS label'));
-    if (names.has(name)) causes.push(cause.duplicate(`${field}.name`, name));
-    names.add(name);
-    if (port.protocol !== undefined && !PROTOCOLS.includes(String(port.protocol)))
-      causes.push(cause.notSupported(`${field}.protocol`, port.protocol, PROTOCOLS));
-  });
-  return causes;
+  return builtInObjectErrors('EndpointSlice', obj, old);
 }
-
-const LOOPBACK_ENDPOINT = 'may not be in the loopback range (127.0.0.0/8, ::1/128)';
 
 /** The cause kube-apiserver gives a loopback endpoint address; the demo's simulated clusters waive it. */
-export function isLoopbackEndpointCause(c: StatusCause): boolean {
-  return c.message.endsWith(LOOPBACK_ENDPOINT);
-}
-
-/**
- * ValidateEndpointIP (pkg/apis/core/validation): endpoints may not point at the unspecified, loopback,
- * link-local or link-local multicast ranges, whatever the client intended.
- */
-function validateEndpointIPv4(field: string, addr: string): StatusCause[] {
-  const parts = addr.split('.');
-  const octets = parts.map((p) => (/^(0|[1-9]\d{0,2})$/.test(p) ? Number(p) : Number.NaN));
-  if (parts.length !== 4 || octets.some((o) => Number.isNaN(o) || o > 255)) {
-    return [cause.invalid(field, addr, 'must be a valid IPv4 address')];
-  }
-  const [a, b, c] = octets as [number, number, number, number];
-  if (octets.every((o) => o === 0)) return [cause.invalid(field, addr, 'may not be unspecified (0.0.0.0)')];
-  if (a === 127) return [cause.invalid(field, addr, LOOPBACK_ENDPOINT)];
-  if (a === 169 && b === 254)
-    return [cause.invalid(field, addr, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
-  if (a === 224 && b === 0 && c === 0)
-    return [
-      cause.invalid(field, addr, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'),
-    ];
-  return [];
-}
-
-function validateEndpointIPv6(field: string, addr: string): StatusCause[] {
-  if (!/^[0-9a-f:]+$/.test(addr) || !addr.includes(':'))
-    return [cause.invalid(field, addr, 'must be a valid IPv6 address')];
-  if (addr === '::') return [cause.invalid(field, addr, 'may not be unspecified (::)')];
-  if (addr === '::1') return [cause.invalid(field, addr, LOOPBACK_ENDPOINT)];
-  if (/^fe[89ab]/.test(addr))
-    return [cause.invalid(field, addr, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
-  if (addr.startsWith('ff02:'))
-    return [
-      cause.invalid(field, addr, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'),
-    ];
-  return [];
-}
+export const isLoopbackEndpointCause = isLoopbackEndpointError;
 
 // ---- coordination.k8s.io/v1 ----
 

@@ -1,4 +1,5 @@
 import { BUILT_IN_KINDS, editDistance, groupOf } from './built-in-kinds.ts';
+import { builtInObjectErrors, isLoopbackEndpointError } from './built-in-objects.ts';
 import { builtInValueErrors } from './built-in-values.ts';
 import { RuleCompiler, type RuleProblem } from './cel-rules.ts';
 import { checkRules, NO_OLD_VALUE } from './cel-walk.ts';
@@ -33,6 +34,11 @@ export interface ValidatorOptions {
   readonly strict?: boolean;
   /** Told of the rules that do not compile, as each kind is compiled. */
   readonly onRuleProblems?: (problems: readonly RuleProblem[]) => void;
+  /**
+   * Accept EndpointSlice addresses in 127.0.0.0/8 and ::1, which kube-apiserver refuses: where backends are
+   * processes on this machine (the file source).
+   */
+  readonly allowLoopbackEndpoints?: boolean;
 }
 
 interface KindSchema {
@@ -76,9 +82,11 @@ export class CrdValidator {
   readonly #kinds = new Map<string, KindSchema>();
   readonly #compiler = new RuleCompiler();
   readonly #onRuleProblems: ((problems: readonly RuleProblem[]) => void) | undefined;
+  readonly #allowLoopbackEndpoints: boolean;
 
   constructor(crds: readonly (CrdDocument | CrdEntry)[], options: ValidatorOptions = {}) {
     this.#onRuleProblems = options.onRuleProblems;
+    this.#allowLoopbackEndpoints = options.allowLoopbackEndpoints === true;
     for (const item of crds) {
       const crd = 'load' in item ? item : crdEntry(item);
       for (const version of crd.versions) {
@@ -153,7 +161,13 @@ export class CrdValidator {
         : unknownFieldPaths(OBJECT_META, object.metadata, 'metadata');
       return {
         object: unknown.length > 0 ? prune(object, unknown) : object,
-        errors: [...objectMetaErrors(kind, object.metadata), ...builtInValueErrors(kind, object)],
+        errors: [
+          ...objectMetaErrors(kind, object.metadata),
+          ...builtInValueErrors(kind, object),
+          ...builtInObjectErrors(kind, object, old).filter(
+            (error) => !(this.#allowLoopbackEndpoints && isLoopbackEndpointError(error)),
+          ),
+        ],
         ...unknownOf(unknown),
       };
     }

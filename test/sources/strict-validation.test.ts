@@ -170,4 +170,74 @@ describe('strict validation of the file source, beyond HTTPRoute', () => {
     expect(snapshot.serviceImports.map((s) => s.spec?.type)).toEqual(['Headless']);
     expect(await registry.getSingleMetricAsString('clusterset_gateway_invalid_objects')).toMatch(/ 0$/m);
   });
+
+  it('a Service kube-apiserver would refuse (port out of range, unknown protocol) is not loaded; the valid one is', async () => {
+    const { problems, snapshot } = await load({
+      'services.yaml': [
+        'apiVersion: v1',
+        'kind: Service',
+        'metadata: {name: good, namespace: shop}',
+        'spec:',
+        '  ports: [{port: 80}]',
+        '---',
+        'apiVersion: v1',
+        'kind: Service',
+        'metadata: {name: bad, namespace: shop}',
+        'spec:',
+        '  ports:',
+        '  - name: web',
+        '    port: 99999',
+        '    protocol: HTTP',
+        '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual([
+      'services.yaml:13: Service shop/bad (not loaded): spec.ports[0].port: Invalid value: 99999: must be between 1 and 65535, inclusive',
+      'services.yaml:14: Service shop/bad (not loaded): spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "TCP", "UDP", "SCTP"',
+    ]);
+    expect(snapshot.services.map((s) => s.metadata.name)).toEqual(['good']);
+  });
+
+  it('EndpointSlice addresses kube-apiserver refuses are refused; loopback ones are served (backends on this machine)', async () => {
+    const slice = (name: string, address: string) =>
+      [
+        'apiVersion: discovery.k8s.io/v1',
+        'kind: EndpointSlice',
+        `metadata: {name: ${name}, namespace: shop, labels: {kubernetes.io/service-name: web}}`,
+        'addressType: IPv4',
+        'ports: [{name: http, port: 8080}]',
+        'endpoints:',
+        `- addresses: ["${address}"]`,
+        '',
+      ].join('\n');
+    const { problems, snapshot } = await load({
+      'slices.yaml': [
+        slice('local', '127.0.0.1'),
+        slice('typo', '10.0.0.300'),
+        slice('link', '169.254.1.1'),
+      ].join('---\n'),
+    });
+    expect(problems).toEqual([
+      'slices.yaml:15: EndpointSlice shop/typo (not loaded): endpoints[0].addresses[0]: Invalid value: "10.0.0.300": must be a valid IPv4 address',
+      'slices.yaml:23: EndpointSlice shop/link (not loaded): endpoints[0].addresses[0]: Invalid value: "169.254.1.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
+    ]);
+    expect(snapshot.slicesForService('shop', 'web').map((s) => s.metadata.name)).toEqual(['local']);
+  });
+
+  it('a kubernetes.io/tls Secret without its key is refused, and its data is never shown', async () => {
+    const { problems, snapshot } = await load({
+      'tls.yaml': [
+        'apiVersion: v1',
+        'kind: Secret',
+        'metadata: {name: cert, namespace: shop}',
+        'type: kubernetes.io/tls',
+        'stringData:',
+        '  tls.crt: TOPSECRET-CERTIFICATE',
+        '',
+      ].join('\n'),
+    });
+    expect(problems).toEqual(['tls.yaml:1: Secret shop/cert (not loaded): data[tls.key]: Required value']);
+    expect(problems.join('\n')).not.toContain('TOPSECRET');
+    expect(snapshot.byKey('Secret').size).toBe(0);
+  });
 });
