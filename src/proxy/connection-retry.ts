@@ -6,9 +6,11 @@
  * - `connect-failure`: no byte of the request left (refused, unreachable, connect timeout); safe for any
  *   method. Another endpoint takes it (up to a few times per request), as before.
  * - `reset-before-response`: the connection (typically a reused keep-alive one the backend had just closed)
- *   failed after the request was written and before any response byte. Sent again once, on a fresh connection
- *   (to another endpoint if there is one, else the same), when the request is idempotent (RFC 9110 §9.2.2), or
+ *   failed after the request was written and before any response byte. Sent again on a fresh connection (to
+ *   another endpoint if there is one, else the same), when the request is idempotent (RFC 9110 §9.2.2), or
  *   when it has a body none of which left: a backend cannot have acted on a request whose body it never got.
+ *   Once per endpoint that reset it (two pods of a tier going down together reset one request twice, and the
+ *   next tier should still answer it, as Envoy's retry with previous-host skipping does), a few times in all.
  *   A non-idempotent request without a body was complete on the wire, so it is not repeated.
  * - a body partly streamed is never sent twice (it cannot be replayed, and the backend saw part of it).
  * - timeouts, cancellations and failures after the response began (`other`) are never retried here.
@@ -35,8 +37,8 @@ export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
 
 /** Connect failures move to another endpoint at most this many times per request. */
 export const MAX_CONNECT_FAILOVERS = 4;
-/** A request is sent again after a reset before the response at most this many times. */
-export const MAX_RESET_RETRIES = 1;
+/** A request is sent again after a reset before the response at most this many times (once per endpoint). */
+export const MAX_RESET_RETRIES = 3;
 
 export interface RetryInput {
   readonly method: string;
@@ -44,6 +46,8 @@ export interface RetryInput {
   readonly fault: ConnectionFault;
   readonly connectFailovers: number;
   readonly resetRetries: number;
+  /** The endpoint that failed had reset this request before: it is the endpoint, not a stale connection. */
+  readonly endpointResetBefore: boolean;
 }
 
 const NO: RetryDecision = { retry: false };
@@ -56,7 +60,7 @@ export function decideConnectionRetry(input: RetryInput): RetryDecision {
         ? { retry: true, reason: 'connect-failure', freshConnection: false }
         : NO;
     case 'reset-before-response': {
-      if (input.resetRetries >= MAX_RESET_RETRIES) return NO;
+      if (input.endpointResetBefore || input.resetRetries >= MAX_RESET_RETRIES) return NO;
       const safe = IDEMPOTENT_METHODS.has(input.method) || input.body === 'unsent';
       return safe ? { retry: true, reason: 'reset-before-response', freshConnection: true } : NO;
     }

@@ -78,6 +78,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #tried: Set<string> | undefined;
   #failovers = 0;
   #resetRetries = 0;
+  /** Endpoints that reset this request before a response (allocated on the first). */
+  #resetBy: Set<string> | undefined;
   #retries = 0;
   #finished = false;
   /** The response went out whole with its headers (gRPC Trailers-Only). */
@@ -242,6 +244,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
           fault: faultOf(code, attempt.connected, responseStarted, result === 'timeout'),
           connectFailovers: this.#failovers,
           resetRetries: this.#resetRetries,
+          endpointResetBefore: this.#resetBy?.has(attempt.endpoint.key) === true,
         });
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
     // retry on a fresh connection tells, and is what counts.
@@ -266,6 +269,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
         this.#attempt();
       } else {
         this.#resetRetries++;
+        this.#resetBy ??= new Set();
+        this.#resetBy.add(attempt.endpoint.key);
         // Another endpoint when there is one, else the same; on a connection of its own either way.
         this.#attempt(this.backend!.balancer.pick(this.#tried) ?? attempt.endpoint);
       }

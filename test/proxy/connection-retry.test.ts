@@ -27,28 +27,38 @@ const cases = METHODS.flatMap((method) =>
 
 describe('connection-fault retry decisions', () => {
   it.each(cases)('$method, body $body, $fault', ({ method, body, fault }) => {
-    const decision = decideConnectionRetry({ method, body, fault, connectFailovers: 0, resetRetries: 0 });
+    const decision = decideConnectionRetry({
+      method,
+      body,
+      fault,
+      connectFailovers: 0,
+      resetRetries: 0,
+      endpointResetBefore: false,
+    });
     const shown = decision.retry ? `${decision.reason}${decision.freshConnection ? ' (fresh)' : ''}` : 'no';
     expect(shown).toBe(expected(method, body, fault));
   });
 
-  it('a reset before the response is retried once per request, connect failures up to 4 times', () => {
-    const base = { method: 'GET', body: 'none' as const };
-    expect(
+  it('a reset before the response is retried once per endpoint that reset it, three times in all; connect failures up to 4 times', () => {
+    const base = { method: 'GET', body: 'none' as const, fault: 'reset-before-response' as const };
+    const reset = (resetRetries: number, endpointResetBefore: boolean) =>
+      decideConnectionRetry({ ...base, connectFailovers: 0, resetRetries, endpointResetBefore }).retry;
+    // The second endpoint of a tier resets it too: still sent again (to the next one).
+    expect(reset(1, false)).toBe(true);
+    expect(reset(2, false)).toBe(true);
+    // The same endpoint again (no other one to go to), or a fourth reset: the client gets the error.
+    expect(reset(1, true)).toBe(false);
+    expect(reset(3, false)).toBe(false);
+    const connect = (connectFailovers: number) =>
       decideConnectionRetry({
         ...base,
-        fault: 'reset-before-response',
-        connectFailovers: 0,
+        fault: 'connect-failure',
+        connectFailovers,
         resetRetries: 1,
-      }),
-    ).toEqual({ retry: false });
-    expect(
-      decideConnectionRetry({ ...base, fault: 'connect-failure', connectFailovers: 3, resetRetries: 1 })
-        .retry,
-    ).toBe(true);
-    expect(
-      decideConnectionRetry({ ...base, fault: 'connect-failure', connectFailovers: 4, resetRetries: 0 }),
-    ).toEqual({ retry: false });
+        endpointResetBefore: true,
+      }).retry;
+    expect(connect(3)).toBe(true);
+    expect(connect(4)).toBe(false);
   });
 
   it('classifies undici errors', () => {

@@ -45,6 +45,8 @@ describe('forwarding', () => {
   });
   // A backend that resets the connection without answering.
   const resetter = createServer((req) => req.socket.destroy());
+  // A second one: two endpoints of a backend going down together each reset a request.
+  const resetter2 = createServer((req) => req.socket.destroy());
   // A backend that never answers and notes when the proxy gives up on the request.
   let hangingClosed = 0;
   const hanging = createServer((req) => {
@@ -66,6 +68,7 @@ describe('forwarding', () => {
     echoes = await startEchoes(['a', 'b', 'c']);
     await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => resetter.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => resetter2.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => hop.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
     const hangingBackend = backend('hanging', [(hanging.address() as AddressInfo).port]);
@@ -76,6 +79,11 @@ describe('forwarding', () => {
     const dead = backend('dead', [refused]);
     const big = backend('sink', [(sink.address() as AddressInfo).port]);
     const reset = backend('reset', [(resetter.address() as AddressInfo).port]);
+    const twoResets = backend('two-resets', [
+      (resetter.address() as AddressInfo).port,
+      (resetter2.address() as AddressInfo).port,
+      echoes[1]!.port,
+    ]);
     const hopBackend = backend('hop', [(hop.address() as AddressInfo).port]);
     const split = backend('split', [echoes[2]!.port]);
     proxy = await startProxy(
@@ -88,6 +96,7 @@ describe('forwarding', () => {
           entry([invalid()], { path: { kind: 'PathPrefix', value: '/invalid' } }),
           entry([to(big)], { path: { kind: 'PathPrefix', value: '/big' } }),
           entry([to(reset)], { path: { kind: 'PathPrefix', value: '/reset' } }),
+          entry([to(twoResets)], { path: { kind: 'PathPrefix', value: '/two-resets' } }),
           entry([to(hopBackend)], { path: { kind: 'PathPrefix', value: '/hop' } }),
           entry([to(hangingBackend)], { path: { kind: 'PathPrefix', value: '/hang' } }),
           entry([to(echo)], {
@@ -98,7 +107,7 @@ describe('forwarding', () => {
           entry([to(echo, 1), invalid(1)], { path: { kind: 'PathPrefix', value: '/half-invalid' } }),
           entry([to(echo)]),
         ],
-        [echo, failover, empty, dead, big, reset, hopBackend, split, hangingBackend],
+        [echo, failover, empty, dead, big, reset, twoResets, hopBackend, split, hangingBackend],
       ),
     );
   });
@@ -108,6 +117,7 @@ describe('forwarding', () => {
     await closeAll(echoes);
     sink.close();
     resetter.close();
+    resetter2.close();
     hop.close();
     hanging.closeAllConnections();
     hanging.close();
@@ -206,6 +216,13 @@ describe('forwarding', () => {
       expect({ path, status: answer.status }).toEqual({ path, status });
       expect(answer.headers['content-type']).toMatch(/^text\/plain/);
     }
+  });
+
+  it('a request reset by two endpoints in turn is answered by the third, never a 502', async () => {
+    // Each endpoint that resets a request is skipped for it; one reset per request used to be all it got.
+    const statuses = [];
+    for (let i = 0; i < 30; i++) statuses.push((await send(proxy.port(), '/two-resets')).status);
+    expect(statuses).toEqual(Array.from({ length: 30 }, () => 200));
   });
 
   it('answers 504 when the route request timeout passes', async () => {
