@@ -8,8 +8,8 @@ import type { Source } from '../sources/source.ts';
 /**
  * The fleet's members from the flags (`--clusterprofile-provider-file`, `--member-kubeconfigs`), or undefined
  * when neither is given. A provider file that cannot be read or parsed stops the start, naming the field.
- * The membership is loaded only in fleet mode: it brings @kubernetes/client-node, tens of MiB of heap and RSS that
- * a gateway without members never uses.
+ * The membership is loaded only in fleet mode: members' watches, exec credentials and their Reflectors are code
+ * a gateway without members never runs.
  */
 export async function fleetMembersFromFlags(
   cli: CliOptions,

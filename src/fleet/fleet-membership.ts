@@ -4,7 +4,7 @@ import type { ExecConfig } from '../kube/exec-credential.ts';
 import { fleetWatchErrors } from '../metrics/fleet-metrics.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
 import type { Condition } from '../snapshot/object-meta.ts';
-import { type KubeconfigMember, scanKubeconfigDir } from './kubeconfig-members.ts';
+import type { KubeconfigMember, scanKubeconfigDir } from './kubeconfig-members.ts';
 import {
   DEFAULT_MEMBER_TIMING,
   type MemberAuth,
@@ -68,6 +68,11 @@ export class FleetMembership implements FleetMembers {
   #timer: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
   #fileCache: ReturnType<typeof scanKubeconfigDir>['cache'] = new Map();
+  /**
+   * Loaded with the first `--member-kubeconfigs` scan: reading kubeconfig files takes @kubernetes/client-node,
+   * 75 MiB of resident memory a fleet of ClusterProfiles alone (the demo) does not need.
+   */
+  #scanKubeconfigDir: typeof scanKubeconfigDir | undefined;
   #profiles: readonly ClusterProfile[] = [];
   #stopped = false;
 
@@ -88,6 +93,7 @@ export class FleetMembership implements FleetMembers {
   async start(onChange: (members: readonly MemberView[]) => void): Promise<void> {
     this.#onChange = onChange;
     if (this.#o.kubeconfigDir !== undefined) {
+      this.#scanKubeconfigDir = (await import('./kubeconfig-members.ts')).scanKubeconfigDir;
       this.#scanFiles();
       this.#poll = setInterval(() => this.#scanFiles(), this.#o.pollIntervalMs ?? 1000);
       this.#poll.unref();
@@ -134,8 +140,9 @@ export class FleetMembership implements FleetMembers {
 
   #scanFiles(): void {
     const dir = this.#o.kubeconfigDir;
-    if (dir === undefined || this.#stopped) return;
-    const { scan, cache } = scanKubeconfigDir(dir, this.#fileCache);
+    const scanDir = this.#scanKubeconfigDir;
+    if (dir === undefined || scanDir === undefined || this.#stopped) return;
+    const { scan, cache } = scanDir(dir, this.#fileCache);
     this.#fileCache = cache;
     this.#setProblems('files', scan.problems);
     this.#reconcile('Kubeconfig', scan.members.map(fileCandidate));

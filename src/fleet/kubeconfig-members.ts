@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { decodeExecConfig } from '../kube/exec-credential.ts';
+import { endpointFromKubeConfig } from '../kube/kubeconfig-endpoint.ts';
 import type { MemberAuth } from './member-connection.ts';
 import type { MemberCluster } from './profile-members.ts';
 
@@ -112,7 +113,7 @@ export function readKubeconfigMember(file: string): KubeconfigMember | string {
     ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
     ...(cluster.skipTLSVerify ? { insecureSkipTlsVerify: true } : {}),
   };
-  let auth: MemberAuth = { kind: 'kubeconfig', kubeConfig: loaded };
+  let auth: MemberAuth = { kind: 'kubeconfig', endpoint: endpointFromKubeConfig(loaded) };
   if (user?.exec !== undefined && user.exec !== null) {
     // The gateway runs the plugin itself (timeout, 401 rerun, no secrets in errors): the user keeps its name only.
     let exec: ReturnType<typeof decodeExecConfig>;
@@ -128,7 +129,7 @@ export function readKubeconfigMember(file: string): KubeconfigMember | string {
       contexts: loaded.getContexts(),
       currentContext: loaded.getCurrentContext(),
     });
-    auth = { kind: 'kubeconfig', kubeConfig, exec };
+    auth = { kind: 'kubeconfig', endpoint: endpointFromKubeConfig(kubeConfig), exec };
   }
   return {
     key: file,

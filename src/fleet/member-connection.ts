@@ -1,10 +1,10 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeApiClient, KubeApiError, resourcePath } from '../kube/api-client.ts';
+import type { ApiCredentials, ApiEndpoint } from '../kube/api-endpoint.ts';
 import { Backoff, sleep } from '../kube/backoff.ts';
 import {
   type ExecConfig,
-  ExecCredentialAuthenticator,
+  type ExecCredential,
   ExecCredentialError,
   ExecCredentialSource,
 } from '../kube/exec-credential.ts';
@@ -25,11 +25,12 @@ import { execClusterInfo, type MemberCluster } from './profile-members.ts';
 
 /**
  * How the gateway authenticates to a member: an exec plugin (a ClusterProfile's provider), or a kubeconfig's
- * current user (token, certificate), whose `exec`, if any, was taken out to `exec` and is run by the gateway.
+ * current user (token, certificate: `endpoint`), whose `exec`, if any, was taken out to `exec` and is run by the
+ * gateway.
  */
 export type MemberAuth =
   | { readonly kind: 'exec'; readonly exec: ExecConfig }
-  | { readonly kind: 'kubeconfig'; readonly kubeConfig: KubeConfig; readonly exec?: ExecConfig };
+  | { readonly kind: 'kubeconfig'; readonly endpoint: ApiEndpoint; readonly exec?: ExecConfig };
 
 export interface MemberTiming {
   /** An exec plugin run taking longer is killed. */
@@ -113,7 +114,8 @@ export class MemberConnection {
   readonly #log: Logger;
   readonly #client: KubeApiClient;
   readonly #credentials: ExecCredentialSource | undefined;
-  readonly #authenticator: ExecCredentialAuthenticator | undefined;
+  /** The exec credential the latest request went out with: a 401 invalidates exactly that one. */
+  #lastCredential: ExecCredential | undefined;
   readonly #reflectors = new Map<MemberKind, Reflector>();
   readonly #missing = new Map<MemberKind, WatchedKind<MemberKind>>();
   /** Current failures by where they happened (`discovery` or a kind). */
@@ -133,29 +135,6 @@ export class MemberConnection {
     this.#log = options.logger;
     for (const kind of MEMBER_KINDS) this.#missing.set(kind.kind, kind);
     const { cluster, auth } = options;
-    let kubeConfig: KubeConfig;
-    let userName = 'clusterset-gateway-exec';
-    if (auth.kind === 'kubeconfig') {
-      kubeConfig = auth.kubeConfig;
-      userName = kubeConfig.getCurrentUser()?.name ?? userName;
-    } else {
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromOptions({
-        clusters: [
-          {
-            name: 'member',
-            server: cluster.server,
-            skipTLSVerify: cluster.insecureSkipTlsVerify === true,
-            ...(cluster.caData ? { caData: cluster.caData } : {}),
-            ...(cluster.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),
-            ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
-          },
-        ],
-        users: [{ name: userName }],
-        contexts: [{ name: 'member', cluster: 'member', user: userName }],
-        currentContext: 'member',
-      });
-    }
     if (auth.exec) {
       this.#credentials = new ExecCredentialSource({
         config: auth.exec,
@@ -163,10 +142,34 @@ export class MemberConnection {
         timeoutMs: options.timing.execTimeoutMs,
         ...(options.now ? { now: options.now } : {}),
       });
-      this.#authenticator = new ExecCredentialAuthenticator(userName, this.#credentials);
-      kubeConfig.addAuthenticator(this.#authenticator);
     }
-    this.#client = new KubeApiClient(kubeConfig);
+    const base = auth.kind === 'kubeconfig' ? auth.endpoint : undefined;
+    const clusterTls: ApiCredentials = {
+      ...(cluster.caData ? { ca: Buffer.from(cluster.caData, 'base64') } : {}),
+      ...(cluster.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+      ...(cluster.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),
+    };
+    const endpoint: ApiEndpoint = {
+      server: cluster.server,
+      ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
+      credentials: async () => {
+        const fromKubeconfig = base ? await base.credentials() : clusterTls;
+        const source = this.#credentials;
+        if (source === undefined) return fromKubeconfig;
+        const credential = await source.get();
+        this.#lastCredential = credential;
+        return {
+          ...fromKubeconfig,
+          ...(credential.token
+            ? { headers: { ...fromKubeconfig.headers, authorization: `Bearer ${credential.token}` } }
+            : {}),
+          ...(credential.clientCertificateData
+            ? { cert: credential.clientCertificateData, key: credential.clientKeyData ?? '' }
+            : {}),
+        };
+      },
+    };
+    this.#client = new KubeApiClient(endpoint);
   }
 
   /** Successful exec plugin runs so far. */
@@ -244,7 +247,7 @@ export class MemberConnection {
   #fail(where: string, err: unknown): void {
     this.#o.onError?.();
     if (err instanceof KubeApiError && err.statusCode === 401) {
-      this.#credentials?.invalidate(this.#authenticator?.lastUsed);
+      this.#credentials?.invalidate(this.#lastCredential);
     }
     const reason = describeFailure(err);
     if (this.#failures.get(where) === reason) return;

@@ -1,15 +1,10 @@
-import {
-  createConfiguration,
-  HttpMethod,
-  type KubeConfig,
-  ServerConfiguration,
-} from '@kubernetes/client-node';
+import type { IncomingMessage } from 'node:http';
+import { type ApiEndpoint, readBody, sendToApiServer } from './api-endpoint.ts';
 import { isRecord } from './json-object.ts';
 
 /**
- * Raw JSON requests over @kubernetes/client-node's own transport (auth, TLS, exec plugins from the kubeconfig).
- * The typed API classes turn timestamps into Date objects and drop fields their models do not know; the gateway
- * wants objects exactly as the API server sends them, as watch events already are.
+ * Raw JSON requests to an API server (api-endpoint.ts: TLS and credentials). The gateway wants objects exactly
+ * as the API server sends them, as watch events are, not the typed models of a client library.
  */
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -48,42 +43,29 @@ export class KubeApiError extends Error {
 }
 
 export class KubeApiClient {
-  readonly #kubeConfig: KubeConfig;
+  readonly #endpoint: ApiEndpoint;
   readonly #defaultTimeoutMs: number;
 
-  constructor(kubeConfig: KubeConfig, defaultTimeoutMs = 30_000) {
-    this.#kubeConfig = kubeConfig;
+  constructor(endpoint: ApiEndpoint, defaultTimeoutMs = 30_000) {
+    this.#endpoint = endpoint;
     this.#defaultTimeoutMs = defaultTimeoutMs;
   }
 
-  get kubeConfig(): KubeConfig {
-    return this.#kubeConfig;
-  }
-
   async request(method: Method, path: string, options: RequestOptions = {}): Promise<unknown> {
-    const cluster = this.#kubeConfig.getCurrentCluster();
-    if (!cluster) throw new KubeApiError(method, path, 0, undefined, 'no current cluster in the kubeconfig');
-    const config = createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: this.#kubeConfig },
-    });
-    const ctx = config.baseServer.makeRequestContext(path, HttpMethod[method]);
-    for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) ctx.setQueryParam(key, String(value));
-    }
-    ctx.setHeaderParam('Accept', 'application/json');
-    if (options.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', options.contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(options.body));
-    }
-    ctx.setSignal(AbortSignal.timeout(options.timeoutMs ?? this.#defaultTimeoutMs));
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
     let status: number;
     let text: string;
     try {
-      await this.#kubeConfig.applySecurityAuthentication(ctx);
-      const response = await config.httpApi.send(ctx).toPromise();
-      status = response.httpStatusCode;
-      text = await response.body.text();
+      const response = await sendToApiServer(this.#endpoint, {
+        method,
+        path: withQuery(path, options.query),
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal: AbortSignal.timeout(options.timeoutMs ?? this.#defaultTimeoutMs),
+      });
+      status = response.statusCode ?? 0;
+      text = await readBody(response);
     } catch (err) {
       throw new KubeApiError(
         method,
@@ -100,14 +82,57 @@ export class KubeApiClient {
     } catch {
       body = text;
     }
-    if (status < 200 || status > 299) {
-      const reason = isRecord(body) && typeof body.reason === 'string' ? body.reason : undefined;
-      const message =
-        isRecord(body) && typeof body.message === 'string' ? body.message : String(text).slice(0, 200);
-      throw new KubeApiError(method, path, status, reason, message);
-    }
+    if (status < 200 || status > 299) throw apiError(method, path, status, body, text);
     return body;
   }
+
+  /**
+   * A GET whose response is read as it arrives (a watch). Non-2xx answers are read whole and thrown as
+   * KubeApiError; `signal` ends the request.
+   */
+  async stream(path: string, query: RequestOptions['query'], signal: AbortSignal): Promise<IncomingMessage> {
+    let response: IncomingMessage;
+    try {
+      response = await sendToApiServer(this.#endpoint, {
+        method: 'GET',
+        path: withQuery(path, query),
+        headers: { accept: 'application/json' },
+        signal,
+      });
+    } catch (err) {
+      throw new KubeApiError(
+        'GET',
+        path,
+        0,
+        undefined,
+        err instanceof Error ? err.message : String(err),
+        err,
+      );
+    }
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status <= 299) return response;
+    const text = await readBody(response).catch(() => '');
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    throw apiError('GET', path, status, body, text);
+  }
+}
+
+function withQuery(path: string, query: RequestOptions['query']): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {}))
+    if (value !== undefined) params.set(key, String(value));
+  const search = params.toString();
+  return search ? `${path}${path.includes('?') ? '&' : '?'}${search}` : path;
+}
+
+function apiError(method: string, path: string, status: number, body: unknown, text: string): KubeApiError {
+  const reason = isRecord(body) && typeof body.reason === 'string' ? body.reason : undefined;
+  const message =
+    isRecord(body) && typeof body.message === 'string' ? body.message : String(text).slice(0, 200);
+  return new KubeApiError(method, path, status, reason, message);
 }
 
 /** `/api/v1` or `/apis/<group>/<version>`. */

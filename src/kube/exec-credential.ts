@@ -1,9 +1,4 @@
 import { spawn } from 'node:child_process';
-import type { KubeConfig, User } from '@kubernetes/client-node';
-
-/** client-node's authenticator contract (`KubeConfig.addAuthenticator`), which its index does not export. */
-type Authenticator = Parameters<KubeConfig['addAuthenticator']>[0];
-
 import { isRecord } from './json-object.ts';
 
 /**
@@ -322,41 +317,4 @@ export function decodeExecConfig(value: unknown, where: string): ExecConfig {
     ...(installHint !== undefined ? { installHint } : {}),
     ...(interactiveMode !== undefined ? { interactiveMode } : {}),
   };
-}
-
-/**
- * Plugs an ExecCredentialSource into a @kubernetes/client-node KubeConfig (`addAuthenticator`) for the user
- * named `userName`, so its clients and watches carry the plugin's token or client certificate.
- */
-export class ExecCredentialAuthenticator implements Authenticator {
-  readonly #userName: string;
-  readonly #source: ExecCredentialSource;
-  /** The credential the latest request went out with: a 401 invalidates exactly that one. */
-  lastUsed: ExecCredential | undefined;
-
-  constructor(userName: string, source: ExecCredentialSource) {
-    this.#userName = userName;
-    this.#source = source;
-  }
-
-  isAuthProvider(user: User): boolean {
-    return user.name === this.#userName;
-  }
-
-  async applyAuthentication(
-    _user: User,
-    opts: { headers?: unknown; cert?: unknown; key?: unknown },
-  ): Promise<void> {
-    const credential = await this.#source.get();
-    this.lastUsed = credential;
-    if (credential.clientCertificateData) {
-      opts.cert = credential.clientCertificateData;
-      opts.key = credential.clientKeyData;
-    }
-    if (credential.token) {
-      const headers = (isRecord(opts.headers) ? opts.headers : {}) as Record<string, string>;
-      headers.Authorization = `Bearer ${credential.token}`;
-      opts.headers = headers;
-    }
-  }
 }

@@ -5,6 +5,7 @@ import { controllerMetrics } from '../metrics/controller-metrics.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { sleep } from './backoff.ts';
 import { isRecord } from './json-object.ts';
+import { endpointFromKubeConfig } from './kubeconfig-endpoint.ts';
 
 export interface LeaderElectionOptions {
   readonly kubeConfig: KubeConfig;
@@ -86,7 +87,10 @@ class LeaseElector implements LeaderElector {
     this.#leaseMs = options.leaseDurationMs ?? 15_000;
     this.#renewMs = options.renewMs ?? 2_000;
     this.#deadlineMs = options.renewDeadlineMs ?? Math.round((this.#leaseMs * 2) / 3);
-    this.#client = new KubeApiClient(options.kubeConfig, Math.max(500, Math.min(this.#deadlineMs, 10_000)));
+    this.#client = new KubeApiClient(
+      endpointFromKubeConfig(options.kubeConfig),
+      Math.max(500, Math.min(this.#deadlineMs, 10_000)),
+    );
     this.#path = resourcePath('coordination.k8s.io', 'v1', 'leases', options.namespace, options.name);
     const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
     this.#setGauge = (value) => metrics?.leader.set(value);

@@ -5,6 +5,7 @@ import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
 import { controllerMetrics } from '../metrics/controller-metrics.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { EventRecorder } from './event-recorder.ts';
+import { endpointFromKubeConfig } from './kubeconfig-endpoint.ts';
 import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
 import { StatusQueue } from './status-queue.ts';
 
@@ -142,7 +143,7 @@ class KubeStatusWriter implements StatusWriter {
   constructor(options: StatusWriterOptions) {
     this.#o = options;
     this.#log = options.logger.child({ component: 'status-writer' });
-    this.#client = new KubeApiClient(options.kubeConfig);
+    this.#client = new KubeApiClient(endpointFromKubeConfig(options.kubeConfig));
     this.#now = options.now ?? (() => new Date());
     const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
     this.#count = (kind, result) => metrics?.statusWrites.inc({ kind, result });

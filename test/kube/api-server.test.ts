@@ -1,6 +1,7 @@
 import { KubernetesObjectApi, PatchStrategy, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeApiClient, KubeApiError } from '../../src/kube/api-client.ts';
+import { endpointFromKubeConfig } from '../../src/kube/kubeconfig-endpoint.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { eventually, gateway, httpRoute, kubeConfigFor, service, withServer } from './helpers.ts';
 
@@ -70,7 +71,7 @@ describe('Kubernetes API test server (driven by @kubernetes/client-node)', () =>
 
   it('rejects what kube-apiserver rejects', async () => {
     server = await withServer();
-    const client = new KubeApiClient(kubeConfigFor(server));
+    const client = new KubeApiClient(endpointFromKubeConfig(kubeConfigFor(server)));
     const slice = (address: string) => ({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
@@ -177,7 +178,7 @@ describe('Kubernetes API test server (driven by @kubernetes/client-node)', () =>
 
   it('updates status only through the status subresource, and never bumps generation for it', async () => {
     server = await withServer();
-    const client = new KubeApiClient(kubeConfigFor(server));
+    const client = new KubeApiClient(endpointFromKubeConfig(kubeConfigFor(server)));
     const path = '/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes/r';
     await client.request('POST', '/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes', {
       body: httpRoute('r'),

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { KubeApiClient } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
+import { endpointFromKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
 import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
 import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
@@ -77,7 +78,7 @@ class KubernetesSource implements KubeSource {
   constructor(options: KubeSourceOptions) {
     this.#o = options;
     this.#log = options.logger.child({ component: 'kube-source' });
-    this.#client = new KubeApiClient(options.kubeConfig);
+    this.#client = new KubeApiClient(endpointFromKubeConfig(options.kubeConfig));
     this.#kinds = watchedKinds(options.serviceImportKinds ?? []);
     for (const kind of this.#kinds) this.#missing.set(kindLabel(kind), kind);
     this.#debouncer = new Debouncer(

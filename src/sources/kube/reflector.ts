@@ -1,4 +1,3 @@
-import { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
@@ -50,7 +49,6 @@ export interface ReflectorOptions {
  */
 export class Reflector {
   readonly #o: ReflectorOptions;
-  readonly #watch: Watch;
   readonly #store: ReflectorStore;
   readonly #stop = new AbortController();
   readonly #handlers: WatchHandlers;
@@ -66,7 +64,6 @@ export class Reflector {
 
   constructor(options: ReflectorOptions) {
     this.#o = options;
-    this.#watch = new Watch(options.client.kubeConfig);
     this.#backoff = new Backoff(options.backoffInitialMs, options.backoffMaxMs);
     const { watched, version } = options.resolved;
     this.#path = `${groupVersionPath(watched.group, version)}/${watched.plural}`;
@@ -221,7 +218,7 @@ export class Reflector {
     this.#phase = 'watch';
     return watchOnce(
       {
-        watch: this.#watch,
+        client: this.#o.client,
         path: this.#path,
         resourceVersion: this.#resourceVersion,
         watchTimeoutSeconds: this.#o.watchTimeoutSeconds,

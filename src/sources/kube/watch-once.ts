@@ -1,5 +1,5 @@
-import type { Watch } from '@kubernetes/client-node';
-import { KubeApiError } from '../../kube/api-client.ts';
+import { createInterface } from 'node:readline';
+import { type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { isRecord } from '../decode.ts';
 
 export type WatchEnd =
@@ -8,7 +8,7 @@ export type WatchEnd =
   | { readonly kind: 'error'; readonly error: unknown };
 
 export interface WatchRequest {
-  readonly watch: Watch;
+  readonly client: KubeApiClient;
   readonly path: string;
   readonly resourceVersion: string;
   /** The server-side timeout asked for, before the random stretch. */
@@ -71,36 +71,40 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
     };
     const onDone = (err: unknown): void => {
       if (expired) finish({ kind: 'expired' });
-      else if (err) {
-        const status = isRecord(err) && typeof err.statusCode === 'number' ? err.statusCode : 0;
-        if (status === 410) finish({ kind: 'expired' });
-        else if (status !== 0) {
-          finish({
-            kind: 'error',
-            error: new KubeApiError(
-              'GET',
-              path,
-              status,
-              undefined,
-              err instanceof Error ? err.message : 'watch failed',
-            ),
-          });
-        } else finish({ kind: 'error', error: err });
-      } else finish(closed());
+      else if (err instanceof KubeApiError && err.statusCode === 410) finish({ kind: 'expired' });
+      else if (err) finish({ kind: 'error', error: err });
+      else finish(closed());
     };
     arm();
-    request.watch
-      .watch(
+    request.client
+      .stream(
         path,
-        { resourceVersion: request.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
-        onEvent,
-        onDone,
+        { watch: 1, resourceVersion: request.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+        controller.signal,
       )
-      .then((req) => {
-        if (settled || signal.aborted) req.abort();
-        else controller.signal.addEventListener('abort', () => req.abort());
+      .then((response) => {
+        // One JSON event per line (the watch wire format); a line that is not one ends the watch as an error.
+        const lines = createInterface({ input: response, crlfDelay: Number.POSITIVE_INFINITY });
+        lines.on('line', (line) => {
+          if (settled || line.trim() === '') return;
+          let event: unknown;
+          try {
+            event = JSON.parse(line);
+          } catch {
+            onDone(new Error(`watch ${path}: an event is not JSON`));
+            return;
+          }
+          if (!isRecord(event) || typeof event.type !== 'string') {
+            onDone(new Error(`watch ${path}: an event without a type`));
+            return;
+          }
+          onEvent(event.type, event.object);
+        });
+        lines.once('close', () => onDone(undefined));
+        // readline passes the response's errors (a connection reset mid-watch) on as its own.
+        lines.on('error', (err) => onDone(controller.signal.aborted ? undefined : err));
       })
-      .catch((err: unknown) => finish({ kind: 'error', error: err }));
+      .catch((err: unknown) => onDone(controller.signal.aborted ? undefined : err));
     signal.addEventListener('abort', onStop);
   });
 }
