@@ -36,7 +36,6 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
   const startedAt = performance.now();
   return new Promise<WatchEnd>((resolve) => {
     let events = 0;
-    let expired = false;
     let settled = false;
     const controller = new AbortController();
     // Randomised like client-go's minWatchTimeout, so replicas do not reconnect in lockstep.
@@ -62,7 +61,8 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
       handlers.onEvent(type);
       if (type === 'ERROR') {
         const code = isRecord(obj) ? obj.code : undefined;
-        if (code === 410) expired = true;
+        // A real API server ends the stream after this event; a relist need not wait for that.
+        if (code === 410) finish({ kind: 'expired' });
         else handlers.onErrorEvent(obj);
         return;
       }
@@ -70,8 +70,7 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
       handlers.onObject(type, obj);
     };
     const onDone = (err: unknown): void => {
-      if (expired) finish({ kind: 'expired' });
-      else if (err instanceof KubeApiError && err.statusCode === 410) finish({ kind: 'expired' });
+      if (err instanceof KubeApiError && err.statusCode === 410) finish({ kind: 'expired' });
       else if (err) finish({ kind: 'error', error: err });
       else finish(closed());
     };
