@@ -56,11 +56,20 @@ export async function sendToApiServer(
     path: `${url.pathname}${url.search}`,
     headers,
     agent: agentFor(endpoint, credentials, secure),
-    ...(exchange.signal ? { signal: exchange.signal } : {}),
   };
+  const signal = exchange.signal;
+  signal?.throwIfAborted();
   return new Promise<IncomingMessage>((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(options, resolve);
-    req.on('error', reject);
+    // Not http.request's own `signal`: that destroys the socket with an AbortError nobody listens for once the
+    // response is being read. Destroyed without an error, the request rejects before a response and the
+    // response ends (or errs, for its reader) after one.
+    const abort = (): void => {
+      req.destroy();
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+    req.once('close', () => signal?.removeEventListener('abort', abort));
+    req.on('error', (err) => reject(signal?.aborted ? (signal.reason ?? err) : err));
     req.end(exchange.body);
   });
 }

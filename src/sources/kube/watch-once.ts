@@ -100,8 +100,11 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
           onEvent(event.type, event.object);
         });
         lines.once('close', () => onDone(undefined));
-        // readline passes the response's errors (a connection reset mid-watch) on as its own.
-        lines.on('error', (err) => onDone(controller.signal.aborted ? undefined : err));
+        // A connection reset mid-watch, or our own abort: the response errs, and readline passes it on while it is
+        // open; both are listened to, so neither error goes unhandled after the other has closed.
+        const onStreamError = (err: Error): void => onDone(controller.signal.aborted ? undefined : err);
+        response.on('error', onStreamError);
+        lines.on('error', onStreamError);
       })
       .catch((err: unknown) => onDone(controller.signal.aborted ? undefined : err));
     signal.addEventListener('abort', onStop);
