@@ -69,7 +69,7 @@ export class FleetMembership implements FleetMembers {
   #poll: NodeJS.Timeout | undefined;
   #fileCache: ReturnType<typeof scanKubeconfigDir>['cache'] = new Map();
   /**
-   * Loaded with the first `--member-kubeconfigs` scan: reading kubeconfig files takes @kubernetes/client-node,
+   * Loaded with the first `--member-kubeconfigs` scan: reading kubeconfig files takes the Kubernetes client library,
    * 75 MiB of resident memory a fleet of ClusterProfiles alone (the demo) does not need.
    */
   #scanKubeconfigDir: typeof scanKubeconfigDir | undefined;

@@ -169,7 +169,7 @@ export class MemberConnection {
         };
       },
     };
-    this.#client = new KubeApiClient(endpoint);
+    this.#client = new KubeApiClient(endpoint, 30_000, this.#stop.signal);
   }
 
   /** Successful exec plugin runs so far. */

@@ -45,10 +45,18 @@ export class KubeApiError extends Error {
 export class KubeApiClient {
   readonly #endpoint: ApiEndpoint;
   readonly #defaultTimeoutMs: number;
+  readonly #stop: AbortSignal | undefined;
 
-  constructor(endpoint: ApiEndpoint, defaultTimeoutMs = 30_000) {
+  /** `stop` ends every request in flight and refuses new ones: the owner is shutting down. */
+  constructor(endpoint: ApiEndpoint, defaultTimeoutMs = 30_000, stop?: AbortSignal) {
     this.#endpoint = endpoint;
     this.#defaultTimeoutMs = defaultTimeoutMs;
+    this.#stop = stop;
+  }
+
+  #signal(...signals: AbortSignal[]): AbortSignal {
+    const all = this.#stop ? [...signals, this.#stop] : signals;
+    return all.length === 1 ? (all[0] as AbortSignal) : AbortSignal.any(all);
   }
 
   async request(method: Method, path: string, options: RequestOptions = {}): Promise<unknown> {
@@ -62,7 +70,7 @@ export class KubeApiClient {
         path: withQuery(path, options.query),
         headers,
         ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-        signal: AbortSignal.timeout(options.timeoutMs ?? this.#defaultTimeoutMs),
+        signal: this.#signal(AbortSignal.timeout(options.timeoutMs ?? this.#defaultTimeoutMs)),
       });
       status = response.statusCode ?? 0;
       text = await readBody(response);
@@ -97,7 +105,7 @@ export class KubeApiClient {
         method: 'GET',
         path: withQuery(path, query),
         headers: { accept: 'application/json' },
-        signal,
+        signal: this.#signal(signal),
       });
     } catch (err) {
       throw new KubeApiError(

@@ -101,8 +101,9 @@ describe('Kubernetes source against the API test server', () => {
     expect(snapshot.get('HTTPRoute', 'default', 'web')?.spec?.parentRefs?.[0]?.name).toBe('gw');
     expect(snapshot.get('Service', 'default', 'web')?.apiVersion).toBe('v1');
     expect(snapshot.slicesForService('default', 'web')[0]?.endpoints?.[0]?.addresses).toEqual(['10.1.0.5']);
-    expect(snapshot.get('Secret', 'default', 'cert')?.data?.['tls.crt']).toBe('Y2VydA==');
-    // Secrets that cannot be certificates are kept without their data.
+    // No listener names `cert`: it is kept without its data, as Secrets that cannot be certificates are.
+    expect(snapshot.get('Secret', 'default', 'cert')?.type).toBe('kubernetes.io/tls');
+    expect(snapshot.get('Secret', 'default', 'cert')?.data).toBeUndefined();
     expect(snapshot.get('Secret', 'default', 'password')?.data).toBeUndefined();
     expect(snapshot.get('ServiceImport', 'default', 'web')?.apiVersion).toBe('multicluster.x-k8s.io/v1beta1');
     expect(snapshot.get('ClusterProperty', undefined, 'cluster.clusterset.k8s.io')?.spec?.value).toBe('east');
@@ -110,6 +111,69 @@ describe('Kubernetes source against the API test server', () => {
     // Status written by controllers does not reach translation.
     expect(snapshot.get('Gateway', 'default', 'gw')).not.toHaveProperty('status');
     expect(src.servedServiceImportKinds).toEqual([{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport' }]);
+  });
+
+  it('keeps certificate data only for Secrets a listener names, fetching it when one starts to', async () => {
+    server = await withServer();
+    const tlsSecret = (name: string, crt: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'default' },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': Buffer.from(crt).toString('base64'), 'tls.key': 'a2V5' },
+    });
+    server.create(gatewayClass());
+    server.create(gateway());
+    // Many certificates nobody names (a cert-manager namespace, other controllers'): none keeps its data.
+    const padding = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < 200; i++) server.create(tlsSecret(`other-${i}`, padding));
+    server.create(tlsSecret('site', 'site-cert'));
+    const { recorder } = startSource(server);
+    const first = await recorder.waitFor(() => true, 'initial snapshot');
+    const kept = [...first.byKey('Secret').values()].filter(
+      (s) => (s as { data?: unknown }).data !== undefined,
+    );
+    expect(kept).toEqual([]);
+    expect(first.byKey('Secret').size).toBe(201);
+
+    // A listener names `site` (the Secret itself does not change): its data is fetched before the snapshot.
+    server.patch('gateways', 'default', 'gw', {
+      spec: {
+        listeners: [
+          { name: 'http', port: 80, protocol: 'HTTP' },
+          { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'site' }] } },
+        ],
+      },
+    });
+    const named = await recorder.waitFor(
+      (s) => s.get('Gateway', 'default', 'gw')?.spec?.listeners?.length === 2,
+      'gateway with the HTTPS listener',
+    );
+    expect(
+      Buffer.from(String(named.get('Secret', 'default', 'site')?.data?.['tls.crt']), 'base64').toString(),
+    ).toBe('site-cert');
+    expect(named.get('Secret', 'default', 'other-0')?.data).toBeUndefined();
+
+    // Rotated while named: the watch brings the new data.
+    server.patch('secrets', 'default', 'site', {
+      data: { 'tls.crt': Buffer.from('rotated').toString('base64') },
+    });
+    await recorder.waitFor(
+      (s) =>
+        s.get('Secret', 'default', 'site')?.data?.['tls.crt'] === Buffer.from('rotated').toString('base64'),
+      'rotated certificate',
+    );
+
+    // No longer named: the data goes again.
+    server.patch('gateways', 'default', 'gw', {
+      spec: { listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+    });
+    await recorder.waitFor(
+      (s) =>
+        s.get('Gateway', 'default', 'gw')?.spec?.listeners?.length === 1 &&
+        s.get('Secret', 'default', 'site')?.data === undefined,
+      'certificate data dropped',
+    );
   });
 
   it('follows creates, updates and deletes', async () => {

@@ -6,12 +6,14 @@ import { Backoff, sleep } from '../../kube/backoff.ts';
 import { endpointFromKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
 import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
-import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
+import { objectKey, type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../source.ts';
 import { Debouncer } from './debouncer.ts';
 import { discoverKinds } from './discovery.ts';
+import { type Normalize, normalizeObject } from './normalize.ts';
 import { Reflector } from './reflector.ts';
 import { kindLabel, type WatchedKind, watchedKinds } from './resource-kinds.ts';
+import { referencedSecrets } from './secret-references.ts';
 
 export interface KubeSourceOptions {
   readonly kubeConfig: KubeConfig;
@@ -74,11 +76,18 @@ class KubernetesSource implements KubeSource {
   #last: Snapshot | undefined;
   #changedAll = true;
   readonly #changedSlices = new Set<string>();
+  /** Secrets a Gateway or ListenerSet names: only these keep their data (the rest is metadata and type). */
+  #referencedSecrets: ReadonlySet<string> = new Set();
+  /** Stored without their data (not referenced when they were last seen). */
+  readonly #trimmedSecrets = new Set<string>();
+  /** Referenced Secrets whose fetch failed; tried again when they change. */
+  readonly #unfetchableSecrets = new Set<string>();
+  #fetchingSecrets: Promise<void> | undefined;
 
   constructor(options: KubeSourceOptions) {
     this.#o = options;
     this.#log = options.logger.child({ component: 'kube-source' });
-    this.#client = new KubeApiClient(endpointFromKubeConfig(options.kubeConfig));
+    this.#client = new KubeApiClient(endpointFromKubeConfig(options.kubeConfig), 30_000, this.#stop.signal);
     this.#kinds = watchedKinds(options.serviceImportKinds ?? []);
     for (const kind of this.#kinds) this.#missing.set(kindLabel(kind), kind);
     this.#debouncer = new Debouncer(
@@ -181,6 +190,7 @@ class KubernetesSource implements KubeSource {
         client: this.#client,
         resolved,
         logger: this.#log,
+        ...(resolved.watched.kind === 'Secret' ? { normalize: this.#normalizeSecret } : {}),
         onChange: (key) => this.#changed(resolved.watched.kind === 'EndpointSlice' ? key : undefined),
         onSynced: () => this.#changed(),
         onProblem: (problem) => {
@@ -244,8 +254,92 @@ class KubernetesSource implements KubeSource {
     return true;
   }
 
+  /**
+   * Certificate data is kept for the Secrets a Gateway or ListenerSet names, not for the hundreds a cluster may
+   * hold (cert-manager's, other controllers'): an unreferenced one is stored as its metadata and type.
+   */
+  readonly #normalizeSecret: Normalize = (value, apiVersion, kind) => {
+    const result = normalizeObject(value, apiVersion, kind);
+    if (!result.ok) return result;
+    const secret = result.object as AnyResource & { readonly data?: unknown };
+    const key = objectKey(secret);
+    this.#unfetchableSecrets.delete(key);
+    if (secret.data === undefined || this.#referencedSecrets.has(key)) {
+      this.#trimmedSecrets.delete(key);
+      return result;
+    }
+    this.#trimmedSecrets.add(key);
+    const { data: _data, ...trimmed } = secret;
+    const { resourceVersion: _rv, ...stableMeta } = trimmed.metadata;
+    return {
+      ok: true,
+      object: Object.freeze(trimmed) as AnyResource,
+      fingerprint: JSON.stringify({ ...trimmed, metadata: stableMeta, dataNotKept: true }),
+    };
+  };
+
+  /**
+   * Brings stored Secrets in line with what Gateways and ListenerSets now name: data of those no longer named
+   * is dropped, data of newly named ones is fetched. False while fetches run (the snapshot waits for them).
+   */
+  #syncSecretData(): boolean {
+    const secrets = [...this.#reflectors.values()].find((r) => r.resolved.watched.kind === 'Secret');
+    if (!secrets) return true;
+    const named: AnyResource[] = [];
+    for (const reflector of this.#reflectors.values()) {
+      const { kind } = reflector.resolved.watched;
+      if (kind === 'Gateway' || kind === 'ListenerSet')
+        for (const entry of reflector.objects()) named.push(entry.object);
+    }
+    const referenced = referencedSecrets(named);
+    this.#referencedSecrets = referenced;
+    for (const entry of [...secrets.objects()]) {
+      const key = objectKey(entry.object);
+      if (!referenced.has(key) && !this.#trimmedSecrets.has(key) && 'data' in entry.object)
+        secrets.refresh(entry.object);
+    }
+    const missing = [...referenced].filter(
+      (key) =>
+        this.#trimmedSecrets.has(key) && !this.#unfetchableSecrets.has(key) && secrets.get(key) !== undefined,
+    );
+    if (missing.length === 0) return true;
+    this.#fetchingSecrets ??= this.#fetchSecrets(secrets, missing).finally(() => {
+      this.#fetchingSecrets = undefined;
+      this.#changed();
+    });
+    return false;
+  }
+
+  async #fetchSecrets(secrets: Reflector, keys: readonly string[]): Promise<void> {
+    const version = secrets.resolved.version;
+    const queue = [...keys];
+    const worker = async (): Promise<void> => {
+      for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
+        const [namespace = '', name = ''] = key.split('/');
+        try {
+          const fetched = await this.#client.request(
+            'GET',
+            `/api/${version}/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
+          );
+          const stored = secrets.get(key)?.metadata.resourceVersion;
+          const meta = (fetched as { metadata?: { resourceVersion?: string } }).metadata;
+          // A newer version than the one stored comes by the watch, data included now that it is named.
+          if (stored === undefined || meta?.resourceVersion === stored) secrets.refresh(fetched);
+        } catch (err) {
+          this.#unfetchableSecrets.add(key);
+          this.#log.warn(
+            { secret: key, err: err instanceof Error ? err.message : String(err) },
+            'a Secret a listener names could not be read',
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker));
+  }
+
   #emit(): void {
     if (!this.#onSnapshot || this.#stop.signal.aborted) return;
+    if (this.#changedAll && !this.#syncSecretData()) return;
     if (!this.#initialEmitted) {
       if (!this.#initialSyncDone()) return;
       this.#initialEmitted = true;

@@ -112,6 +112,14 @@ export class Reflector {
     return this.#store.values();
   }
 
+  /**
+   * Stores `obj` (as this resource's normalize makes it) as a MODIFIED event would, without telling `onChange`:
+   * for an object fetched on its own, or one to be normalized again. True when the stored object changed.
+   */
+  refresh(obj: unknown): boolean {
+    return this.#store.apply('MODIFIED', obj) !== undefined;
+  }
+
   start(): void {
     this.#loop ??= this.#run();
   }
