@@ -108,6 +108,7 @@ export function startDataPlane(
     limits: cli.limits,
     paths: cli.paths,
     compileSliceMs: cli.limits.translationSliceMs,
+    leanHttp1: cli.leanHttp1,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

@@ -35,6 +35,8 @@ export interface CliOptions {
     readonly escapedSlashes: EscapedSlashesAction;
   };
   readonly accessLog: boolean;
+  /** `--lean-http1`: the lean server path for plaintext HTTP/1.1 (src/proxy/lean-http1-server.ts). */
+  readonly leanHttp1: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
   readonly identity: {
@@ -182,6 +184,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ),
     ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
     accessLog: values['access-log'] === true,
+    leanHttp1: values['lean-http1'] === true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

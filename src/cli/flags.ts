@@ -95,6 +95,10 @@ export const FLAGS = {
     arg: 'ns,...',
     help: 'Only the Services of these namespaces are served east-west (default: every namespace; the label clusterset-gateway.io/mesh=disabled on a Service or Namespace also leaves it out).',
   },
+  'lean-http1': {
+    type: 'boolean',
+    help: "Serve plaintext HTTP/1.1 requests without a body on the lean server path (request heads read on the socket, answers written to it) instead of Node's http.Server; anything else on the connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server as before. Off with --access-log. Off by default.",
+  },
   'access-log': {
     type: 'boolean',
     help: 'Log one JSON line per request (direction, source, service, endpoint cluster/zone, status, duration).',

@@ -60,12 +60,14 @@ export function sniffCleartext(
  * opens with the HTTP/2 preface goes to `http2`, any other to the server's HTTP/1 parser, which keeps owning
  * the listening socket (keep-alive, timeouts, upgrades, idle tracking stay as they are). `sniffing` holds the
  * connections not told yet, for the owner to cut on close. Returns the hand-off to the HTTP/1 parser, for a
- * connection that comes back to it (after a refused upgrade).
+ * connection that comes back to it (after a refused upgrade). `lean`, when given, takes HTTP/1 connections first
+ * (lean-http1-server.ts) and gives them to the server's parser itself when it must.
  */
 export function splitCleartextConnections(
   server: Server,
   http2: { accept(socket: Socket): void },
   sniffing: Set<Socket>,
+  lean?: { accept(socket: Socket): void },
 ): (socket: Socket) => void {
   const http1 = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
@@ -75,6 +77,13 @@ export function splitCleartextConnections(
       http2.accept(socket);
       return;
     }
+    if (lean !== undefined) {
+      lean.accept(socket);
+      return;
+    }
+    toNode(socket);
+  };
+  const toNode = (socket: Socket): void => {
     for (const listener of http1) listener.call(server, socket);
     socket.resume();
   };
@@ -85,5 +94,5 @@ export function splitCleartextConnections(
     sniffing.add(socket);
     sniffCleartext(socket, route, dropped);
   });
-  return (socket) => route(socket, false);
+  return toNode;
 }

@@ -14,6 +14,7 @@ import { listen } from '../net/listen.ts';
 import { splitCleartextConnections } from './http2-preface.ts';
 import { Http2Sessions } from './http2-sessions.ts';
 import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
+import { LeanHttp1Connections } from './lean-http1-server.ts';
 import { sendLocalReply } from './local-reply.ts';
 import {
   type ListenerLimits,
@@ -40,6 +41,11 @@ export interface ListenerRole {
    * core (the parser's code mapped to 400, 408, 431 or 505). Called only when nothing was written yet.
    */
   refuseParseError?(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): boolean;
+  /**
+   * Serve plaintext HTTP/1.1 requests on the lean path (lean-http1-server.ts) before Node's server
+   * (`--lean-http1`); ignored with `tls`.
+   */
+  readonly leanHttp1?: boolean;
   /** HTTPS: the server's TLS options, and the check of a handshaken connection before it is served. */
   readonly tls?: {
     readonly options: HttpsServerOptions;
@@ -57,6 +63,7 @@ export class ListenerCore {
   readonly server: Server;
   readonly #role: ListenerRole;
   readonly #http2: Http2Sessions;
+  readonly #lean: LeanHttp1Connections | undefined;
   /** Upgraded connections leave the HTTP server's bookkeeping; they are tracked to be cut on close. */
   readonly #tunnels = new Set<Duplex>();
   /** Cleartext connections whose first bytes have not told their protocol yet. */
@@ -105,6 +112,16 @@ export class ListenerCore {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     this.server.timeout = limits.idleTimeoutMs;
     this.#http2 = new Http2Sessions(serve);
+    this.#lean =
+      role.leanHttp1 === true && role.tls === undefined
+        ? new LeanHttp1Connections({
+            maxHeaderBytes: limits.maxHeaderBytes,
+            maxHeaders: limits.maxHeaders,
+            keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+            serve,
+            handOff: (socket) => this.#toHttp1(socket),
+          })
+        : undefined;
     this.#routeConnections();
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Off the HTTP server's books: tracked so that close() can cut it after the drain.
@@ -173,7 +190,7 @@ export class ListenerCore {
     const server = this.server;
     const tls = this.#role.tls;
     if (tls === undefined) {
-      this.#toHttp1 = splitCleartextConnections(server, this.#http2, this.#sniffing);
+      this.#toHttp1 = splitCleartextConnections(server, this.#http2, this.#sniffing, this.#lean);
       return;
     }
     const http1 = server.listeners('secureConnection') as ((socket: Socket) => void)[];
@@ -209,6 +226,7 @@ export class ListenerCore {
       }
       const timer = setTimeout(() => {
         this.server.closeAllConnections();
+        this.#lean?.destroy();
         for (const socket of this.#tunnels) socket.destroy();
         this.#http2.destroy();
       }, drainMs);
@@ -218,6 +236,7 @@ export class ListenerCore {
         resolve();
       });
       this.server.closeIdleConnections();
+      this.#lean?.drain();
       this.#http2.close();
       for (const socket of this.#sniffing) socket.destroy();
       this.#sniffing.clear();

@@ -28,6 +28,7 @@ export class ListenerServer {
     compiled: CompiledPort,
     accessLog?: AccessLog,
     limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
+    leanHttp1 = false,
   ) {
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
@@ -40,6 +41,8 @@ export class ListenerServer {
       logger: services.logger,
       rejections,
       detail,
+      // The access log reads Node's response events; with it on, every request takes Node's server.
+      leanHttp1: leanHttp1 && accessLog === undefined,
       serve: (req, res) => {
         if (accessLog === undefined) {
           serveRequest(services, this.#compiled, req, res);

@@ -50,6 +50,8 @@ export interface ProxyServerOptions {
    * (`--translation-slice-ms`; default 5, 0: in one go).
    */
   readonly compileSliceMs?: number;
+  /** Plaintext HTTP/1.1 on the lean server path (`--lean-http1`; lean-http1-server.ts); not with `accessLog`. */
+  readonly leanHttp1?: boolean;
 }
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
@@ -70,6 +72,7 @@ export class ProxyServer {
   readonly #compileSliceMs: number;
   readonly #limits: ListenerLimits;
   readonly #paths: PathNormalization | undefined;
+  readonly #leanHttp1: boolean;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -95,6 +98,7 @@ export class ProxyServer {
     this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
     this.#paths = options.paths;
+    this.#leanHttp1 = options.leanHttp1 === true;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -192,6 +196,7 @@ export class ProxyServer {
         compiledPort,
         this.#accessLog,
         this.#limits,
+        this.#leanHttp1,
       );
       try {
         const bound = await server.listen(address, this.#bindPort(port));

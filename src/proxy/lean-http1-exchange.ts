@@ -1,0 +1,259 @@
+import { type IncomingHttpHeaders, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { LeanRequestHead } from './http1-request-head.ts';
+
+/**
+ * A request served on the lean HTTP/1.1 path: the members of IncomingMessage that the request path reads
+ * (match-request, request-view, upstream-request, forward-exchange), without the stream, parser glue and
+ * events behind Node's. It never has a body (the head reader sends bodies to Node's server).
+ */
+export class LeanRequest
+  implements Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor'>
+{
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[];
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  readonly socket: Socket;
+  #headers: IncomingHttpHeaders | undefined;
+
+  constructor(head: LeanRequestHead, socket: Socket) {
+    this.method = head.method;
+    this.url = head.url;
+    this.rawHeaders = head.rawHeaders;
+    this.socket = socket;
+  }
+
+  /** Built on first read, with Node's rules for repeated fields (IncomingMessage#_addHeaderLine). */
+  get headers(): IncomingHttpHeaders {
+    if (this.#headers !== undefined) return this.#headers;
+    const headers: Record<string, string | string[]> = {};
+    const raw = this.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!.toLowerCase();
+      const value = raw[i + 1]!;
+      const seen = headers[name];
+      if (seen === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+      else if (Array.isArray(seen)) seen.push(value);
+      else if (name === 'cookie') headers[name] = `${seen}; ${value}`;
+      else if (!FIRST_WINS.has(name)) headers[name] = `${seen}, ${value}`;
+    }
+    this.#headers = headers;
+    return headers;
+  }
+}
+
+/** Fields Node keeps the first of when repeated (the rest are dropped). */
+const FIRST_WINS = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/** What a response tells its connection. */
+export interface LeanConnectionSide {
+  /** The whole response is written; `keepAlive`: the connection may serve another request. */
+  responseDone(keepAlive: boolean): void;
+}
+
+/** RFC 9110 §5.6.2 token, as Node checks header names in writeHead. */
+const TOKEN_NAME = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+/** Node's check of header values: HTAB, visible ASCII, space and obs-text. */
+const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+let cachedDateSec = -1;
+let cachedDate = '';
+
+/** The Date header value, recomputed once a second, as Node's server does. */
+function utcDate(): string {
+  const now = Date.now();
+  const sec = Math.floor(now / 1000);
+  if (sec !== cachedDateSec) {
+    cachedDateSec = sec;
+    cachedDate = new Date(now).toUTCString();
+  }
+  return cachedDate;
+}
+
+/**
+ * The response to a LeanRequest: the members of ServerResponse that the request path uses, writing the head
+ * and body straight to the socket. The bytes are the ones Node's ServerResponse writes for the same calls
+ * (status line, the headers as given, then Date, Connection, Keep-Alive and chunked framing when the caller
+ * did not set them), so a client cannot tell the two paths apart. Writes of one tick leave in one writev.
+ */
+export class LeanResponse {
+  readonly req: LeanRequest;
+  readonly #socket: Socket;
+  readonly #connection: LeanConnectionSide;
+  /** The server's keep-alive timeout, announced in whole seconds (`Keep-Alive: timeout=N`); 0: no header. */
+  readonly #keepAliveMs: number;
+  statusCode = 200;
+  /** False: the answer says `Connection: close` and the connection ends after it (client asked, or draining). */
+  shouldKeepAlive: boolean;
+  headersSent = false;
+  #hasBody: boolean;
+  #chunked = false;
+  #last = false;
+  #corked = false;
+  #finished = false;
+
+  constructor(req: LeanRequest, connection: LeanConnectionSide, keepAlive: boolean, keepAliveMs: number) {
+    this.req = req;
+    this.#socket = req.socket;
+    this.#connection = connection;
+    this.shouldKeepAlive = keepAlive;
+    this.#keepAliveMs = keepAliveMs;
+    this.#hasBody = req.method !== 'HEAD';
+  }
+
+  get destroyed(): boolean {
+    return this.#socket.destroyed;
+  }
+
+  get writableFinished(): boolean {
+    return this.#finished;
+  }
+
+  writeHead(status: number, headers?: readonly string[] | Readonly<Record<string, string>>): this {
+    if (this.headersSent)
+      throw Object.assign(new Error('Cannot write headers after they are sent to the client'), {
+        code: 'ERR_HTTP_HEADERS_SENT',
+      });
+    if (!Number.isInteger(status) || status < 100 || status > 999) {
+      throw Object.assign(new RangeError(`Invalid status code: ${status}`), {
+        code: 'ERR_HTTP_INVALID_STATUS_CODE',
+      });
+    }
+    this.statusCode = status;
+    if (status === 204 || status === 304 || status < 200) this.#hasBody = false;
+    const flat =
+      headers === undefined ? [] : Array.isArray(headers) ? headers : Object.entries(headers).flat();
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    let date = false;
+    let connection = false;
+    let length = false;
+    let te = false;
+    let defaultKeepAlive = true;
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = flat[i]!;
+      const value = flat[i + 1]!;
+      if (!TOKEN_NAME.test(name)) {
+        throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), {
+          code: 'ERR_INVALID_HTTP_TOKEN',
+        });
+      }
+      if (INVALID_VALUE.test(value)) {
+        throw Object.assign(new TypeError(`Invalid character in header content ["${name}"]`), {
+          code: 'ERR_INVALID_CHAR',
+        });
+      }
+      head += `${name}: ${value}\r\n`;
+      switch (name.length) {
+        case 4:
+          if (name.toLowerCase() === 'date') date = true;
+          break;
+        case 10: {
+          const lower = name.toLowerCase();
+          if (lower === 'connection') {
+            connection = true;
+            if (/(?:^|\W)close(?:$|\W)/i.test(value)) this.#last = true;
+          } else if (lower === 'keep-alive') defaultKeepAlive = false;
+          break;
+        }
+        case 14:
+          if (name.toLowerCase() === 'content-length') length = true;
+          break;
+        case 17:
+          if (name.toLowerCase() === 'transfer-encoding') {
+            te = true;
+            if (/(?:^|\W)chunked(?:$|\W)/i.test(value)) this.#chunked = true;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    if (!date) head += `Date: ${utcDate()}\r\n`;
+    if (!connection) {
+      if (this.shouldKeepAlive) {
+        head += 'Connection: keep-alive\r\n';
+        if (this.#keepAliveMs > 0 && defaultKeepAlive) {
+          head += `Keep-Alive: timeout=${Math.floor(this.#keepAliveMs / 1000)}\r\n`;
+        }
+      } else {
+        head += 'Connection: close\r\n';
+        this.#last = true;
+      }
+    }
+    if (!length && !te && this.#hasBody) {
+      head += 'Transfer-Encoding: chunked\r\n';
+      this.#chunked = true;
+    }
+    this.headersSent = true;
+    if (!this.#socket.writable) return this;
+    this.#cork();
+    this.#socket.write(`${head}\r\n`, 'latin1');
+    return this;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    if (!this.headersSent) this.writeHead(this.statusCode);
+    if (!this.#hasBody || this.#finished || !this.#socket.writable) return true;
+    const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (length === 0) return true;
+    this.#cork();
+    if (!this.#chunked) return this.#socket.write(chunk);
+    this.#socket.write(`${length.toString(16)}\r\n`, 'latin1');
+    this.#socket.write(chunk);
+    return this.#socket.write('\r\n', 'latin1');
+  }
+
+  end(chunk?: Buffer | string): this {
+    if (this.#finished) return this;
+    if (!this.headersSent) this.writeHead(this.statusCode);
+    if (chunk !== undefined) this.write(chunk);
+    this.#finished = true;
+    if (!this.#socket.writable) return this;
+    if (this.#chunked && this.#hasBody) this.#socket.write('0\r\n\r\n', 'latin1');
+    this.#connection.responseDone(!this.#last);
+    return this;
+  }
+
+  /** Only `drain` is asked for (backpressure): the socket's. */
+  once(event: 'drain', listener: () => void): this {
+    this.#socket.once(event, listener);
+    return this;
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  /** The writes of one tick (head, body, chunk framing) leave together. */
+  #cork(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    this.#socket.cork();
+    process.nextTick(uncork, this.#socket);
+  }
+}
+
+function uncork(socket: Socket): void {
+  socket.uncork();
+}

@@ -1,0 +1,241 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { readRequestHead } from './http1-request-head.ts';
+import { type LeanConnectionSide, LeanRequest, LeanResponse } from './lean-http1-exchange.ts';
+
+export interface LeanHttp1Options {
+  readonly maxHeaderBytes: number;
+  readonly maxHeaders: number;
+  /** Idle time between requests; also the `Keep-Alive: timeout=` the answers announce. */
+  readonly keepAliveTimeoutMs: number;
+  /** Serves a request (the listener's handler, which never throws). */
+  serve(req: IncomingMessage, res: ServerResponse): void;
+  /** Gives the connection to Node's http.Server, at a request boundary, its unread bytes put back first. */
+  handOff(socket: Socket): void;
+}
+
+/**
+ * Node's server closes an idle keep-alive connection this long after the timeout it announces, so that a
+ * client reusing the connection right at the announced time does not race the close; the lean path does too.
+ */
+const KEEP_ALIVE_GRACE_MS = 1_000;
+
+/**
+ * The lean HTTP/1.1 server path of a cleartext listener port (`--lean-http1`): request heads are read on the
+ * raw socket (http1-request-head.ts) and served through the same handler as Node's server, with a response
+ * that writes straight to the socket (lean-http1-exchange.ts): no IncomingMessage, ServerResponse, parser
+ * callbacks or per-request timers. What the reader does not take (a body, an upgrade, Expect, HTTP/1.0, a
+ * malformed or oversized head, a head split across reads) goes to Node's server with the connection, at a
+ * request boundary, and is answered exactly as before. Requests on one connection are served one at a time;
+ * pipelined ones wait in the buffer.
+ */
+export class LeanHttp1Connections {
+  readonly #options: LeanHttp1Options;
+  readonly #open = new Set<LeanConnection>();
+  #sweep: NodeJS.Timeout | undefined;
+  #draining = false;
+
+  constructor(options: LeanHttp1Options) {
+    this.#options = options;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  get options(): LeanHttp1Options {
+    return this.#options;
+  }
+
+  /** Takes a cleartext HTTP/1 connection whose first bytes are waiting (paused) in its buffer. */
+  accept(socket: Socket): void {
+    const connection = new LeanConnection(this, socket);
+    this.#open.add(connection);
+    // Idle keep-alive connections are closed by one coarse sweep per listener, not a timer per request.
+    if (this.#sweep === undefined && this.#options.keepAliveTimeoutMs > 0) {
+      const every = Math.max(100, Math.min(1_000, this.#options.keepAliveTimeoutMs / 4));
+      this.#sweep = setInterval(() => this.#closeIdle(performance.now()), every);
+      this.#sweep.unref();
+    }
+    connection.start();
+  }
+
+  forget(connection: LeanConnection): void {
+    this.#open.delete(connection);
+    if (this.#open.size === 0 && this.#sweep !== undefined) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+    }
+  }
+
+  #closeIdle(nowMs: number): void {
+    const limit = this.#options.keepAliveTimeoutMs + KEEP_ALIVE_GRACE_MS;
+    for (const connection of this.#open) connection.closeIfIdle(nowMs, limit);
+  }
+
+  /** Stops keeping connections alive: idle ones close now, busy ones after their answer (`Connection: close`). */
+  drain(): void {
+    this.#draining = true;
+    for (const connection of this.#open) connection.closeIfIdle(Number.POSITIVE_INFINITY, 0);
+  }
+
+  /** Cuts every connection (the drain's deadline). */
+  destroy(): void {
+    for (const connection of this.#open) connection.socket.destroy();
+  }
+}
+
+class LeanConnection implements LeanConnectionSide {
+  readonly socket: Socket;
+  readonly #owner: LeanHttp1Connections;
+  /** Bytes read and not yet served, from `#offset`. */
+  #buffer: Buffer | undefined;
+  #offset = 0;
+  #busy = false;
+  #driving = false;
+  #ended = false;
+  #gone = false;
+  #idleSinceMs = performance.now();
+  readonly #onData = (chunk: Buffer): void => this.#read(chunk);
+  readonly #onEnd = (): void => this.#clientEnded();
+  readonly #onClose = (): void => this.#closed();
+
+  constructor(owner: LeanHttp1Connections, socket: Socket) {
+    this.#owner = owner;
+    this.socket = socket;
+  }
+
+  start(): void {
+    const socket = this.socket;
+    socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
+    socket.on('close', this.#onClose);
+    socket.on('error', onSocketError);
+    socket.resume();
+  }
+
+  closeIfIdle(nowMs: number, limitMs: number): void {
+    if (this.#busy || this.#gone) return;
+    if (nowMs - this.#idleSinceMs >= limitMs) this.socket.destroy();
+  }
+
+  #read(chunk: Buffer): void {
+    const buffer = this.#buffer;
+    if (buffer === undefined) {
+      this.#buffer = chunk;
+      this.#offset = 0;
+    } else {
+      this.#buffer = Buffer.concat([buffer.subarray(this.#offset), chunk]);
+      this.#offset = 0;
+    }
+    if (this.#busy) {
+      // Pipelined requests wait; a client that sends far ahead is paused, as Node's server pauses it.
+      if (this.#buffer.length - this.#offset > this.#owner.options.maxHeaderBytes * 2) this.socket.pause();
+      return;
+    }
+    this.#drive();
+  }
+
+  /** Serves the buffered requests in order until one is in flight, the buffer is empty, or Node takes over. */
+  #drive(): void {
+    if (this.#driving) return;
+    this.#driving = true;
+    const options = this.#owner.options;
+    while (!this.#busy && !this.#gone) {
+      const buffer = this.#buffer;
+      if (buffer === undefined) break;
+      const head = readRequestHead(
+        buffer,
+        this.#offset,
+        buffer.length,
+        options.maxHeaderBytes,
+        options.maxHeaders,
+      );
+      if (head === undefined) {
+        this.#handOff();
+        break;
+      }
+      this.#offset += head.length;
+      if (this.#offset === buffer.length) this.#buffer = undefined;
+      this.#busy = true;
+      const req = new LeanRequest(head, this.socket);
+      const keepAlive = !head.close && !this.#owner.draining;
+      const res = new LeanResponse(req, this, keepAlive, options.keepAliveTimeoutMs);
+      options.serve(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    }
+    this.#driving = false;
+    if (!this.#busy && this.#ended && !this.#gone) this.socket.end();
+  }
+
+  responseDone(keepAlive: boolean): void {
+    this.#busy = false;
+    if (this.#gone) return;
+    this.#idleSinceMs = performance.now();
+    if (!keepAlive || this.#owner.draining) {
+      this.#gone = true;
+      this.#detach();
+      this.socket.end();
+      return;
+    }
+    if (this.socket.isPaused()) this.socket.resume();
+    this.#drive();
+  }
+
+  #clientEnded(): void {
+    this.#ended = true;
+    if (this.#gone) return;
+    if (this.#busy) {
+      // As Node's server (httpAllowHalfOpen off): the client's end aborts the request in flight; closing our
+      // side too makes the socket's 'close' reach the exchange, which cancels the upstream request.
+      this.#gone = true;
+      this.#detach();
+      this.socket.end();
+      return;
+    }
+    if (this.#buffer !== undefined) {
+      // A last request cut short: Node's server answers it as it would have.
+      this.#handOff();
+      return;
+    }
+    this.#gone = true;
+    this.#detach();
+    this.socket.end();
+  }
+
+  #closed(): void {
+    this.#gone = true;
+    this.#detach();
+  }
+
+  /** Node's server takes the connection with the unread bytes (nothing is in flight). */
+  #handOff(): void {
+    const socket = this.socket;
+    const rest = this.#buffer?.subarray(this.#offset);
+    this.#buffer = undefined;
+    this.#gone = true;
+    this.#detach();
+    socket.removeListener('close', this.#onClose);
+    socket.removeListener('error', onSocketError);
+    socket.pause();
+    if (rest !== undefined && rest.length > 0) socket.unshift(rest);
+    this.#owner.options.handOff(socket);
+    // The client's end was read already: Node's server is told, so it answers a request cut short as it would.
+    if (this.#ended) process.nextTick(emitEnd, socket);
+  }
+
+  #detach(): void {
+    const socket = this.socket;
+    socket.removeListener('data', this.#onData);
+    socket.removeListener('end', this.#onEnd);
+    this.#owner.forget(this);
+  }
+}
+
+function emitEnd(socket: Socket): void {
+  socket.emit('end');
+}
+
+/** A broken client connection costs only that connection. */
+function onSocketError(this: Socket): void {
+  this.destroy();
+}
