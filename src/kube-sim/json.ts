@@ -6,8 +6,16 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A deep copy of a JSON value. Strings are immutable, so they are shared rather than copied (structuredClone
+ * copies each one: a 1 MiB Secret cost ~8 ms per copy, and the server copies an object on every read).
+ */
 export function clone<T>(value: T): T {
-  return structuredClone(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(clone) as T;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = clone(item);
+  return out as T;
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {

@@ -651,20 +651,14 @@ export class KubeApiServer {
   #list(route: Route, url: URL): JsonObject {
     const { def } = route;
     const gv = groupVersion(def.group, route.version);
-    let items = this.#store.list(def, this.#filter(route, url));
     const token = url.searchParams.get('continue');
-    if (token) {
-      const start = Buffer.from(token, 'base64').toString('utf8');
-      items = items.filter((item) => itemKey(item) > start);
-    }
+    const start = token ? Buffer.from(token, 'base64').toString('utf8') : undefined;
     const limit = Number(url.searchParams.get('limit') ?? '0');
-    let next: string | undefined;
-    let remaining = 0;
-    if (limit > 0 && items.length > limit) {
-      remaining = items.length - limit;
-      items = items.slice(0, limit);
-      next = Buffer.from(itemKey(items[items.length - 1] as JsonObject)).toString('base64');
-    }
+    const { items, remaining } = this.#store.listPage(def, this.#filter(route, url), start, limit);
+    const next =
+      remaining > 0
+        ? Buffer.from(itemKey(items[items.length - 1] as JsonObject)).toString('base64')
+        : undefined;
     return {
       kind: `${def.kind}List`,
       apiVersion: gv,

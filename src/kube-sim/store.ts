@@ -119,12 +119,27 @@ export class ObjectStore {
   }
 
   list(def: ResourceDef, filter: WatchFilter): JsonObject[] {
+    return this.listPage(def, filter, undefined, 0).items;
+  }
+
+  /**
+   * The matching objects with a key after `after`, in key order, at most `limit` of them (0: all), and how many
+   * more match. Only the page is copied: a list of large objects in pages costs each object's copy once.
+   */
+  listPage(
+    def: ResourceDef,
+    filter: WatchFilter,
+    after: string | undefined,
+    limit: number,
+  ): { readonly items: JsonObject[]; readonly remaining: number } {
     const bucket = this.#bucket(def);
-    return [...bucket.keys()]
+    const matching = [...bucket.keys()]
+      .filter((k) => after === undefined || k > after)
       .sort()
       .map((k) => bucket.get(k) as JsonObject)
-      .filter((obj) => matchesFilter(obj, filter))
-      .map(clone);
+      .filter((obj) => matchesFilter(obj, filter));
+    const page = limit > 0 ? matching.slice(0, limit) : matching;
+    return { items: page.map(clone), remaining: matching.length - page.length };
   }
 
   /** Drops every object of a resource without events: what removing a CRD does to its custom resources. */

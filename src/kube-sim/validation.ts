@@ -1,4 +1,5 @@
 import { builtInObjectErrors, isLoopbackEndpointError } from '../validation/built-in-objects.ts';
+import { isBase64 } from '../validation/formats.ts';
 import { ApiFailure, cause, type StatusCause } from './api-status.ts';
 import { isObject, type JsonObject } from './json.ts';
 
@@ -16,7 +17,6 @@ const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** metav1.MicroTime is parsed with the layout RFC3339Micro: exactly six fractional digits. */
 const RFC3339_MICRO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035';
@@ -130,7 +130,7 @@ export function validateSecret(obj: JsonObject): StatusCause[] {
           "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
         ),
       );
-    if (typeof value !== 'string' || !BASE64.test(value)) {
+    if (typeof value !== 'string' || !isBase64(value)) {
       causes.push(cause.invalid(`data[${key}]`, value, 'illegal base64 data'));
     }
   }

@@ -1,4 +1,5 @@
 import { type FieldError, fieldError, keyPath } from './field-errors.ts';
+import { isBase64 } from './formats.ts';
 import { isJsonObject } from './schema-types.ts';
 
 /**
@@ -34,7 +35,7 @@ export function builtInValueErrors(kind: string, object: Record<string, unknown>
             base64 ? 'must be a base64 string' : 'must be a string',
           ),
         );
-      else if (base64 && !BASE64.test(item.replace(/[\r\n]/g, '')))
+      else if (base64 && !isBase64(item.replace(/[\r\n]/g, '')))
         errors.push(fieldError.invalid(path, '(not shown)', 'illegal base64 data'));
     }
   };
@@ -49,4 +50,3 @@ export function builtInValueErrors(kind: string, object: Record<string, unknown>
 }
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

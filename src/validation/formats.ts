@@ -5,13 +5,22 @@ import { isIPv4, isIPv6 } from 'node:net';
  * unknown format is not checked, as there.
  */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const BASE64_CHARACTERS = /^[A-Za-z0-9+/]*={0,2}$/;
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
 
+/**
+ * Standard base64 with padding (Go's base64.StdEncoding, as the API server decodes `[]byte` fields): whole
+ * groups of four, `=` only at the end. Checked as length and one character class: the grouped regex this
+ * replaces took ~12 ms per MiB (a 1 MiB Secret's data).
+ */
+export function isBase64(value: string): boolean {
+  return value.length % 4 === 0 && BASE64_CHARACTERS.test(value);
+}
+
 const CHECKS: Readonly<Record<string, (value: string) => boolean>> = {
   'date-time': (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)),
-  byte: (v) => BASE64.test(v),
+  byte: (v) => isBase64(v),
   ipv4: (v) => isIPv4(v),
   ipv6: (v) => isIPv6(v),
   uuid: (v) => UUID.test(v),
