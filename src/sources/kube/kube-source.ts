@@ -5,15 +5,15 @@ import { KubeApiClient } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
 import { endpointFromKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
+import { CREDENTIAL_REFERRING_KINDS } from '../../snapshot/credential-references.ts';
 import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
-import { objectKey, type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
+import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../source.ts';
 import { Debouncer } from './debouncer.ts';
 import { discoverKinds } from './discovery.ts';
-import { type Normalize, normalizeObject } from './normalize.ts';
+import { type CredentialKind, ReferencedCredentials } from './referenced-credentials.ts';
 import { Reflector } from './reflector.ts';
 import { kindLabel, type WatchedKind, watchedKinds } from './resource-kinds.ts';
-import { referencedSecrets } from './secret-references.ts';
 
 export interface KubeSourceOptions {
   readonly kubeConfig: KubeConfig;
@@ -49,6 +49,12 @@ export interface KubeSource extends Source {
 }
 
 const MAX_LISTED_INVALID = 20;
+/**
+ * List page size for Secrets and ConfigMaps: each may hold up to 1 MiB (etcd's limit), so 500 of them would make
+ * a response larger than the longest string V8 can hold, and the list would fail for ever.
+ */
+const CREDENTIAL_PAGE_SIZE = 50;
+const isCredentialKind = (kind: string): kind is CredentialKind => kind === 'Secret' || kind === 'ConfigMap';
 
 export function createKubeSource(options: KubeSourceOptions): KubeSource {
   return new KubernetesSource(options);
@@ -66,6 +72,7 @@ class KubernetesSource implements KubeSource {
   readonly #stop = new AbortController();
   readonly #debouncer: Debouncer;
   readonly #countEvent: (kind: string, type: string) => void;
+  readonly #credentials: ReferencedCredentials;
   #discoveryProblem: string | undefined;
   #onSnapshot: ((snapshot: Snapshot) => void) | undefined;
   #initialEmitted = false;
@@ -76,13 +83,6 @@ class KubernetesSource implements KubeSource {
   #last: Snapshot | undefined;
   #changedAll = true;
   readonly #changedSlices = new Set<string>();
-  /** Secrets a Gateway or ListenerSet names: only these keep their data (the rest is metadata and type). */
-  #referencedSecrets: ReadonlySet<string> = new Set();
-  /** Stored without their data (not referenced when they were last seen). */
-  readonly #trimmedSecrets = new Set<string>();
-  /** Referenced Secrets whose fetch failed; tried again when they change. */
-  readonly #unfetchableSecrets = new Set<string>();
-  #fetchingSecrets: Promise<void> | undefined;
 
   constructor(options: KubeSourceOptions) {
     this.#o = options;
@@ -97,6 +97,13 @@ class KubernetesSource implements KubeSource {
     );
     const metrics = options.registry ? controllerMetrics(options.registry) : undefined;
     this.#countEvent = (kind, type) => metrics?.watchEvents.inc({ kind, type });
+    this.#credentials = new ReferencedCredentials({
+      client: this.#client,
+      logger: this.#log,
+      referringObjects: () => this.#referringObjects(),
+      storeOf: (kind) => this.#reflectorOf(kind),
+      onSettled: () => this.#changed(),
+    });
   }
 
   get ready(): boolean {
@@ -110,7 +117,7 @@ class KubernetesSource implements KubeSource {
   }
 
   get problems(): readonly string[] {
-    const out = [...this.#problems.values()];
+    const out = [...this.#problems.values(), ...this.#credentials.problems()];
     if (this.#discoveryProblem) out.unshift(this.#discoveryProblem);
     const invalid: string[] = [];
     for (const reflector of this.#reflectors.values()) {
@@ -148,6 +155,7 @@ class KubernetesSource implements KubeSource {
     this.#stop.abort();
     this.#wakeDiscovery.abort();
     this.#debouncer.cancel();
+    this.#credentials.stop();
     await this.#discoveryLoop;
     await Promise.all([...this.#reflectors.values()].map((r) => r.stop()));
   }
@@ -184,14 +192,18 @@ class KubernetesSource implements KubeSource {
     this.#discovered = true;
     for (const resolved of result.resolved) {
       const label = kindLabel(resolved.watched);
+      const { kind } = resolved.watched;
       this.#missing.delete(label);
       this.#log.info({ resource: label, version: resolved.version }, 'watching');
       const reflector = new Reflector({
         client: this.#client,
         resolved,
         logger: this.#log,
-        ...(resolved.watched.kind === 'Secret' ? { normalize: this.#normalizeSecret } : {}),
-        onChange: (key) => this.#changed(resolved.watched.kind === 'EndpointSlice' ? key : undefined),
+        ...(isCredentialKind(kind) ? { normalize: this.#credentials.normalize } : {}),
+        onChange: (key) => {
+          if (CREDENTIAL_REFERRING_KINDS.has(kind)) this.#credentials.referencesChanged();
+          this.#changed(kind === 'EndpointSlice' ? key : undefined);
+        },
         onSynced: () => this.#changed(),
         onProblem: (problem) => {
           if (problem) this.#problems.set(label, problem);
@@ -203,7 +215,7 @@ class KubernetesSource implements KubeSource {
         watchTimeoutSeconds: this.#o.watchTimeoutSeconds ?? 300,
         backoffInitialMs: this.#o.backoffInitialMs ?? 500,
         backoffMaxMs: this.#o.backoffMaxMs ?? 30_000,
-        pageSize: this.#o.pageSize ?? 500,
+        pageSize: Math.min(this.#o.pageSize ?? 500, isCredentialKind(kind) ? CREDENTIAL_PAGE_SIZE : Infinity),
       });
       this.#reflectors.set(label, reflector);
       reflector.start();
@@ -226,6 +238,7 @@ class KubernetesSource implements KubeSource {
     this.#problems.delete(label);
     this.#missing.set(label, watched);
     void reflector?.stop();
+    if (CREDENTIAL_REFERRING_KINDS.has(watched.kind)) this.#credentials.referencesChanged();
     this.#changed();
     this.#wakeDiscovery.abort();
   }
@@ -254,98 +267,18 @@ class KubernetesSource implements KubeSource {
     return true;
   }
 
-  /**
-   * Certificate data is kept for the Secrets a Gateway or ListenerSet names, not for the hundreds a cluster may
-   * hold (cert-manager's, other controllers'): an unreferenced one is stored as its metadata and type.
-   */
-  readonly #normalizeSecret: Normalize = (value, apiVersion, kind) => {
-    const result = normalizeObject(value, apiVersion, kind);
-    if (!result.ok) return result;
-    const secret = result.object as AnyResource & { readonly data?: unknown };
-    const key = objectKey(secret);
-    this.#unfetchableSecrets.delete(key);
-    if (secret.data === undefined || this.#referencedSecrets.has(key)) {
-      this.#trimmedSecrets.delete(key);
-      return result;
-    }
-    this.#trimmedSecrets.add(key);
-    const { data: _data, ...trimmed } = secret;
-    const { resourceVersion: _rv, ...stableMeta } = trimmed.metadata;
-    return {
-      ok: true,
-      object: Object.freeze(trimmed) as AnyResource,
-      fingerprint: JSON.stringify({ ...trimmed, metadata: stableMeta, dataNotKept: true }),
-    };
-  };
-
-  /**
-   * Brings stored Secrets in line with what Gateways and ListenerSets now name: data of those no longer named
-   * is dropped, data of newly named ones is fetched. False while fetches run (the snapshot waits for them).
-   */
-  #syncSecretData(): boolean {
-    const secrets = [...this.#reflectors.values()].find((r) => r.resolved.watched.kind === 'Secret');
-    if (!secrets) return true;
-    const named: AnyResource[] = [];
-    for (const reflector of this.#reflectors.values()) {
-      const { kind } = reflector.resolved.watched;
-      if (kind === 'Gateway' || kind === 'ListenerSet')
-        for (const entry of reflector.objects()) named.push(entry.object);
-    }
-    const referenced = referencedSecrets(named);
-    this.#referencedSecrets = referenced;
-    for (const entry of [...secrets.objects()]) {
-      const key = objectKey(entry.object);
-      if (!referenced.has(key) && !this.#trimmedSecrets.has(key) && 'data' in entry.object)
-        secrets.refresh(entry.object);
-    }
-    const missing = [...referenced].filter(
-      (key) =>
-        this.#trimmedSecrets.has(key) && !this.#unfetchableSecrets.has(key) && secrets.get(key) !== undefined,
-    );
-    if (missing.length === 0) return true;
-    this.#fetchingSecrets ??= this.#fetchSecrets(secrets, missing).finally(() => {
-      this.#fetchingSecrets = undefined;
-      this.#changed();
-    });
-    return false;
-  }
-
-  async #fetchSecrets(secrets: Reflector, keys: readonly string[]): Promise<void> {
-    const version = secrets.resolved.version;
-    const queue = [...keys];
-    const worker = async (): Promise<void> => {
-      for (let key = queue.shift(); key !== undefined; key = queue.shift()) {
-        const [namespace = '', name = ''] = key.split('/');
-        try {
-          const fetched = await this.#client.request(
-            'GET',
-            `/api/${version}/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
-          );
-          const stored = secrets.get(key)?.metadata.resourceVersion;
-          const meta = (fetched as { metadata?: { resourceVersion?: string } }).metadata;
-          // A newer version than the one stored comes by the watch, data included now that it is named.
-          if (stored === undefined || meta?.resourceVersion === stored) secrets.refresh(fetched);
-        } catch (err) {
-          this.#unfetchableSecrets.add(key);
-          this.#log.warn(
-            { secret: key, err: err instanceof Error ? err.message : String(err) },
-            'a Secret a listener names could not be read',
-          );
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker));
-  }
-
   #emit(): void {
     if (!this.#onSnapshot || this.#stop.signal.aborted) return;
-    if (this.#changedAll && !this.#syncSecretData()) return;
+    if (!this.#initialEmitted && !this.#initialSyncDone()) return;
+    const full = this.#changedAll || !this.#last;
+    // A Secret referenced since it was stored is fetched first: translation must not find it without its data.
+    // The fetches' end calls #changed() again.
+    if (full && !this.#credentials.settle()) return;
     if (!this.#initialEmitted) {
-      if (!this.#initialSyncDone()) return;
       this.#initialEmitted = true;
       this.#log.info('initial sync complete');
     }
-    const snapshot = this.#changedAll || !this.#last ? this.#fullSnapshot() : this.#sliceSnapshot(this.#last);
+    const snapshot = full || !this.#last ? this.#fullSnapshot() : this.#sliceSnapshot(this.#last);
     this.#changedAll = false;
     this.#changedSlices.clear();
     if (snapshot === this.#last) return;
@@ -359,6 +292,19 @@ class KubernetesSource implements KubeSource {
       for (const entry of reflector.objects()) objects.push(entry.object);
     }
     return new Snapshot(objects);
+  }
+
+  #reflectorOf(kind: string): Reflector | undefined {
+    for (const reflector of this.#reflectors.values())
+      if (reflector.resolved.watched.kind === kind) return reflector;
+    return undefined;
+  }
+
+  *#referringObjects(): Iterable<AnyResource> {
+    for (const reflector of this.#reflectors.values()) {
+      if (!CREDENTIAL_REFERRING_KINDS.has(reflector.resolved.watched.kind)) continue;
+      for (const entry of reflector.objects()) yield entry.object;
+    }
   }
 
   /** `last` with the changed EndpointSlices, or `last` itself when they are back as they were. */
