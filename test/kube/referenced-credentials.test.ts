@@ -250,6 +250,42 @@ describe('Secrets and ConfigMaps nothing references are not kept in full (kube s
     expect(secretOf(after, 'unused')).toBe(secretOf(before, 'unused'));
   });
 
+  it("never receives Helm release or service account token Secrets (the server's field selector leaves them out)", async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    const helmRelease = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'default', labels: { owner: 'helm' } },
+      type: 'helm.sh/release.v1',
+      data: { release: Buffer.from('x'.repeat(10_000)).toString('base64') },
+    });
+    server.create(helmRelease('sh.helm.release.v1.shop.v1'));
+    server.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'builder-token',
+        namespace: 'default',
+        annotations: { 'kubernetes.io/service-account.name': 'builder' },
+      },
+      type: 'kubernetes.io/service-account-token',
+      data: { token: Buffer.from('a-token').toString('base64') },
+    });
+    server.create(tlsSecret('shop-cert'));
+    const { recorder, registry } = startSource(server);
+    const first = await recorder.waitFor(() => true, 'initial snapshot');
+    expect([...first.byKey('Secret').keys()]).toEqual(['default/shop-cert']);
+
+    // Watched the same way: a new release revision is no event; the certificate after it is the first one.
+    server.create(helmRelease('sh.helm.release.v1.shop.v2'));
+    server.create(tlsSecret('next-cert'));
+    await eventually(async () => (await watchEvents(registry, 'Secret', 'ADDED')) >= 1, 'an event');
+    expect(await watchEvents(registry, 'Secret', 'ADDED')).toBe(1);
+    const next = await recorder.waitFor((s) => s.byKey('Secret').has('default/next-cert'), 'next-cert');
+    expect([...next.byKey('Secret').keys()].sort()).toEqual(['default/next-cert', 'default/shop-cert']);
+  });
+
   it('lists a GET it may not make as a problem, retries, and has the data once allowed', async () => {
     server = await withServer();
     server.create(gatewayClass());

@@ -200,7 +200,11 @@ export class Reflector {
     let resourceVersion = '';
     do {
       const page = await this.#o.client.request('GET', this.#path, {
-        query: { limit: this.#o.pageSize, continue: token },
+        query: {
+          limit: this.#o.pageSize,
+          continue: token,
+          fieldSelector: this.#o.resolved.watched.fieldSelector,
+        },
       });
       if (!isRecord(page) || !Array.isArray(page.items))
         throw new Error(`unexpected list response from ${this.#path}`);
@@ -229,6 +233,7 @@ export class Reflector {
         client: this.#o.client,
         path: this.#path,
         resourceVersion: this.#resourceVersion,
+        fieldSelector: this.#o.resolved.watched.fieldSelector,
         watchTimeoutSeconds: this.#o.watchTimeoutSeconds,
         stop: this.#stop.signal,
       },

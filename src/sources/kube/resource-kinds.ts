@@ -12,7 +12,16 @@ export interface WatchedKind<K extends string = ResourceKind> {
   readonly namespaced: boolean;
   /** Required kinds gate readiness; optional ones (MCS, About, Cluster Inventory CRDs) may be absent. */
   readonly required: boolean;
+  /** Objects the list and watch leave out on the server (`fieldSelector`). */
+  readonly fieldSelector?: string;
 }
+
+/**
+ * Secrets that can never be a certificate, and are the largest and most numerous in a cluster: Helm's release
+ * records (up to 1 MiB each, one per release revision) and service account tokens. Left out by the server, as
+ * Istio's credential controller does; a Secret's type is immutable, so none can become one we need.
+ */
+export const SECRET_FIELD_SELECTOR = 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token';
 
 const GATEWAY = 'gateway.networking.k8s.io';
 
@@ -76,7 +85,15 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     required: true,
   },
-  { kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', namespaced: true, required: true },
+  {
+    kind: 'Secret',
+    group: '',
+    versions: ['v1'],
+    plural: 'secrets',
+    namespaced: true,
+    required: true,
+    fieldSelector: SECRET_FIELD_SELECTOR,
+  },
   { kind: 'Namespace', group: '', versions: ['v1'], plural: 'namespaces', namespaced: false, required: true },
   // KEP-1645 / MCS API: v1beta1 is preferred; v1alpha1 is what older installs serve.
   {

@@ -11,6 +11,8 @@ export interface WatchRequest {
   readonly client: KubeApiClient;
   readonly path: string;
   readonly resourceVersion: string;
+  /** The list's fieldSelector: a watch must select what its list did. */
+  readonly fieldSelector?: string | undefined;
   /** The server-side timeout asked for, before the random stretch. */
   readonly watchTimeoutSeconds: number;
   /** Ends the watch as `closed`. */
@@ -78,7 +80,13 @@ export function watchOnce(request: WatchRequest, handlers: WatchHandlers): Promi
     request.client
       .stream(
         path,
-        { watch: 1, resourceVersion: request.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+        {
+          watch: 1,
+          resourceVersion: request.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          fieldSelector: request.fieldSelector,
+        },
         controller.signal,
       )
       .then((response) => {
