@@ -339,3 +339,37 @@ describe('Secrets and ConfigMaps nothing references are not kept in full (kube s
     expect(referenced?.startsWith('0000')).toBe(true);
   }, 90_000);
 });
+
+describe('objects are not kept with what nothing reads (kube source)', () => {
+  it("drops kubectl apply's last-applied copy of an object, keeping its other annotations", async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    const web = service('web');
+    const applied = JSON.stringify(web);
+    server.create({
+      ...web,
+      metadata: {
+        name: 'web',
+        namespace: 'default',
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': applied,
+          'clusterset-gateway.io/health-check-path': '/healthz',
+        },
+      },
+    });
+    server.create({
+      ...service('plain'),
+      metadata: {
+        name: 'plain',
+        namespace: 'default',
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied },
+      },
+    });
+    const { recorder } = startSource(server);
+    const snapshot = await recorder.waitFor(() => true, 'initial snapshot');
+    expect(snapshot.get('Service', 'default', 'web')?.metadata.annotations).toEqual({
+      'clusterset-gateway.io/health-check-path': '/healthz',
+    });
+    expect(snapshot.get('Service', 'default', 'plain')?.metadata).not.toHaveProperty('annotations');
+  });
+});

@@ -29,6 +29,7 @@ const READ_KEYS: Readonly<Record<'Secret' | 'ConfigMap', readonly string[]>> = {
   Secret: ['tls.crt', 'tls.key'],
   ConfigMap: ['ca.crt'],
 };
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const IDENTITY = ['name', 'namespace', 'uid', 'resourceVersion'] as const;
 /** Secrets and ConfigMaps kept as metadata only because nothing referenced them when they were stored. */
 const trimmed = new WeakSet<object>();
@@ -40,7 +41,7 @@ export function isDataTrimmed(object: object): boolean {
 
 /**
  * Validates the envelope (shared with the file source) and trims what the gateway does not use: managedFields,
- * the status of objects we write status for, and of Secrets and ConfigMaps everything but their identity and the
+ * kubectl's last-applied-configuration annotation, the status of objects we write status for, and of Secrets and ConfigMaps everything but their identity and the
  * keys translation reads, those too when `keepsData` says nothing references them (issue 28: a cluster's
  * Secrets are mostly not ours; their labels and annotations, kubectl's last-applied copy of the data included,
  * never matter). The fingerprint leaves out resourceVersion, so a change that cannot alter the output does not
@@ -68,6 +69,12 @@ export function normalizeObject(
   const obj: Record<string, unknown> = { ...(decoded.object as unknown as Record<string, unknown>) };
   const metadata = isRecord(obj.metadata) ? { ...obj.metadata } : {};
   delete metadata.managedFields;
+  // kubectl apply's copy of the whole object as applied: read by nothing here, and as large as the object.
+  if (isRecord(metadata.annotations) && LAST_APPLIED in metadata.annotations) {
+    const { [LAST_APPLIED]: _lastApplied, ...annotations } = metadata.annotations;
+    if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+    else delete metadata.annotations;
+  }
   obj.metadata = metadata;
   if (STATUS_IGNORED.has(kind)) delete obj.status;
   let dataTrimmed = false;
