@@ -35,7 +35,7 @@ export interface CliOptions {
     readonly escapedSlashes: EscapedSlashesAction;
   };
   readonly accessLog: boolean;
-  /** `--lean-http1`: the lean server path for plaintext HTTP/1.1 (src/proxy/lean-http1-server.ts). */
+  /** The lean server path for plaintext HTTP/1.1 (src/proxy/lean-http1-server.ts); `--no-lean-http1` turns it off. */
   readonly leanHttp1: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
@@ -184,7 +184,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ),
     ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
     accessLog: values['access-log'] === true,
-    leanHttp1: values['lean-http1'] === true,
+    leanHttp1: values['no-lean-http1'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

@@ -95,9 +95,9 @@ export const FLAGS = {
     arg: 'ns,...',
     help: 'Only the Services of these namespaces are served east-west (default: every namespace; the label clusterset-gateway.io/mesh=disabled on a Service or Namespace also leaves it out).',
   },
-  'lean-http1': {
+  'no-lean-http1': {
     type: 'boolean',
-    help: "Serve plaintext HTTP/1.1 requests without a body on the lean server path (request heads read on the socket, answers written to it) instead of Node's http.Server; anything else on the connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server as before. Off with --access-log. Off by default.",
+    help: "Serve every plaintext HTTP/1 request with Node's http.Server. By default requests without a body are read and answered on the lean server path (heads read on the socket, answers written to it); anything else on a connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server either way. The lean path is off with --access-log.",
   },
   'access-log': {
     type: 'boolean',

@@ -21,7 +21,7 @@ export interface LeanHttp1Options {
 const KEEP_ALIVE_GRACE_MS = 1_000;
 
 /**
- * The lean HTTP/1.1 server path of a cleartext listener port (`--lean-http1`): request heads are read on the
+ * The lean HTTP/1.1 server path of a cleartext listener port (on unless `--no-lean-http1`): request heads are read on the
  * raw socket (http1-request-head.ts) and served through the same handler as Node's server, with a response
  * that writes straight to the socket (lean-http1-exchange.ts): no IncomingMessage, ServerResponse, parser
  * callbacks or per-request timers. What the reader does not take (a body, an upgrade, Expect, HTTP/1.0, a

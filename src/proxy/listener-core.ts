@@ -43,7 +43,7 @@ export interface ListenerRole {
   refuseParseError?(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): boolean;
   /**
    * Serve plaintext HTTP/1.1 requests on the lean path (lean-http1-server.ts) before Node's server
-   * (`--lean-http1`); ignored with `tls`.
+   * (off with `--no-lean-http1`); ignored with `tls`.
    */
   readonly leanHttp1?: boolean;
   /** HTTPS: the server's TLS options, and the check of a handshaken connection before it is served. */

@@ -50,7 +50,10 @@ export interface ProxyServerOptions {
    * (`--translation-slice-ms`; default 5, 0: in one go).
    */
   readonly compileSliceMs?: number;
-  /** Plaintext HTTP/1.1 on the lean server path (`--lean-http1`; lean-http1-server.ts); not with `accessLog`. */
+  /**
+   * Plaintext HTTP/1.1 on the lean server path (lean-http1-server.ts); default on, `--no-lean-http1` turns it
+   * off. Never with `accessLog`.
+   */
   readonly leanHttp1?: boolean;
 }
 
@@ -98,7 +101,7 @@ export class ProxyServer {
     this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
     this.#paths = options.paths;
-    this.#leanHttp1 = options.leanHttp1 === true;
+    this.#leanHttp1 = options.leanHttp1 !== false;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,

@@ -68,7 +68,7 @@ function comparable(raw: string): string {
   return raw.replace(/^(date: ).*$/gim, '$1-');
 }
 
-describe('lean HTTP/1.1 server path (--lean-http1)', () => {
+describe('lean HTTP/1.1 server path (against --no-lean-http1)', () => {
   let upstream: Server;
   let lean: TestProxy;
   let node: TestProxy;
