@@ -2,8 +2,8 @@ import type { CompiledAction } from './compile-actions.ts';
 import { grpcTimeoutMs } from './grpc-local-reply.ts';
 
 /**
- * The timers of one forwarded request. The callbacks are module-level functions that take the exchange as
- * setTimeout's argument, so arming a timer allocates no closure on the hot path.
+ * The timers of one forwarded request, armed on the request path's deadline wheel (deadline-wheel.ts). The
+ * callbacks are module-level functions of the exchange, so a deadline allocated once serves every re-arming.
  */
 export interface TimedExchange {
   /** HTTPRouteTimeouts.backendRequest elapsed on the current attempt. */

@@ -19,6 +19,7 @@ import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts'
 import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
+import { Deadline, requestDeadlines } from './deadline-wheel.ts';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   onAttemptTimer,
@@ -84,9 +85,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #finished = false;
   /** The response went out whole with its headers (gRPC Trailers-Only). */
   #endedEarly = false;
-  #attemptTimer: NodeJS.Timeout | undefined;
-  #requestTimer: NodeJS.Timeout | undefined;
-  #sendTimer: NodeJS.Timeout | undefined;
+  // Allocated on first use: most routes set no timeouts, and most clients read what they are sent.
+  #attemptTimer: Deadline<Exchange> | undefined;
+  #requestTimer: Deadline<Exchange> | undefined;
+  #sendTimer: Deadline<Exchange> | undefined;
+  #backoffTimer: Deadline<Exchange> | undefined;
 
   constructor(
     services: ExchangeServices,
@@ -121,7 +124,10 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   start(): void {
     watchClient(this.#socket, this);
     const timeoutMs = requestTimeoutMs(this.#head.grpcTimeout, this.action);
-    if (timeoutMs !== undefined) this.#requestTimer = setTimeout(onRequestTimer, timeoutMs, this);
+    if (timeoutMs !== undefined) {
+      this.#requestTimer = new Deadline<Exchange>(this, onRequestTimer);
+      requestDeadlines.arm(this.#requestTimer, timeoutMs);
+    }
     if (this.target.mirrors.length > 0) {
       this.#body = sendMirrors(this.#services.pools, this.req, this.#head, this.#body, this.target.mirrors);
     }
@@ -148,7 +154,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
-      this.#attemptTimer = setTimeout(onAttemptTimer, this.action.backendRequestTimeoutMs, this);
+      this.#attemptTimer ??= new Deadline<Exchange>(this, onAttemptTimer);
+      requestDeadlines.arm(this.#attemptTimer, this.action.backendRequestTimeoutMs);
     }
     const tls = backend.cluster.tls;
     let dispatcher: RequestDispatcher;
@@ -183,8 +190,10 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       this.#clearAttemptTimer();
       attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
       attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
-      if (retry.backoffMs > 0) setTimeout(onBackoffTimer, retry.backoffMs, this);
-      else this.#attempt();
+      if (retry.backoffMs > 0) {
+        this.#backoffTimer ??= new Deadline<Exchange>(this, onBackoffTimer);
+        requestDeadlines.arm(this.#backoffTimer, retry.backoffMs);
+      } else this.#attempt();
       return false;
     }
     if (this.#finished) return false;
@@ -300,18 +309,16 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
 
   /** A client that stops reading holds an upstream connection: cut it when no drain comes in time. */
   #armSendTimer(): void {
-    if (this.#sendTimer !== undefined) return;
-    this.#sendTimer = setTimeout(onSendTimer, this.#services.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS, this);
-    this.#sendTimer.unref();
+    this.#sendTimer ??= new Deadline<Exchange>(this, onSendTimer);
+    if (this.#sendTimer.armed) return;
+    requestDeadlines.arm(this.#sendTimer, this.#services.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS);
   }
 
   #disarmSendTimer(): void {
-    clearTimeout(this.#sendTimer);
-    this.#sendTimer = undefined;
+    if (this.#sendTimer !== undefined) requestDeadlines.cancel(this.#sendTimer);
   }
 
   sendTimedOut(): void {
-    this.#sendTimer = undefined;
     if (this.res.destroyed) return;
     this.#services.rejections?.report('send timeout');
     this.res.destroy();
@@ -336,7 +343,6 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   }
 
   attemptTimedOut(): void {
-    this.#attemptTimer = undefined;
     const attempt = this.#current;
     if (attempt === undefined || attempt.ended) return;
     attempt.finish('timeout');
@@ -345,7 +351,6 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   }
 
   requestTimedOut(): void {
-    this.#requestTimer = undefined;
     const attempt = this.#current;
     if (attempt !== undefined && !attempt.ended) {
       attempt.finish('timeout');
@@ -355,16 +360,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   }
 
   #clearAttemptTimer(): void {
-    if (this.#attemptTimer !== undefined) {
-      clearTimeout(this.#attemptTimer);
-      this.#attemptTimer = undefined;
-    }
+    if (this.#attemptTimer !== undefined) requestDeadlines.cancel(this.#attemptTimer);
   }
 
   #clearRequestTimer(): void {
-    if (this.#requestTimer !== undefined) {
-      clearTimeout(this.#requestTimer);
-      this.#requestTimer = undefined;
-    }
+    if (this.#requestTimer !== undefined) requestDeadlines.cancel(this.#requestTimer);
+    if (this.#backoffTimer !== undefined) requestDeadlines.cancel(this.#backoffTimer);
   }
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { Deadline, requestDeadlines } from './deadline-wheel.ts';
 import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
@@ -343,6 +344,12 @@ class Http1Connection {
   headerParts: string[] | undefined;
   trailers: string[] | undefined;
   error: Error | undefined;
+  /**
+   * The connect timeout, then the response timeout: no byte either way for that long. Activity is stamped with the
+   * wheel's coarse clock, so a busy connection costs no timer work per read or write.
+   */
+  readonly deadline = new Deadline<Http1Connection>(this, onConnectionDeadline);
+  activityMs = 0;
 
   constructor(upstream: Http1Upstream, request: Http1Request, pooled: boolean) {
     this.upstream = upstream;
@@ -363,13 +370,18 @@ class Http1Connection {
     const socket = upstream.connect();
     (socket as Socket & { [kConnection]?: Http1Connection })[kConnection] = this;
     this.socket = socket;
-    socket.setTimeout(upstream.options.connectTimeoutMs);
+    requestDeadlines.arm(this.deadline, upstream.options.connectTimeoutMs);
     socket.once('connect', onSocketConnect);
     socket.on('data', onSocketData);
     socket.on('end', onSocketEnd);
     socket.on('error', onSocketError);
     socket.on('close', onSocketClose);
-    socket.on('timeout', onSocketTimeout);
+  }
+
+  /** Restarts the response timeout from now (connected, or resumed after the client's backpressure). */
+  watchResponse(): void {
+    this.activityMs = requestDeadlines.coarseNowMs;
+    requestDeadlines.arm(this.deadline, this.upstream.options.responseTimeoutMs);
   }
 
   /** Writes `request` on this (connected, free) connection. */
@@ -381,6 +393,7 @@ class Http1Connection {
     this.interimResponses = 0;
     request.handler.onConnect(request.abort);
     if (request.done) return;
+    this.activityMs = requestDeadlines.coarseNowMs;
     const socket = this.socket;
     const body = request.body as BodyWithRequest | null;
     // Latin1: Node's server decoded the client's header and path bytes as latin1 (values may carry obs-text, 0x80-0xff),
@@ -404,7 +417,7 @@ class Http1Connection {
   resumeResponse(): void {
     if (!this.paused) return;
     this.paused = false;
-    this.socket.setTimeout(this.upstream.options.responseTimeoutMs);
+    this.watchResponse();
     this.socket.resume();
   }
 
@@ -429,7 +442,7 @@ class Http1Connection {
     }
     if (this.paused) {
       this.paused = false;
-      this.socket.setTimeout(this.upstream.options.responseTimeoutMs);
+      this.watchResponse();
       this.socket.resume();
     }
     this.recycle();
@@ -465,7 +478,7 @@ type ConnectedSocket = Socket & { [kConnection]: Http1Connection };
 function onSocketConnect(this: ConnectedSocket): void {
   const connection = this[kConnection];
   connection.connected = true;
-  this.setTimeout(connection.upstream.options.responseTimeoutMs);
+  connection.watchResponse();
   const request = connection.request;
   if (request !== undefined && !request.done) connection.start(request);
   else connection.recycle();
@@ -473,6 +486,7 @@ function onSocketConnect(this: ConnectedSocket): void {
 
 function onSocketData(this: ConnectedSocket, data: Buffer): void {
   const connection = this[kConnection];
+  connection.activityMs = requestDeadlines.coarseNowMs;
   if (connection.request === undefined) {
     // Bytes on an idle connection answer nothing that was asked: it cannot be trusted with another request.
     this.destroy();
@@ -501,6 +515,7 @@ function onSocketError(this: ConnectedSocket, err: Error): void {
 
 function onSocketClose(this: ConnectedSocket): void {
   const connection = this[kConnection];
+  requestDeadlines.cancel(connection.deadline);
   connection.parser.close();
   const request = connection.request;
   connection.request = undefined;
@@ -520,14 +535,20 @@ function onSocketClose(this: ConnectedSocket): void {
   connection.upstream.closed(connection);
 }
 
-function onSocketTimeout(this: ConnectedSocket): void {
-  const connection = this[kConnection];
+function onConnectionDeadline(connection: Http1Connection): void {
   const request = connection.request;
   const options = connection.upstream.options;
   if (!connection.connected) {
     connection.fail(new errors.ConnectTimeoutError(`connect timeout after ${options.connectTimeoutMs} ms`));
-  } else if (request === undefined) this.destroy();
-  else if (!connection.paused) {
+    return;
+  }
+  if (connection.paused) return;
+  // The stamp is up to one tick old: counting from the tick after it never times out early.
+  const leftMs =
+    connection.activityMs + requestDeadlines.wheel.tickMs + options.responseTimeoutMs - performance.now();
+  if (leftMs > 0) requestDeadlines.arm(connection.deadline, leftMs);
+  else if (request === undefined) connection.socket.destroy();
+  else {
     connection.fail(
       request.responded
         ? new errors.BodyTimeoutError(`body timeout after ${options.responseTimeoutMs} ms`)
@@ -539,6 +560,7 @@ function onSocketTimeout(this: ConnectedSocket): void {
 function onBodyData(this: BodyWithRequest, chunk: Buffer): void {
   const connection = this[kConnection];
   if (connection === undefined) return;
+  connection.activityMs = requestDeadlines.coarseNowMs;
   const socket = connection.socket;
   const request = connection.request!;
   let ok: boolean;
@@ -649,7 +671,7 @@ function pauseResponse(connection: Http1Connection): void {
   if (connection.paused) return;
   connection.paused = true;
   // The client's slowness is the exchange's send timeout, not the backend's.
-  connection.socket.setTimeout(0);
+  requestDeadlines.cancel(connection.deadline);
   connection.socket.pause();
 }
 

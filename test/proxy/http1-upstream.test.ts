@@ -368,6 +368,21 @@ describe.skipIf(nativeHttpParser === undefined)('http1-upstream', () => {
     expect(outcome.error?.code).toBe('UND_ERR_BODY_TIMEOUT');
   });
 
+  it('a backend that trickles its response is not timed out: every byte restarts the response timeout', async () => {
+    const trickling = await rawBackend(async (socket, request) => {
+      await request;
+      socket.write('HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n');
+      for (let i = 0; i < 8; i++) {
+        // Each pause is under the timeout, all of them together well over it.
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        socket.write('x');
+      }
+    });
+    const outcome = await send(upstreamTo(trickling.port, { responseTimeoutMs: 150 }));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.body).toBe('xxxxxxxx');
+  });
+
   it('pauses the backend while the handler applies backpressure, without timing it out, and resumes', async () => {
     const size = 4 * 1024 * 1024;
     // Built before the backend answers: the backend shares this test's event loop, and a long synchronous

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { Deadline, DeadlineWheel } from '../../src/proxy/deadline-wheel.ts';
+
+function recorder() {
+  const fired: string[] = [];
+  const deadline = (name: string, onExpire: () => void = () => {}) =>
+    new Deadline(name, (target) => {
+      fired.push(target);
+      onExpire();
+    });
+  return { fired, deadline };
+}
+
+describe('DeadlineWheel', () => {
+  it('fires a deadline at the first tick at or after it is due, never before', () => {
+    const wheel = new DeadlineWheel(10, 8, 1_000);
+    const { fired, deadline } = recorder();
+    // Armed 7 ms into a tick: due at 1,032, so the tick of 1,030 is too early and that of 1,040 fires it.
+    wheel.arm(deadline('a'), 1_007, 25);
+    wheel.advance(1_031);
+    expect(fired).toEqual([]);
+    wheel.advance(1_040);
+    expect(fired).toEqual(['a']);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('keeps a deadline several laps away until its own round comes', () => {
+    const wheel = new DeadlineWheel(10, 4, 0);
+    const { fired, deadline } = recorder();
+    wheel.arm(deadline('far'), 0, 95);
+    wheel.arm(deadline('near'), 0, 15);
+    wheel.advance(20);
+    expect(fired).toEqual(['near']);
+    wheel.advance(90);
+    expect(fired).toEqual(['near']);
+    wheel.advance(100);
+    expect(fired).toEqual(['near', 'far']);
+  });
+
+  it('cancels in O(1) without disturbing the other deadlines of the slot', () => {
+    const wheel = new DeadlineWheel(10, 8, 0);
+    const { fired, deadline } = recorder();
+    const [a, b, c] = [deadline('a'), deadline('b'), deadline('c')];
+    for (const d of [a, b, c]) wheel.arm(d, 0, 30);
+    wheel.cancel(a);
+    wheel.cancel(a);
+    expect(a.armed).toBe(false);
+    expect(wheel.size).toBe(2);
+    wheel.advance(30);
+    expect(fired.sort()).toEqual(['b', 'c']);
+  });
+
+  it('re-arming moves a deadline instead of adding a second one', () => {
+    const wheel = new DeadlineWheel(10, 8, 0);
+    const { fired, deadline } = recorder();
+    const a = deadline('a');
+    wheel.arm(a, 0, 20);
+    wheel.arm(a, 0, 50);
+    expect(wheel.size).toBe(1);
+    wheel.advance(40);
+    expect(fired).toEqual([]);
+    wheel.advance(50);
+    expect(fired).toEqual(['a']);
+  });
+
+  it('a deadline fired may cancel another one due in the same tick, or re-arm itself', () => {
+    const wheel = new DeadlineWheel(10, 8, 0);
+    const { fired, deadline } = recorder();
+    let again = true;
+    const victim = deadline('victim');
+    const killer = deadline('killer', () => wheel.cancel(victim));
+    const phoenix: Deadline<string> = deadline('phoenix', () => {
+      if (again) wheel.arm(phoenix, 30, 10);
+      again = false;
+    });
+    wheel.arm(killer, 0, 30);
+    wheel.arm(victim, 0, 30);
+    wheel.arm(phoenix, 0, 30);
+    wheel.advance(30);
+    expect(fired).toContain('killer');
+    expect(fired).not.toContain('victim');
+    expect(fired.filter((name) => name === 'phoenix')).toHaveLength(1);
+    wheel.advance(40);
+    expect(fired.filter((name) => name === 'phoenix')).toHaveLength(2);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('after a stall longer than the wheel, fires everything due once, in one advance', () => {
+    const wheel = new DeadlineWheel(10, 4, 0);
+    const { fired, deadline } = recorder();
+    for (const [name, delay] of [
+      ['a', 10],
+      ['b', 25],
+      ['c', 200],
+      ['d', 10_000],
+    ] as const)
+      wheel.arm(deadline(name), 0, delay);
+    wheel.advance(5_000);
+    expect(fired.sort()).toEqual(['a', 'b', 'c']);
+    expect(wheel.coarseNowMs).toBe(5_000);
+    wheel.advance(10_000);
+    expect(fired).toContain('d');
+  });
+
+  it('the coarse clock is the last tick advanced to', () => {
+    const wheel = new DeadlineWheel(10, 8, 3);
+    expect(wheel.coarseNowMs).toBe(0);
+    wheel.advance(57);
+    expect(wheel.coarseNowMs).toBe(50);
+  });
+});
