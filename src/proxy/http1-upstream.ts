@@ -393,7 +393,7 @@ class Http1Connection {
     this.interimResponses = 0;
     request.handler.onConnect(request.abort);
     if (request.done) return;
-    this.activityMs = requestDeadlines.coarseNowMs;
+    this.watchResponse();
     const socket = this.socket;
     const body = request.body as BodyWithRequest | null;
     // Latin1: Node's server decoded the client's header and path bytes as latin1 (values may carry obs-text, 0x80-0xff),
@@ -451,6 +451,8 @@ class Http1Connection {
   /** The connection is free: it serves the next request, waits idle, or closes when it cannot be kept. */
   recycle(): void {
     this.request = undefined;
+    // Idle connections are the idle sweep's; no deadline ticks the wheel for a gateway at rest.
+    requestDeadlines.cancel(this.deadline);
     if (!this.pooled || this.idleLimitMs <= 0) {
       this.socket.destroy();
       return;

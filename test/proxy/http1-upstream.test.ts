@@ -4,6 +4,7 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { requestDeadlines } from '../../src/proxy/deadline-wheel.ts';
 import {
   type Http1Handler,
   Http1Upstream,
@@ -171,6 +172,17 @@ describe.skipIf(nativeHttpParser === undefined)('http1-upstream', () => {
     }
     expect(new Set(backend.seen.map((s) => s.remotePort)).size).toBe(1);
     expect(backend.seen[0]!.headers.host).toBe(`127.0.0.1:${backend.port}`);
+  });
+
+  it('arms no deadline for an idle kept-alive connection, so a gateway at rest does not tick', async () => {
+    const backend = await echoBackend();
+    const upstream = upstreamTo(backend.port);
+    // Connections of earlier tests finish closing first.
+    await new Promise((resolve) => setImmediate(resolve));
+    const armedBefore = requestDeadlines.wheel.size;
+    expect((await send(upstream)).error).toBeUndefined();
+    expect(requestDeadlines.wheel.size).toBe(armedBefore);
+    expect(backend.seen).toHaveLength(1);
   });
 
   it('keeps the Host header it is given and sends headers in order, repeated ones included', async () => {
