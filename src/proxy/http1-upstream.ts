@@ -265,7 +265,12 @@ export class Http1Upstream {
   }
 
   connect(): Socket {
-    return connectTcp({ host: this.#host, port: this.#port, noDelay: true });
+    return connectTcp({
+      host: this.#host,
+      port: this.#port,
+      noDelay: true,
+      onread: { buffer: READ_BUFFER, callback: onSocketRead },
+    });
   }
 }
 
@@ -372,7 +377,6 @@ class Http1Connection {
     this.socket = socket;
     requestDeadlines.arm(this.deadline, upstream.options.connectTimeoutMs);
     socket.once('connect', onSocketConnect);
-    socket.on('data', onSocketData);
     socket.on('end', onSocketEnd);
     socket.on('error', onSocketError);
     socket.on('close', onSocketClose);
@@ -486,12 +490,25 @@ function onSocketConnect(this: ConnectedSocket): void {
   else connection.recycle();
 }
 
-function onSocketData(this: ConnectedSocket, data: Buffer): void {
-  const connection = this[kConnection];
+/**
+ * Every upstream connection reads into this one buffer (Node's `onread`): a read allocates nothing, and skips the
+ * Readable stream's push, 'data' event and read-more tick. Sharing it is safe: a read is parsed whole before the
+ * next one lands, and llhttp copies what it hands on (header strings, body chunks).
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+function onSocketRead(this: ConnectedSocket, bytes: number): boolean {
+  onSocketData(this, READ_BUFFER.subarray(0, bytes));
+  // Backpressure pauses the socket itself (pauseResponse), which stops reading in this mode too.
+  return true;
+}
+
+function onSocketData(socket: ConnectedSocket, data: Buffer): void {
+  const connection = socket[kConnection];
   connection.activityMs = requestDeadlines.coarseNowMs;
   if (connection.request === undefined) {
     // Bytes on an idle connection answer nothing that was asked: it cannot be trusted with another request.
-    this.destroy();
+    socket.destroy();
     return;
   }
   const result = connection.parser.execute(data);
