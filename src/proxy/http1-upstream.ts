@@ -584,9 +584,12 @@ function onBodyData(this: BodyWithRequest, chunk: Buffer): void {
   const request = connection.request!;
   let ok: boolean;
   if (request.chunked) {
+    // Size line, data and CRLF in one writev, not three writes.
+    socket.cork();
     socket.write(`${chunk.length.toString(16)}${CRLF}`);
     socket.write(chunk);
     ok = socket.write(CRLF);
+    socket.uncork();
   } else ok = socket.write(chunk);
   if (!ok) {
     this.pause();
