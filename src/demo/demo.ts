@@ -1,15 +1,14 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { AdminRoute } from '../admin/admin-server.ts';
-import { startEchoServer } from '../echo/echo-server.ts';
-import { startGreeterServer } from '../greeter/greeter-server.ts';
 import { demoManifests } from './manifests.ts';
-import { type DemoFleet, startDemoFleet } from './members.ts';
-import { selectPods } from './pod-selection.ts';
-import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, GATEWAY_IDENTITY, type RunningPod } from './topology.ts';
+import { type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
+import type { GatewayMessage, PodsChanged, WorldMessage, WorldStarted } from './world-protocol.ts';
 
 export interface DemoOptions {
   readonly logger: Logger;
@@ -27,48 +26,96 @@ export interface Demo {
   /** A folder of plain Kubernetes YAML the file source watches; edit it and the gateway follows. */
   readonly manifestsDir: string;
   /** The demo's clusters as fleet members: the gateway's `--clusterprofile-provider-file`, a kubeconfig for kubectl. */
-  readonly fleet: Pick<DemoFleet, 'providerFile' | 'kubeconfig' | 'kubeconfigFile'>;
+  readonly fleet: Pick<WorldStarted, 'providerFile' | 'kubeconfig' | 'kubeconfigFile'>;
   readonly identity: typeof GATEWAY_IDENTITY;
   /** `/demo/stop` and `/demo/start` on the admin port: take pods down and up by zone, cluster or pod. */
   readonly adminRoutes: ReadonlyMap<string, AdminRoute>;
   readonly banner: string;
+  /** The child process that runs the pods and the member API servers. */
+  readonly worldPid: number;
   close(): Promise<void>;
 }
 
-interface PodProcess {
-  readonly pod: DemoPod;
-  port: number;
-  server: { close(): Promise<void> } | undefined;
-}
+// The world is compiled beside this module: dist/demo/world.js under `npm start`, src/demo/world.ts under tsx.
+const WORLD_ENTRY = fileURLToPath(
+  new URL(`./world${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
+const WORLD_START_TIMEOUT_MS = 60_000;
+const WORLD_STOP_TIMEOUT_MS = 5_000;
 
-/** Starts a backend for every simulated pod on 127.0.0.1 and writes the manifests that describe them. */
+/**
+ * Forks the demo's world (src/demo/world.ts: a backend for every simulated pod on 127.0.0.1 and the member API
+ * servers) and writes the manifests that describe it. The gateway process stays only the gateway; if the world
+ * dies, the gateway logs it and the demo's admin routes answer 503 saying so.
+ */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const logger = options.logger.child({ component: 'demo' });
-  const pods: PodProcess[] = [];
-  for (const pod of DEMO_PODS) {
-    const server = await startPod(pod, 0);
-    pods.push({ pod, port: server.port, server });
-  }
-  const running: RunningPod[] = pods.map(({ pod, port }) => ({ ...pod, port }));
-  const manifestsDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-'));
-  const workDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-fleet-'));
-  let fleet: DemoFleet;
+  // Node's own flags (tsx's loader under the tests) but none of the gateway's heap tuning.
+  const child = fork(WORLD_ENTRY, [], {
+    execArgv: process.execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')),
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'json',
+  });
+  const pid = child.pid ?? 0;
+  let world: WorldStarted;
   try {
-    fleet = await startDemoFleet(running, workDir);
+    world = await worldStarted(child);
   } catch (error) {
-    await Promise.all(pods.map((entry) => entry.server?.close()));
-    rmSync(manifestsDir, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
+    child.kill('SIGKILL');
     throw error;
   }
+  const manifestsDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-'));
   writeFileSync(
     join(manifestsDir, 'demo.yaml'),
-    demoManifests(running, options.controllerName, options.gatewayPort, fleet.clusterProfiles),
+    demoManifests(world.pods, options.controllerName, options.gatewayPort, world.clusterProfiles),
   );
   logger.info(
-    { manifestsDir, pods: running.length, members: fleet.members.map((m) => m.server.url) },
+    { manifestsDir, pods: world.pods.length, members: world.members.map((m) => m.url), worldPid: pid },
     'demo backends and member clusters started',
   );
+
+  let exit: string | undefined;
+  let closing = false;
+  const pending = new Map<number, (changed: PodsChanged) => void>();
+  const goneAnswer = (): PodsChanged => ({
+    type: 'changed',
+    id: 0,
+    status: 503,
+    message: `the demo's pods and member clusters (process ${pid}) ${exit ?? 'exited'}: restart the demo (npm start) to get them back`,
+  });
+  child.on('exit', (code, signal) => {
+    exit = signal ? `were killed by ${signal}` : `exited with code ${code}`;
+    if (!closing)
+      logger.error(
+        { worldPid: pid, code, signal },
+        "the demo's pods and member clusters stopped; the gateway goes on without them",
+      );
+    for (const answer of pending.values()) answer(goneAnswer());
+    pending.clear();
+  });
+  // A channel that breaks is reported through 'exit' and the send callbacks; unhandled, it would end the gateway.
+  child.on('error', (error) => logger.warn({ worldPid: pid, err: error }, "the demo's world channel failed"));
+  child.on('message', (message: WorldMessage) => {
+    if (message.type !== 'changed') return;
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  let nextId = 1;
+  const ask = (up: boolean, query: string): Promise<PodsChanged> =>
+    new Promise((resolve) => {
+      if (exit !== undefined || !child.connected) {
+        resolve(goneAnswer());
+        return;
+      }
+      const id = nextId++;
+      pending.set(id, resolve);
+      const message: GatewayMessage = { type: 'set-running', id, up, query };
+      child.send(message, (error) => {
+        if (!error) return;
+        pending.delete(id);
+        resolve(goneAnswer());
+      });
+    });
 
   const setRunning =
     (up: boolean): AdminRoute =>
@@ -77,25 +124,9 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         sendText(res, 405, `${url.pathname} changes the demo: use POST\n`, { allow: 'POST' });
         return;
       }
-      const selection = selectPods(
-        pods.map(({ pod }) => pod),
-        url.searchParams,
-      );
-      if (selection.kind === 'error') {
-        sendText(res, selection.status, `${selection.message}\n`);
-        return;
-      }
-      const selected = pods.filter(({ pod }) => selection.pods.includes(pod));
-      for (const entry of selected) {
-        if (up && !entry.server) entry.server = await startPod(entry.pod, entry.port);
-        if (!up && entry.server) {
-          await entry.server.close();
-          entry.server = undefined;
-        }
-      }
-      const names = selected.map(({ pod }) => pod.pod);
-      logger.info({ pods: names }, up ? 'demo pods started' : 'demo pods stopped');
-      sendText(res, 200, `${up ? 'started' : 'stopped'}: ${names.join(' ')}\n`);
+      const changed = await ask(up, url.search);
+      if (changed.pods) logger.info({ pods: changed.pods }, up ? 'demo pods started' : 'demo pods stopped');
+      sendText(res, changed.status, `${changed.message}\n`);
     };
 
   const web = `http://127.0.0.1:${options.servedPort}`;
@@ -105,15 +136,17 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     // Padded to the column of the curl lines' comments.
     return `npm run demo:grpc${all ? ` -- ${all}` : ''}`.padEnd(72);
   };
-  const count = (protocol: DemoPod['protocol']) => running.filter((pod) => pod.protocol === protocol).length;
+  const count = (protocol: DemoPod['protocol']) =>
+    world.pods.filter((pod) => pod.protocol === protocol).length;
   const admin = `http://127.0.0.1:${options.adminPort}`;
   const banner = [
     '',
     `clusterset-gateway demo: gateway in cluster ${GATEWAY_IDENTITY.cluster}, zone ${GATEWAY_IDENTITY.zone}, region ${GATEWAY_IDENTITY.region}`,
     `  ${count('http')} echo pods and ${count('grpc')} gRPC pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
-    `  member clusters: ${fleet.members.map((m) => `${m.cluster} ${m.server.url}`).join(', ')} (fleet mode: ClusterProfiles and an exec plugin)`,
+    `  member clusters: ${world.members.map((m) => `${m.cluster} ${m.url}`).join(', ')} (fleet mode: ClusterProfiles and an exec plugin)`,
+    `  pods and member clusters run in process ${pid}, the gateway in ${process.pid}`,
     `  hub manifests: ${manifestsDir}  (edit them; the gateway follows)`,
-    `  kubeconfig for the members: ${fleet.kubeconfigFile}  (also at ${`http://127.0.0.1:${options.adminPort}`}/demo/kubeconfig)`,
+    `  kubeconfig for the members: ${world.kubeconfigFile}  (also at ${`http://127.0.0.1:${options.adminPort}`}/demo/kubeconfig)`,
     '',
     'Try:',
     `  curl -s ${web}/ | grep -E '"(pod|cluster|zone)"'          # ServiceImport web, PreferSameZone: zone us-east-1a`,
@@ -137,7 +170,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
           `  curl -s -H 'Host: web.demo.svc.clusterset.local' 127.0.0.1:${options.eastWestPort}/   # east-west, by Host`,
           `  curl -s -x http://127.0.0.1:${options.eastWestPort} http://web.demo.svc.clusterset.local/   # east-west, HTTP_PROXY style`,
         ]),
-    `  kubectl --kubeconfig ${fleet.kubeconfigFile} --context west-1 get serviceexports,endpointslices -A`,
+    `  kubectl --kubeconfig ${world.kubeconfigFile} --context west-1 get serviceexports,endpointslices -A`,
     `  curl -s ${admin}/config_dump       # routing table, endpoint tiers and health, statuses`,
     `  curl -s ${admin}/metrics | grep clusterset_gateway_upstream`,
     '',
@@ -145,44 +178,66 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
   return {
     manifestsDir,
-    fleet,
+    fleet: world,
     identity: GATEWAY_IDENTITY,
     adminRoutes: new Map([
       ['/demo/stop', setRunning(false)],
       ['/demo/start', setRunning(true)],
       [
         '/demo/kubeconfig',
-        (_req, res) => sendText(res, 200, fleet.kubeconfig, { 'content-type': 'application/yaml' }),
+        (_req, res) => sendText(res, 200, world.kubeconfig, { 'content-type': 'application/yaml' }),
       ],
     ]),
     banner,
+    worldPid: pid,
     async close() {
-      await Promise.all(pods.map((entry) => entry.server?.close()));
-      await fleet.close();
+      closing = true;
+      if (exit === undefined) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        // Closing the channel is the world's signal to stop its servers and remove its folder.
+        if (child.connected) child.disconnect();
+        const timer = setTimeout(() => child.kill('SIGKILL'), WORLD_STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
       rmSync(manifestsDir, { recursive: true, force: true });
-      rmSync(workDir, { recursive: true, force: true });
+      // Left behind if the world was killed.
+      rmSync(world.workDir, { recursive: true, force: true });
     },
   };
 }
 
-function startPod(pod: DemoPod, port: number): Promise<{ port: number; close(): Promise<void> }> {
-  if (pod.protocol === 'grpc')
-    return startGreeterServer({
-      host: '127.0.0.1',
-      port,
-      identity: { pod: pod.pod, cluster: pod.cluster, zone: pod.zone },
-    });
-  return startEchoServer({
-    host: '127.0.0.1',
-    port,
-    identity: {
-      namespace: DEMO_NAMESPACE,
-      service: pod.service,
-      pod: pod.pod,
-      cluster: pod.cluster,
-      zone: pod.zone,
-      node: pod.node,
-    },
+/** Waits for the world's servers to listen; a world that fails or exits first is a start-up failure. */
+function worldStarted(child: ChildProcess): Promise<WorldStarted> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        fail(
+          new Error(
+            `the demo's pods and member clusters did not start within ${WORLD_START_TIMEOUT_MS / 1000}s`,
+          ),
+        ),
+      WORLD_START_TIMEOUT_MS,
+    );
+    const onMessage = (message: WorldMessage): void => {
+      if (message.type === 'started') done(() => resolve(message));
+      if (message.type === 'failed') fail(new Error(message.message));
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      fail(
+        new Error(`the demo's pods and member clusters exited before starting (${signal ?? `code ${code}`})`),
+      );
+    const done = (settle: () => void): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      child.off('error', fail);
+      settle();
+    };
+    const fail = (error: Error): void => done(() => reject(error));
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+    child.on('error', fail);
   });
 }
 

@@ -1,0 +1,42 @@
+import type { RunningPod } from './topology.ts';
+
+/**
+ * What the demo's world (src/demo/world.ts: the pods and the simulated member API servers, in a child process of
+ * the gateway, as real clusters are other processes) and the gateway say to each other over the fork's IPC channel.
+ */
+export interface WorldStarted {
+  readonly type: 'started';
+  readonly pods: readonly RunningPod[];
+  readonly members: readonly { readonly cluster: string; readonly url: string }[];
+  readonly clusterProfiles: readonly unknown[];
+  readonly providerFile: string;
+  readonly kubeconfig: string;
+  readonly kubeconfigFile: string;
+  /** The world's own temporary folder (credential plugin, certificate, kubeconfig): removed when it stops. */
+  readonly workDir: string;
+}
+
+export interface WorldFailed {
+  readonly type: 'failed';
+  readonly message: string;
+}
+
+/** `/demo/stop` or `/demo/start`: the query selects pods (src/demo/pod-selection.ts). */
+export interface SetPodsRunning {
+  readonly type: 'set-running';
+  readonly id: number;
+  readonly up: boolean;
+  readonly query: string;
+}
+
+export interface PodsChanged {
+  readonly type: 'changed';
+  readonly id: number;
+  readonly status: number;
+  readonly message: string;
+  /** The pods started or stopped, when the selection named any. */
+  readonly pods?: readonly string[];
+}
+
+export type WorldMessage = WorldStarted | WorldFailed | PodsChanged;
+export type GatewayMessage = SetPodsRunning;
