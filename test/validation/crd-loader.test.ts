@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import {
+  crdChannelEntries,
   crdFiles,
   DEFAULT_CRD_DIR,
   EXPERIMENTAL_CRD_DIR,
@@ -27,5 +28,38 @@ describe('loadCrds', () => {
     const loaded = loadCrds(dir);
     expect(loaded.length).toBeGreaterThan(10);
     expect(loaded).toStrictEqual(crdsByYamlPackage(dir));
+  });
+});
+
+describe('crdChannelEntries', () => {
+  const gatewayClass = () => {
+    const entry = crdChannelEntries('experimental').find(
+      (e) => e.name === 'gatewayclasses.gateway.networking.k8s.io',
+    );
+    if (!entry) throw new Error('no GatewayClass CRD');
+    return entry.load();
+  };
+  const descriptions = (node: unknown): number => {
+    if (Array.isArray(node)) return node.reduce((sum: number, item) => sum + descriptions(item), 0);
+    if (node === null || typeof node !== 'object') return 0;
+    return Object.entries(node).reduce(
+      (sum, [key, value]) =>
+        sum + (key === 'description' && typeof value === 'string' ? 1 : 0) + descriptions(value),
+      0,
+    );
+  };
+
+  // A compiled schema never reads descriptions; a field that is itself called "description" is a schema and stays.
+  it('loads a CRD without its schemas’ descriptions, keeping a field named description', () => {
+    const crd = gatewayClass();
+    const schema = crd.spec.versions.find((v) => v.name === 'v1')?.schema?.openAPIV3Schema as {
+      properties: { spec: { properties: Record<string, unknown> } };
+    };
+    expect(descriptions(crd)).toBe(0);
+    expect(schema.properties.spec.properties.description).toEqual({ type: 'string', maxLength: 64 });
+    const [withDescriptions] = loadCrds(EXPERIMENTAL_CRD_DIR).filter(
+      (c) => c.metadata?.name === 'gatewayclasses.gateway.networking.k8s.io',
+    );
+    expect(descriptions(withDescriptions)).toBeGreaterThan(10);
   });
 });
