@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import { GREETER_SERVICE } from '../greeter/greeter-messages.ts';
-import { DEMO_FLEET_NAMESPACE } from './members.ts';
 import {
+  DEMO_FLEET_NAMESPACE,
   DEMO_NAMESPACE,
   GATEWAY_IDENTITY,
   GRPC_SERVICE,

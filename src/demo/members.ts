@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { type KubeApiServer, startKubeApiServer } from '../kube-sim/index.ts';
 import { selfSignedCertificate } from '../net/self-signed-certificate.ts';
 import {
+  DEMO_FLEET_NAMESPACE,
   DEMO_NAMESPACE,
   GATEWAY_IDENTITY,
   GRPC_SERVICE,
@@ -15,8 +16,6 @@ import {
 
 /** The access provider the demo's ClusterProfiles name, and the provider file names too. */
 export const DEMO_ACCESS_PROVIDER = 'clusterset-gateway-demo';
-/** Where the demo's hub keeps its ClusterProfiles. */
-export const DEMO_FLEET_NAMESPACE = 'fleet-system';
 const REGION_PROPERTY = 'topology.kubernetes.io/region';
 // Long enough not to churn, short enough that a demo left running shows a renewal.
 const TOKEN_LIFETIME_MS = 10 * 60_000;

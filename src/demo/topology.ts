@@ -19,6 +19,8 @@ export interface RunningPod extends DemoPod {
 }
 
 export const DEMO_NAMESPACE = 'demo';
+/** Where the demo's hub keeps its ClusterProfiles. */
+export const DEMO_FLEET_NAMESPACE = 'fleet-system';
 
 export const GATEWAY_IDENTITY = {
   cluster: 'east-1',
