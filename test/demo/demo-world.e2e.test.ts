@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DemoProcess, startDemo } from '../browser/demo-process.ts';
 
@@ -28,6 +28,12 @@ async function until(what: string, condition: () => boolean | Promise<boolean>):
     if (Date.now() > deadline) throw new Error(`still waiting: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+function hubManifests(demo: DemoProcess): string {
+  const match = /hub manifests: (\S+)/.exec(demo.output());
+  if (!match) throw new Error('no hub manifests line in the banner');
+  return match[1]!;
 }
 
 function kubeconfigPath(demo: DemoProcess): string {
@@ -86,6 +92,9 @@ describe('the demo world in its own process', () => {
     process.kill(killed.gateway, 'SIGKILL');
     await until(`world ${killed.world} to exit after the gateway was killed`, () => !running(killed.world));
     await demo.stop();
+    // The world cleaned up its own folder; the hub manifests were the killed gateway's to remove.
+    expect(existsSync(kubeconfigPath(demo))).toBe(false);
+    rmSync(hubManifests(demo), { recursive: true, force: true });
 
     demo = await startDemo();
     const stopped = pids(demo);
