@@ -4,7 +4,8 @@
  * `undefined` for everything else: the connection is then handed to Node's http.Server, whose parser and the
  * listener's guard answer it exactly as they always have. So this reader never refuses anything itself and
  * never has to match Node's error answers: it only has to be no more lenient than Node, and it is much
- * stricter (no obs-fold, no bare CR or LF, no space before a colon, token names, no obs-text, no body).
+ * stricter (no obs-fold, no bare CR or LF, no space before a colon, token names, no obs-text, a body framed only
+ * by one plain Content-Length).
  */
 
 /** What the lean path serves; anything else goes to Node's server. */
@@ -18,6 +19,8 @@ export interface LeanRequestHead {
   readonly close: boolean;
   /** Bytes of the head, the empty line included. */
   readonly length: number;
+  /** Bytes of the body that follows (its one `Content-Length`); 0 without one. */
+  readonly bodyLength: number;
 }
 
 const CR = 13;
@@ -53,14 +56,16 @@ const TARGET: readonly boolean[] = (() => {
 })();
 
 /**
- * Header names that decide the request's framing or protocol. Any of them, other than `content-length: 0`,
- * `connection: keep-alive|close` and one `host`, sends the request to Node's path: bodies, upgrades (h2c
- * included), `Expect: 100-continue`, `TE: trailers`, gRPC (whose local answers are trailers).
+ * Header names that decide the request's framing or protocol. Any of them, other than one plain `content-length`,
+ * `connection: keep-alive|close`, one `host` and a `content-type` that is not gRPC, sends the request to Node's
+ * path: chunked bodies, upgrades (h2c included), `Expect: 100-continue`, `TE: trailers`, gRPC (whose local answers
+ * are trailers).
  */
 enum Framing {
   Host = 1,
   ContentLength,
   Connection,
+  ContentType,
   Refer,
 }
 const FRAMING = new Map<string, Framing>([
@@ -73,13 +78,19 @@ const FRAMING = new Map<string, Framing>([
   ['http2-settings', Framing.Refer],
   ['te', Framing.Refer],
   ['trailer', Framing.Refer],
-  ['content-type', Framing.Refer],
+  ['content-type', Framing.ContentType],
 ]);
 const FRAMING_LENGTHS: readonly boolean[] = (() => {
   const lengths: boolean[] = [];
   for (const name of FRAMING.keys()) lengths[name.length] = true;
   return Array.from(lengths, (has) => has === true);
 })();
+
+/**
+ * Longest Content-Length served lean, in digits (under 2^53, so the count is exact); longer ones, leading
+ * signs, spaces inside or lists go to Node's parser, which refuses or accepts them as it always has.
+ */
+const MAX_LENGTH_DIGITS = 15;
 
 const HTTP11 = Buffer.from(' HTTP/1.1\r\n', 'latin1');
 
@@ -112,6 +123,7 @@ export function readRequestHead(
   const rawHeaders: string[] = [];
   let hosts = 0;
   let lengths = 0;
+  let bodyLength = 0;
   let close = false;
   for (;;) {
     if (i + 1 >= limit) return undefined;
@@ -146,8 +158,13 @@ export function readRequestHead(
           if (++hosts > 1) return undefined;
           break;
         case Framing.ContentLength:
-          // A body, or a second Content-Length (which Node's parser refuses): Node's path.
-          if (value !== '0' || ++lengths > 1) return undefined;
+          // A second Content-Length (which Node's parser refuses) or anything but plain digits: Node's path.
+          if (++lengths > 1) return undefined;
+          bodyLength = plainLength(value);
+          if (bodyLength < 0) return undefined;
+          break;
+        case Framing.ContentType:
+          if (value.length >= 16 && value.slice(0, 16).toLowerCase() === 'application/grpc') return undefined;
           break;
         case Framing.Connection: {
           const token = value.toLowerCase();
@@ -165,5 +182,17 @@ export function readRequestHead(
   }
   // No Host in HTTP/1.1 is Node's to refuse (400, RFC 9112 §3.2).
   if (hosts === 0) return undefined;
-  return { method, url, rawHeaders, close, length: i - start };
+  return { method, url, rawHeaders, close, length: i - start, bodyLength };
+}
+
+/** The value of a Content-Length of 1 to MAX_LENGTH_DIGITS ASCII digits; -1 for anything else. */
+function plainLength(value: string): number {
+  if (value.length === 0 || value.length > MAX_LENGTH_DIGITS) return -1;
+  let n = 0;
+  for (let k = 0; k < value.length; k++) {
+    const d = value.charCodeAt(k) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }

@@ -1,11 +1,12 @@
 import { type IncomingHttpHeaders, type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { LeanRequestHead } from './http1-request-head.ts';
 
 /**
  * A request served on the lean HTTP/1.1 path: the members of IncomingMessage that the request path reads
  * (match-request, request-view, upstream-request, forward-exchange), without the stream, parser glue and
- * events behind Node's. It never has a body (the head reader sends bodies to Node's server).
+ * events behind Node's. It has no body (LeanBodyRequest has one).
  */
 export class LeanRequest
   implements Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor'>
@@ -27,21 +28,62 @@ export class LeanRequest
 
   /** Built on first read, with Node's rules for repeated fields (IncomingMessage#_addHeaderLine). */
   get headers(): IncomingHttpHeaders {
-    if (this.#headers !== undefined) return this.#headers;
-    const headers: Record<string, string | string[]> = {};
-    const raw = this.rawHeaders;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i]!.toLowerCase();
-      const value = raw[i + 1]!;
-      const seen = headers[name];
-      if (seen === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
-      else if (Array.isArray(seen)) seen.push(value);
-      else if (name === 'cookie') headers[name] = `${seen}; ${value}`;
-      else if (!FIRST_WINS.has(name)) headers[name] = `${seen}, ${value}`;
-    }
-    this.#headers = headers;
-    return headers;
+    this.#headers ??= headersOf(this.rawHeaders);
+    return this.#headers;
   }
+}
+
+/**
+ * A request with a Content-Length body on the lean path: LeanRequest's members on a Readable that the connection
+ * feeds with slices of the client socket's reads (never copies). The upstream path reads it as it reads Node's
+ * IncomingMessage; when it stops reading, the connection pauses the client socket (`_read` resumes it).
+ */
+export class LeanBodyRequest
+  extends Readable
+  implements Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor'>
+{
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[];
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  readonly socket: Socket;
+  #headers: IncomingHttpHeaders | undefined;
+  readonly #wanted: () => void;
+
+  /** `wanted`: the reader wants more (the connection resumes the client socket). */
+  constructor(head: LeanRequestHead, socket: Socket, wanted: () => void) {
+    // One chunk buffered at most: the next read of the client socket waits until the upstream takes this one.
+    super({ highWaterMark: 1 });
+    this.method = head.method;
+    this.url = head.url;
+    this.rawHeaders = head.rawHeaders;
+    this.socket = socket;
+    this.#wanted = wanted;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    this.#headers ??= headersOf(this.rawHeaders);
+    return this.#headers;
+  }
+
+  override _read(): void {
+    this.#wanted();
+  }
+}
+
+function headersOf(raw: readonly string[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const seen = headers[name];
+    if (seen === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else if (name === 'cookie') headers[name] = `${seen}; ${value}`;
+    else if (!FIRST_WINS.has(name)) headers[name] = `${seen}, ${value}`;
+  }
+  return headers;
 }
 
 /** Fields Node keeps the first of when repeated (the rest are dropped). */
@@ -98,7 +140,7 @@ function utcDate(): string {
  * did not set them), so a client cannot tell the two paths apart. Writes of one tick leave in one writev.
  */
 export class LeanResponse {
-  readonly req: LeanRequest;
+  readonly req: LeanRequest | LeanBodyRequest;
   readonly #socket: Socket;
   readonly #connection: LeanConnectionSide;
   /** The server's keep-alive timeout, announced in whole seconds (`Keep-Alive: timeout=N`); 0: no header. */
@@ -113,7 +155,12 @@ export class LeanResponse {
   #corked = false;
   #finished = false;
 
-  constructor(req: LeanRequest, connection: LeanConnectionSide, keepAlive: boolean, keepAliveMs: number) {
+  constructor(
+    req: LeanRequest | LeanBodyRequest,
+    connection: LeanConnectionSide,
+    keepAlive: boolean,
+    keepAliveMs: number,
+  ) {
     this.req = req;
     this.#socket = req.socket;
     this.#connection = connection;

@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { readRequestHead } from './http1-request-head.ts';
-import { type LeanConnectionSide, LeanRequest, LeanResponse } from './lean-http1-exchange.ts';
+import {
+  LeanBodyRequest,
+  type LeanConnectionSide,
+  LeanRequest,
+  LeanResponse,
+} from './lean-http1-exchange.ts';
 
 export interface LeanHttp1Options {
   readonly maxHeaderBytes: number;
@@ -20,11 +25,15 @@ export interface LeanHttp1Options {
  */
 const KEEP_ALIVE_GRACE_MS = 1_000;
 
+/** Node's http.Server requestTimeout default: a request whose body is still arriving after this is cut. */
+const REQUEST_TIMEOUT_MS = 300_000;
+
 /**
  * The lean HTTP/1.1 server path of a cleartext listener port (on unless `--no-lean-http1`): request heads are read on the
  * raw socket (http1-request-head.ts) and served through the same handler as Node's server, with a response
  * that writes straight to the socket (lean-http1-exchange.ts): no IncomingMessage, ServerResponse, parser
- * callbacks or per-request timers. What the reader does not take (a body, an upgrade, Expect, HTTP/1.0, a
+ * callbacks or per-request timers. A Content-Length body streams from the socket's reads to the upstream, one
+ * read in flight at a time. What the reader does not take (a chunked body, an upgrade, Expect, HTTP/1.0, a
  * malformed or oversized head, a head split across reads) goes to Node's server with the connection, at a
  * request boundary, and is answered exactly as before. Requests on one connection are served one at a time;
  * pipelined ones wait in the buffer.
@@ -96,6 +105,13 @@ class LeanConnection implements LeanConnectionSide {
   #ended = false;
   #gone = false;
   #idleSinceMs = performance.now();
+  /** The request body being read (undefined once the answer is out: the rest is then discarded). */
+  #body: LeanBodyRequest | undefined;
+  /** Body bytes of the current request still to come from the client. */
+  #bodyLeft = 0;
+  readonly #bodyWanted = (): void => {
+    if (this.#bodyLeft > 0 && !this.#gone && this.socket.isPaused()) this.socket.resume();
+  };
   readonly #onData = (chunk: Buffer): void => this.#read(chunk);
   readonly #onEnd = (): void => this.#clientEnded();
   readonly #onClose = (): void => this.#closed();
@@ -115,11 +131,28 @@ class LeanConnection implements LeanConnectionSide {
   }
 
   closeIfIdle(nowMs: number, limitMs: number): void {
-    if (this.#busy || this.#gone) return;
+    if (this.#gone) return;
+    if (this.#busy) {
+      // A body that stalls is cut when Node's server would time the request out.
+      if (this.#bodyLeft > 0 && nowMs - this.#idleSinceMs >= REQUEST_TIMEOUT_MS) this.socket.destroy();
+      return;
+    }
     if (nowMs - this.#idleSinceMs >= limitMs) this.socket.destroy();
   }
 
-  #read(chunk: Buffer): void {
+  #read(data: Buffer): void {
+    let chunk = data;
+    if (this.#bodyLeft > 0) {
+      // Body bytes (nothing else is buffered while a body is read): a slice of the read, never a copy.
+      if (chunk.length <= this.#bodyLeft) {
+        this.#feedBody(chunk);
+        return;
+      }
+      const bodyEnd = this.#bodyLeft;
+      this.#feedBody(chunk.subarray(0, bodyEnd));
+      chunk = chunk.subarray(bodyEnd);
+      if (this.#gone) return;
+    }
     const buffer = this.#buffer;
     if (buffer === undefined) {
       this.#buffer = chunk;
@@ -158,17 +191,50 @@ class LeanConnection implements LeanConnectionSide {
       this.#offset += head.length;
       if (this.#offset === buffer.length) this.#buffer = undefined;
       this.#busy = true;
-      const req = new LeanRequest(head, this.socket);
       const keepAlive = !head.close && !this.#owner.draining;
+      if (head.bodyLength === 0) {
+        const req = new LeanRequest(head, this.socket);
+        const res = new LeanResponse(req, this, keepAlive, options.keepAliveTimeoutMs);
+        options.serve(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+        continue;
+      }
+      this.#idleSinceMs = performance.now();
+      const req = new LeanBodyRequest(head, this.socket, this.#bodyWanted);
+      this.#body = req;
+      this.#bodyLeft = head.bodyLength;
       const res = new LeanResponse(req, this, keepAlive, options.keepAliveTimeoutMs);
       options.serve(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+      // The body bytes that came with the head go after the handler has had its chance to listen.
+      const rest = this.#buffer;
+      if (rest !== undefined && this.#bodyLeft > 0 && !this.#gone) {
+        const end = Math.min(rest.length, this.#offset + this.#bodyLeft);
+        const first = rest.subarray(this.#offset, end);
+        this.#offset = end;
+        if (end === rest.length) this.#buffer = undefined;
+        this.#feedBody(first);
+      }
     }
     this.#driving = false;
     if (!this.#busy && this.#ended && !this.#gone) this.socket.end();
   }
 
+  /** Hands body bytes to the request (or drops them once the answer is out); pauses the client when it is full. */
+  #feedBody(slice: Buffer): void {
+    this.#bodyLeft -= slice.length;
+    this.#idleSinceMs = performance.now();
+    const body = this.#body;
+    if (body === undefined) return;
+    const more = body.push(slice);
+    if (this.#bodyLeft === 0) {
+      this.#body = undefined;
+      body.push(null);
+    } else if (!more) this.socket.pause();
+  }
+
   responseDone(keepAlive: boolean): void {
     this.#busy = false;
+    // The answer came before the whole body: as Node's server, the rest is read and dropped.
+    this.#body = undefined;
     if (this.#gone) return;
     this.#idleSinceMs = performance.now();
     if (!keepAlive || this.#owner.draining) {
@@ -183,6 +249,7 @@ class LeanConnection implements LeanConnectionSide {
 
   #clientEnded(): void {
     this.#ended = true;
+    this.#abortBody();
     if (this.#gone) return;
     if (this.#busy) {
       // As Node's server (httpAllowHalfOpen off): the client's end aborts the request in flight; closing our
@@ -203,8 +270,17 @@ class LeanConnection implements LeanConnectionSide {
   }
 
   #closed(): void {
+    this.#abortBody();
     this.#gone = true;
     this.#detach();
+  }
+
+  /** A body cut short by the client: its reader sees it destroyed (the exchange cancels on the socket's close). */
+  #abortBody(): void {
+    const body = this.#body;
+    if (body === undefined) return;
+    this.#body = undefined;
+    body.destroy();
   }
 
   /** Node's server takes the connection with the unread bytes (nothing is in flight). */

@@ -18,7 +18,18 @@ describe('readRequestHead (the lean path takes only plain HTTP/1.1 heads)', () =
       rawHeaders: ['Host', 'a.example', 'X-Two', 'a b', 'Accept', '*/*'],
       close: false,
       length: text.indexOf('GET /next'),
+      bodyLength: 0,
     });
+  });
+
+  it('reads the length of a body framed by one plain Content-Length', () => {
+    expect(read(`POST / HTTP/1.1\r\n${h}Content-Length: 3\r\n\r\nabc`)?.bodyLength).toBe(3);
+    expect(
+      read(`PUT / HTTP/1.1\r\n${h}content-length: 1048576\r\nContent-Type: text/plain\r\n\r\n`)?.bodyLength,
+    ).toBe(1_048_576);
+    expect(read(`POST / HTTP/1.1\r\n${h}Content-Length: 999999999999999\r\n\r\n`)?.bodyLength).toBe(
+      999_999_999_999_999,
+    );
   });
 
   it('reads a head that starts inside the buffer (pipelined requests)', () => {
@@ -45,7 +56,14 @@ describe('readRequestHead (the lean path takes only plain HTTP/1.1 heads)', () =
     ['two Hosts', `GET / HTTP/1.1\r\n${h}${h}\r\n`],
     ['HTTP/1.0', `GET / HTTP/1.0\r\n${h}\r\n`],
     ['HTTP/2.0', `GET / HTTP/2.0\r\n${h}\r\n`],
-    ['a body by Content-Length', `POST / HTTP/1.1\r\n${h}Content-Length: 3\r\n\r\nabc`],
+    ['a Content-Length with a sign', `POST / HTTP/1.1\r\n${h}Content-Length: +3\r\n\r\nabc`],
+    ['a Content-Length list', `POST / HTTP/1.1\r\n${h}Content-Length: 3, 3\r\n\r\nabc`],
+    ['a Content-Length of 16 digits', `POST / HTTP/1.1\r\n${h}Content-Length: 1000000000000000\r\n\r\n`],
+    ['an empty Content-Length', `POST / HTTP/1.1\r\n${h}Content-Length:\r\n\r\n`],
+    [
+      'gRPC with a codec',
+      `POST / HTTP/1.1\r\n${h}Content-Type: Application/GRPC+proto\r\nContent-Length: 0\r\n\r\n`,
+    ],
     ['two Content-Length: 0', `POST / HTTP/1.1\r\n${h}Content-Length: 0\r\nContent-Length: 0\r\n\r\n`],
     ['chunked', `POST / HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
     ['Expect', `PUT / HTTP/1.1\r\n${h}Expect: 100-continue\r\n\r\n`],
