@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
-import { compilePrograms } from './harness/compiled.ts';
+import { compilePrograms, SHIPPED_NODE_FLAGS } from './harness/compiled.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
 import { type Baseline, runSuite } from './harness/suite.ts';
@@ -49,7 +49,12 @@ async function main(): Promise<void> {
   log(cpu.note);
   pinSelf(cpu);
 
-  const baseline = args.baseline === undefined ? undefined : describeBaseline(resolve(args.baseline));
+  const nodeFlags = args.nodeFlags ?? SHIPPED_NODE_FLAGS;
+  if (args.nodeFlags) notes.push(`the gateway runs with the Node flags ${nodeFlags.join(' ') || '(none)'}`);
+  const baseline =
+    args.baseline === undefined
+      ? undefined
+      : describeBaseline(resolve(args.baseline), args.baselineNodeFlags ?? nodeFlags, nodeFlags);
   if (baseline)
     notes.push(`baseline: the build of ${baseline.name}, measured right after each gateway config`);
 
@@ -67,7 +72,7 @@ async function main(): Promise<void> {
     warmupSec: args.warmupSec,
     cpu,
     projectDir,
-    programs: compilePrograms(projectDir, log),
+    programs: compilePrograms(projectDir, log, nodeFlags),
     forceNodeBackend: args.nodeBackend,
     log,
     notes,
@@ -95,8 +100,16 @@ async function main(): Promise<void> {
   }
 }
 
-/** The build given with --baseline, named by its checkout's commit when it is in one. */
-function describeBaseline(mainJs: string): Baseline {
+/**
+ * The build given with --baseline, named by its checkout's commit when it is in one, and by its Node flags when
+ * they are not the gateway's. It runs with the gateway's flags unless told otherwise: a before/after compares
+ * builds, not flags.
+ */
+function describeBaseline(
+  mainJs: string,
+  flags: readonly string[],
+  gatewayFlags: readonly string[],
+): Baseline {
   if (!existsSync(mainJs)) throw new Error(`--baseline ${mainJs}: no such file (build it: npm run build)`);
   // Results never name a machine's folders: a commit, or a neutral name.
   let name = 'the --baseline build';
@@ -108,7 +121,8 @@ function describeBaseline(mainJs: string): Baseline {
   } catch {
     // Not in a git checkout.
   }
-  return { program: [mainJs], name };
+  if (flags.join(' ') !== gatewayFlags.join(' ')) name = `${name} with ${flags.join(' ') || 'no Node flags'}`;
+  return { program: [...flags, mainJs], name };
 }
 
 main().catch((error: unknown) => {

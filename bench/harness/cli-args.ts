@@ -16,6 +16,10 @@ export interface BenchArgs {
   readonly cpuProf: boolean;
   /** Another build of the gateway (its compiled main.js), measured beside this one. */
   readonly baseline: string | undefined;
+  /** Node flags before the gateway's main.js; undefined: those `npm start` uses. */
+  readonly nodeFlags: readonly string[] | undefined;
+  /** Node flags before the baseline's main.js; undefined: the same as the gateway's. */
+  readonly baselineNodeFlags: readonly string[] | undefined;
   readonly out: string;
   readonly help: boolean;
 }
@@ -53,6 +57,11 @@ ${wrapNames(SCENARIOS.map((s) => s.name))}
   --cpu-prof            run the gateway under node --cpu-prof; profiles and a summary go to <out>/profiles
   --baseline <main.js>  also measure another build of the gateway (e.g. an older commit's dist/main.js)
                         beside this one, as config gateway-baseline: before and after in one run
+  --node-flags <flags>  Node/V8 flags for the gateway, space-separated, instead of npm start's
+                        (--max-semi-space-size=8), e.g. --node-flags='--max-semi-space-size=8 --single-threaded'
+  --baseline-node-flags <flags>
+                        the same for the baseline (default: the gateway's); with --baseline dist/main.js
+                        it compares one build under two sets of flags
   --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
 `;
 
@@ -71,6 +80,14 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return value;
 }
 
+function nodeFlags(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const flags = text.split(/\s+/).filter((flag) => flag !== '');
+  for (const flag of flags)
+    if (!flag.startsWith('--')) throw new Error(`a Node flag starts with --, not ${flag}`);
+  return flags;
+}
+
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -86,6 +103,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       'node-backend': { type: 'boolean' },
       'cpu-prof': { type: 'boolean' },
       baseline: { type: 'string' },
+      'node-flags': { type: 'string' },
+      'baseline-node-flags': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -113,6 +132,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     nodeBackend: values['node-backend'] === true,
     cpuProf: values['cpu-prof'] === true,
     baseline: values.baseline,
+    nodeFlags: nodeFlags(values['node-flags']),
+    baselineNodeFlags: nodeFlags(values['baseline-node-flags']),
     out: values.out ?? 'bench/results',
     help: values.help === true,
   };

@@ -12,19 +12,25 @@ export interface Programs {
   readonly runtimeProbe: readonly string[];
 }
 
+/** The Node flags `npm start` and the image run the gateway with (package.json, Dockerfile). */
+export const SHIPPED_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'];
+
 /**
  * Compiles the gateway (`npm run build`, as the image does) and the Node peers, so that every Node process
  * in the comparison runs plain JavaScript: a tsx loader costs ~35 MiB of RSS and CPU of its own, which
  * would blur both the memory and the throughput columns.
  */
-export function compilePrograms(projectDir: string, log: (line: string) => void): Programs {
+export function compilePrograms(
+  projectDir: string,
+  log: (line: string) => void,
+  nodeFlags: readonly string[] = SHIPPED_NODE_FLAGS,
+): Programs {
   const tsc = join(projectDir, 'node_modules', 'typescript', 'bin', 'tsc');
   log('compiling the gateway (tsconfig.build.json -> dist/) and the Node peers (-> dist-bench/)');
   for (const project of ['tsconfig.build.json', 'bench/tsconfig.peers.json'])
     execFileSync(process.execPath, [tsc, '-p', project], { cwd: projectDir, stdio: 'inherit' });
   return {
-    // As `npm start` and the image run it (package.json, Dockerfile).
-    gateway: ['--max-semi-space-size=8', join(projectDir, 'dist', 'main.js')],
+    gateway: [...nodeFlags, join(projectDir, 'dist', 'main.js')],
     peer: (name) => [join(projectDir, 'dist-bench', 'peers', `${name}.js`)],
     runtimeProbe: ['--trace-gc', '--import', join(projectDir, 'dist-bench', 'peers', 'runtime-probe.js')],
   };

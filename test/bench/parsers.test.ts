@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from '../../bench/harness/cli-args.ts';
 import { findScenarios } from '../../bench/harness/scenarios.ts';
 import { withBaseline } from '../../bench/harness/suite.ts';
 import { derive } from '../../bench/harness/summarize.ts';
@@ -240,5 +241,22 @@ describe('ratios and findings', () => {
     expect(findings).toEqual([
       'wrk: --workers 2 serves 1.50x the req/s of one process (10,000 -> 15,000; CPU 1.00 -> 1.50 cores; p99 4.000 ms -> 4.000 ms)',
     ]);
+  });
+});
+
+describe('bench flags', () => {
+  it('runs the gateway with npm start’s Node flags unless --node-flags says otherwise', () => {
+    expect(parseBenchArgs([]).nodeFlags).toBeUndefined();
+    const args = parseBenchArgs([
+      '--node-flags',
+      ' --max-semi-space-size=8  --single-threaded',
+      '--baseline-node-flags=',
+    ]);
+    expect(args.nodeFlags).toEqual(['--max-semi-space-size=8', '--single-threaded']);
+    expect(args.baselineNodeFlags).toEqual([]);
+  });
+
+  it('refuses a Node flag without its dashes', () => {
+    expect(() => parseBenchArgs(['--node-flags', 'max-semi-space-size=8'])).toThrow(/starts with --/);
   });
 });
