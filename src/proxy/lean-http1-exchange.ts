@@ -134,6 +134,12 @@ function utcDate(): string {
 }
 
 /**
+ * Writes of one tick up to this many bytes in all, to a socket with nothing buffered, leave as one latin1 string:
+ * one `writeLatin1String`, without the cork, the writev and the stream's buffered-request bookkeeping.
+ */
+const COALESCE_BYTES = 4096;
+
+/**
  * The response to a LeanRequest: the members of ServerResponse that the request path uses, writing the head
  * and body straight to the socket. The bytes are the ones Node's ServerResponse writes for the same calls
  * (status line, the headers as given, then Date, Connection, Keep-Alive and chunked framing when the caller
@@ -154,6 +160,9 @@ export class LeanResponse {
   #last = false;
   #corked = false;
   #finished = false;
+  /** Small writes of this tick not yet on the socket, as latin1 (bytes as chars), in order. */
+  #pending = '';
+  #flushQueued = false;
 
   constructor(
     req: LeanRequest | LeanBodyRequest,
@@ -254,8 +263,7 @@ export class LeanResponse {
     }
     this.headersSent = true;
     if (!this.#socket.writable) return this;
-    this.#cork();
-    this.#socket.write(`${head}\r\n`, 'latin1');
+    this.#send(`${head}\r\n`);
     return this;
   }
 
@@ -264,11 +272,18 @@ export class LeanResponse {
     if (!this.#hasBody || this.#finished || !this.#socket.writable) return true;
     const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     if (length === 0) return true;
-    this.#cork();
-    if (!this.#chunked) return this.#socket.write(chunk);
-    this.#socket.write(`${length.toString(16)}\r\n`, 'latin1');
-    this.#socket.write(chunk);
-    return this.#socket.write('\r\n', 'latin1');
+    if (typeof chunk === 'string') {
+      // A string body is UTF-8 on the wire: it takes the corked path, after what is pending.
+      this.#cork();
+      if (!this.#chunked) return this.#socket.write(chunk);
+      this.#socket.write(`${length.toString(16)}\r\n`, 'latin1');
+      this.#socket.write(chunk);
+      return this.#socket.write('\r\n', 'latin1');
+    }
+    if (!this.#chunked) return this.#send(chunk);
+    this.#send(`${length.toString(16)}\r\n`);
+    this.#send(chunk);
+    return this.#send('\r\n');
   }
 
   end(chunk?: Buffer | string): this {
@@ -277,7 +292,9 @@ export class LeanResponse {
     if (chunk !== undefined) this.write(chunk);
     this.#finished = true;
     if (!this.#socket.writable) return this;
-    if (this.#chunked && this.#hasBody) this.#socket.write('0\r\n\r\n', 'latin1');
+    if (this.#chunked && this.#hasBody) this.#send('0\r\n\r\n');
+    // The whole answer leaves now (most often in one write): the connection may end or answer the next request.
+    this.#flushPending();
     this.#connection.responseDone(!this.#last);
     return this;
   }
@@ -293,6 +310,38 @@ export class LeanResponse {
   }
 
   /**
+   * Writes `data` (latin1 strings and Buffers): held with this tick's other small writes while they fit in
+   * COALESCE_BYTES and the socket has nothing buffered (so the socket would take them without backpressure), else
+   * on the corked socket after what is held. Returns what the socket's write would: false under backpressure.
+   */
+  #send(data: string | Buffer): boolean {
+    if (
+      !this.#corked &&
+      this.#pending.length + data.length <= COALESCE_BYTES &&
+      this.#socket.writableLength === 0
+    ) {
+      this.#pending += typeof data === 'string' ? data : data.toString('latin1');
+      if (!this.#flushQueued) {
+        this.#flushQueued = true;
+        queueMicrotask(() => {
+          this.#flushQueued = false;
+          this.#flushPending();
+        });
+      }
+      return true;
+    }
+    this.#cork();
+    return typeof data === 'string' ? this.#socket.write(data, 'latin1') : this.#socket.write(data);
+  }
+
+  #flushPending(): void {
+    const pending = this.#pending;
+    if (pending === '') return;
+    this.#pending = '';
+    if (this.#socket.writable) this.#socket.write(pending, 'latin1');
+  }
+
+  /**
    * The writes of one event (head, body, chunk framing) leave together. A microtask, not a tick: with nothing on
    * the tick queue, Node runs microtasks natively at the end of a read's callback and skips its tick loop (which
    * on Node 20 allocates a Map per run for promise rejections).
@@ -302,6 +351,7 @@ export class LeanResponse {
     this.#corked = true;
     const socket = this.#socket;
     socket.cork();
+    this.#flushPending();
     queueMicrotask(() => socket.uncork());
   }
 }

@@ -22,8 +22,8 @@ export function relayedResponseHeaders(
   let listed: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = latin1(rawHeaders[i]!);
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower)) {
+    const lower = HOP_BY_HOP_LENGTHS[name.length] === true ? name.toLowerCase() : undefined;
+    if (lower !== undefined && HOP_BY_HOP.has(lower)) {
       if (lower === 'connection') {
         const extra = connectionListedNames(latin1(rawHeaders[i + 1]!));
         if (extra !== undefined) listed = listed === undefined ? extra : listed.concat(extra);
@@ -39,6 +39,16 @@ export function relayedResponseHeaders(
   }
   return headers;
 }
+
+/**
+ * By name length, whether a hop-by-hop name has it: most response headers (content-type, date, server, ...)
+ * are relayed without being lower-cased or looked up.
+ */
+const HOP_BY_HOP_LENGTHS: readonly boolean[] = (() => {
+  const lengths: boolean[] = [];
+  for (const name of HOP_BY_HOP) lengths[name.length] = true;
+  return Array.from(lengths, (has) => has === true);
+})();
 
 /** undici hands headers over as Buffers, this project's HTTP/1.1 client as strings (already latin1). */
 function latin1(raw: Buffer | string): string {
