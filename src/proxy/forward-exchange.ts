@@ -237,7 +237,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
     if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
     if (!this.#endedEarly) this.res.end();
-    this.target.series.record(attempt.status, (performance.now() - this.#startMs) / 1000);
+    // The answer was written within this call: the attempt's end is the request's, without another clock read.
+    this.target.series.record(attempt.status, (attempt.endMs - this.#startMs) / 1000);
   }
 
   onUpstreamError(attempt: UpstreamAttempt, err: CodedError): void {

@@ -87,6 +87,9 @@ export class UpstreamSeries {
   readonly #labels: readonly string[];
   readonly #duration: HistogramCell;
   readonly #results = new Map<AttemptResult, CounterCell>();
+  /** The result of the latest attempt and its cell: a run of one result skips the map. */
+  #lastResult: AttemptResult | undefined;
+  #lastCell: CounterCell | undefined;
 
   constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
     this.#counter = counter;
@@ -99,13 +102,20 @@ export class UpstreamSeries {
     histogram.remove(this.#labels);
     for (const result of this.#results.keys()) this.#counter.remove([...this.#labels, result]);
     this.#results.clear();
+    this.#lastResult = undefined;
+    this.#lastCell = undefined;
   }
 
   record(result: AttemptResult, seconds: number): void {
-    let cell = this.#results.get(result);
-    if (cell === undefined) {
-      cell = this.#counter.cell([...this.#labels, result]);
-      this.#results.set(result, cell);
+    let cell = this.#lastCell;
+    if (result !== this.#lastResult || cell === undefined) {
+      cell = this.#results.get(result);
+      if (cell === undefined) {
+        cell = this.#counter.cell([...this.#labels, result]);
+        this.#results.set(result, cell);
+      }
+      this.#lastResult = result;
+      this.#lastCell = cell;
     }
     cell.value++;
     this.#duration.observe(seconds);

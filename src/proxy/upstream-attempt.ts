@@ -29,6 +29,8 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   readonly #pools: UpstreamPools;
   readonly #slot: InFlightSlot;
   readonly startMs: number;
+  /** When `finish` ran (performance.now()); 0 before. */
+  endMs = 0;
   connected = false;
   stale = false;
   ended = false;
@@ -57,7 +59,8 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   finish(result: AttemptResult): void {
     if (this.ended) return;
     this.ended = true;
-    const latencyMs = performance.now() - this.startMs;
+    this.endMs = performance.now();
+    const latencyMs = this.endMs - this.startMs;
     this.#pools.release(this.#slot);
     this.#balancer.end(this.#handle, result, latencyMs);
     this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);

@@ -169,12 +169,14 @@ export function upstreamDispatchOptions(
   body: Dispatcher.DispatchOptions['body'],
   tls: BackendTls | undefined,
 ): Dispatcher.DispatchOptions {
-  return {
+  const options: Dispatcher.DispatchOptions = {
     path: head.path,
     method: method as Dispatcher.HttpMethod,
     headers: head.headers,
     body,
-    // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
-    ...(tls ? { servername: tls.serverName } : {}),
   };
+  // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
+  if (tls === undefined) return options;
+  const sni = { servername: tls.serverName };
+  return { ...options, ...sni };
 }
