@@ -12,7 +12,7 @@ export interface Programs {
   readonly runtimeProbe: readonly string[];
 }
 
-/** The Node flags `npm start` and the image run the gateway with (package.json, Dockerfile). */
+/** The Node flags the image runs the gateway with (Dockerfile); `npm start` adds --optimize-for-size for the demo. */
 export const SHIPPED_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'];
 
 /**
