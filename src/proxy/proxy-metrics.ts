@@ -11,6 +11,44 @@ import {
 } from '../metrics/request-metrics.ts';
 
 /**
+ * The counter cells of one series by its last label (a status code, an attempt result), made on first use. The
+ * latest key and its cell are kept: a run of one key, the common case, skips the map.
+ */
+class CounterCells<K extends string | number> {
+  readonly #counter: FastCounter;
+  readonly #labels: readonly string[];
+  readonly #cells = new Map<K, CounterCell>();
+  #lastKey: K | undefined;
+  #lastCell: CounterCell | undefined;
+
+  constructor(counter: FastCounter, labels: readonly string[]) {
+    this.#counter = counter;
+    this.#labels = labels;
+  }
+
+  cell(key: K): CounterCell {
+    let cell = this.#lastCell;
+    if (key === this.#lastKey && cell !== undefined) return cell;
+    cell = this.#cells.get(key);
+    if (cell === undefined) {
+      cell = this.#counter.cell([...this.#labels, String(key)]);
+      this.#cells.set(key, cell);
+    }
+    this.#lastKey = key;
+    this.#lastCell = cell;
+    return cell;
+  }
+
+  /** Takes every cell out of /metrics. */
+  release(): void {
+    for (const key of this.#cells.keys()) this.#counter.remove([...this.#labels, String(key)]);
+    this.#cells.clear();
+    this.#lastKey = undefined;
+    this.#lastCell = undefined;
+  }
+}
+
+/**
  * Series of one (gateway, route, backend) triple, bound at compile time. Its cells are created by the first request
  * it records: a table of 10,000 routes holds a series per backendRef and one for local answers per rule, most of
  * which never record anything, and a histogram cell is the largest thing a route costs.
@@ -20,11 +58,8 @@ export class RequestSeries {
   readonly #histogram: FastHistogram;
   readonly #labels: readonly string[];
   #duration: HistogramCell | undefined;
-  /** The code of the latest request and its cell: a run of one status code skips the map. */
-  #lastCode = -1;
-  #lastCell: CounterCell | undefined;
   /** Status code to its counter cell, filled on first use of each code. */
-  #codes: Map<number, CounterCell> | undefined;
+  #codes: CounterCells<number> | undefined;
   /** The last table compile that bound this series; an older one means its route left the configuration. */
   generation = 0;
 
@@ -41,23 +76,18 @@ export class RequestSeries {
    */
   release(): void {
     if (this.#duration !== undefined) this.#histogram.remove(this.#labels);
-    if (this.#codes !== undefined) {
-      for (const code of this.#codes.keys()) this.#counter.remove([...this.#labels, String(code)]);
-    }
+    this.#codes?.release();
     this.#duration = undefined;
     this.#codes = undefined;
-    this.#lastCell = undefined;
-    this.#lastCode = -1;
   }
 
   record(statusCode: number, seconds: number): void {
-    let cell = this.#lastCell;
-    if (statusCode !== this.#lastCode || cell === undefined) {
-      cell = this.#codeCell(statusCode);
-      this.#lastCode = statusCode;
-      this.#lastCell = cell;
+    let codes = this.#codes;
+    if (codes === undefined) {
+      codes = new CounterCells(this.#counter, this.#labels);
+      this.#codes = codes;
     }
-    cell.value++;
+    codes.cell(statusCode).value++;
     let duration = this.#duration;
     if (duration === undefined) {
       duration = this.#histogram.cell(this.#labels);
@@ -65,59 +95,28 @@ export class RequestSeries {
     }
     duration.observe(seconds);
   }
-
-  #codeCell(statusCode: number): CounterCell {
-    let codes = this.#codes;
-    if (codes === undefined) {
-      codes = new Map();
-      this.#codes = codes;
-    }
-    let cell = codes.get(statusCode);
-    if (cell === undefined) {
-      cell = this.#counter.cell([...this.#labels, String(statusCode)]);
-      codes.set(statusCode, cell);
-    }
-    return cell;
-  }
 }
 
 /** Series of one (backend, cluster, zone) triple. */
 export class UpstreamSeries {
-  readonly #counter: FastCounter;
   readonly #labels: readonly string[];
   readonly #duration: HistogramCell;
-  readonly #results = new Map<AttemptResult, CounterCell>();
-  /** The result of the latest attempt and its cell: a run of one result skips the map. */
-  #lastResult: AttemptResult | undefined;
-  #lastCell: CounterCell | undefined;
+  readonly #results: CounterCells<AttemptResult>;
 
   constructor(counter: FastCounter, histogram: FastHistogram, labels: readonly string[]) {
-    this.#counter = counter;
     this.#labels = labels;
     this.#duration = histogram.cell(labels);
+    this.#results = new CounterCells(counter, labels);
   }
 
   /** Takes the series out of /metrics (see RequestSeries.release). */
   release(histogram: FastHistogram): void {
     histogram.remove(this.#labels);
-    for (const result of this.#results.keys()) this.#counter.remove([...this.#labels, result]);
-    this.#results.clear();
-    this.#lastResult = undefined;
-    this.#lastCell = undefined;
+    this.#results.release();
   }
 
   record(result: AttemptResult, seconds: number): void {
-    let cell = this.#lastCell;
-    if (result !== this.#lastResult || cell === undefined) {
-      cell = this.#results.get(result);
-      if (cell === undefined) {
-        cell = this.#counter.cell([...this.#labels, result]);
-        this.#results.set(result, cell);
-      }
-      this.#lastResult = result;
-      this.#lastCell = cell;
-    }
-    cell.value++;
+    this.#results.cell(result).value++;
     this.#duration.observe(seconds);
   }
 }
