@@ -20,6 +20,7 @@ import type { CompiledAction, ForwardTarget } from './compile-actions.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from './connection-retry.ts';
 import { Deadline, requestDeadlines } from './deadline-wheel.ts';
+import { bodyTouched } from './direct-body.ts';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   onAttemptTimer,
@@ -293,7 +294,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #bodyState(): BodyState {
     const body = this.#body;
     if (body === null) return 'none';
-    return body.readableDidRead || body.destroyed ? 'partial' : 'unsent';
+    return bodyTouched(body) ? 'partial' : 'unsent';
   }
 
   /** Ends the exchange with an answer of the gateway's own, or by cutting the client off mid-response. */

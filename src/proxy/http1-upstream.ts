@@ -3,6 +3,7 @@ import { connect as connectTcp, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Deadline, requestDeadlines } from './deadline-wheel.ts';
+import { type BodySink, type DirectBody, directBodyOf } from './direct-body.ts';
 import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
@@ -102,6 +103,8 @@ class Http1Request {
   responded = false;
   done = false;
   bodySent: boolean;
+  /** The body, while it writes itself onto the connection's socket (DirectBody). */
+  direct: DirectBody | undefined = undefined;
   readonly abort = (err?: Error): void => {
     if (this.done) return;
     const connection = this.connection;
@@ -318,6 +321,12 @@ function failRequest(request: Http1Request, err: Error): void {
 function releaseBody(request: Http1Request, err?: Error): void {
   const body = request.body as BodyWithRequest | null;
   if (body === null || request.bodySent) return;
+  const direct = request.direct;
+  if (direct !== undefined) {
+    request.direct = undefined;
+    direct.detach(err);
+    return;
+  }
   body.removeListener('data', onBodyData);
   body.removeListener('end', onBodyEnd);
   body.removeListener('error', onBodyError);
@@ -328,7 +337,7 @@ function releaseBody(request: Http1Request, err?: Error): void {
 }
 
 /** One socket and its parser, serving one request at a time. */
-class Http1Connection {
+class Http1Connection implements BodySink {
   readonly upstream: Http1Upstream;
   readonly socket: Socket;
   readonly parser: ParserWithConnection;
@@ -380,6 +389,7 @@ class Http1Connection {
     socket.on('end', onSocketEnd);
     socket.on('error', onSocketError);
     socket.on('close', onSocketClose);
+    socket.on('drain', onSocketDrain);
   }
 
   /** Restarts the response timeout from now (connected, or resumed after the client's backpressure). */
@@ -410,12 +420,33 @@ class Http1Connection {
     // writev; the tick after bounds the wait, so a client that sends its body later is never held up.
     socket.cork();
     socket.write(request.head, 'latin1');
+    const direct = request.chunked ? undefined : directBodyOf(body);
+    if (direct !== undefined) {
+      request.direct = direct;
+      if (direct.sendTo(this)) {
+        process.nextTick(uncork, socket);
+        return;
+      }
+      request.direct = undefined;
+    }
     body[kConnection] = this;
     // Listening first: the body's own resume tick then comes before the uncork.
     body.on('data', onBodyData);
     body.once('end', onBodyEnd);
     body.on('error', onBodyError);
     process.nextTick(uncork, socket);
+  }
+
+  writeBody(chunk: Buffer): boolean {
+    this.activityMs = requestDeadlines.coarseNowMs;
+    return this.socket.write(chunk);
+  }
+
+  endBody(): void {
+    const request = this.request;
+    if (request === undefined) return;
+    request.direct = undefined;
+    request.bodySent = true;
   }
 
   resumeResponse(): void {
@@ -480,6 +511,11 @@ function sweepIdle(upstream: Http1Upstream, idle: Http1Connection[]): void {
 }
 
 type ConnectedSocket = Socket & { [kConnection]: Http1Connection };
+
+/** A body writing itself onto the socket waits for this after a full write. */
+function onSocketDrain(this: ConnectedSocket): void {
+  this[kConnection].request?.direct?.resumeSend();
+}
 
 function onSocketConnect(this: ConnectedSocket): void {
   const connection = this[kConnection];

@@ -224,11 +224,9 @@ class LeanConnection implements LeanConnectionSide {
     this.#idleSinceMs = performance.now();
     const body = this.#body;
     if (body === undefined) return;
-    const more = body.push(slice);
-    if (this.#bodyLeft === 0) {
-      this.#body = undefined;
-      body.push(null);
-    } else if (!more) this.socket.pause();
+    const last = this.#bodyLeft === 0;
+    if (last) this.#body = undefined;
+    if (!body.feed(slice, last) && !last) this.socket.pause();
   }
 
   responseDone(keepAlive: boolean): void {

@@ -48,6 +48,11 @@ function startBodyBackend(): Promise<BodyBackend> {
       res.end('too large\n');
       return;
     }
+    if (req.url?.startsWith('/reset')) {
+      // Takes the first bytes of the body, then drops the connection.
+      req.once('data', () => req.socket.destroy());
+      return;
+    }
     if (req.url?.startsWith('/hold')) {
       req.pause();
       state.held.push(req);
@@ -281,6 +286,26 @@ describe('lean HTTP/1.1 server path: request bodies (against --no-lean-http1)', 
     const state = lean.proxy.describeBalancers()[id]!;
     expect(state.endpoints.map((e) => e.healthy)).toEqual([true]);
     expect(await sendParts(lean.port(), [post('/still', 'ok')])).toContain('HTTP/1.1 200 OK');
+  });
+
+  it('a backend that drops the connection mid-body: a 502, and the gateway serves on', async () => {
+    const large = body(512 * 1024);
+    const id = backend('good', [upstream.port]).id;
+    for (let i = 0; i < 3; i++) {
+      const parts = [post('/reset', large), `GET /after HTTP/1.1\r\n${h}\r\n`];
+      const [a, b] = await Promise.all([
+        sendParts(lean.port(), parts, 300),
+        sendParts(node.port(), parts, 300),
+      ]);
+      // The rest of the body is read and dropped, then the connection serves the next request.
+      expect(a).toMatch(
+        /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*HTTP\/1\.1 200 OK\r\n[\s\S]*GET \/after 0 /,
+      );
+      // Node's server drops the connection along with a body nobody will read: the 502 is lost there.
+      expect(b).toMatch(/^(HTTP\/1\.1 502 Bad Gateway\r\n|$)/);
+    }
+    expect(await sendParts(lean.port(), [post('/still', 'ok')])).toContain('HTTP/1.1 200 OK');
+    expect(lean.proxy.describeBalancers()[id]!.endpoints.map((e) => e.healthy)).toEqual([true]);
   });
 
   it('retries a body not sent yet on another endpoint, whole', async () => {
