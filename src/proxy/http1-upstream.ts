@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Deadline, requestDeadlines } from './deadline-wheel.ts';
 import { type BodySink, type DirectBody, directBodyOf } from './direct-body.ts';
+import { isNamed } from './http1-response-parser.ts';
 import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
@@ -14,14 +15,15 @@ import { upstreamErrors as errors } from './upstream-errors.ts';
  * Why not undici's Pool (issue 15): per request it scans its clients for a free one, builds and validates a
  * Request, parses with llhttp compiled to WebAssembly and hands every header over as a Buffer, which the proxy
  * turns back into strings. This client takes the last idle connection, writes the head with the first body
- * chunk in one writev, and parses with Node's own llhttp (the C++ parser Node's HTTP server and client use,
- * strict: no lenient flags), which gives header strings. Measured side by side (bench/README.md, "Third
- * pass"): about 15 % more requests per core for a minimal proxy, and the gateway's rows.
+ * chunk in one writev, and parses with a parser of the shape of Node's llhttp binding: the pools give it
+ * http1-response-parser.ts (strict, in JavaScript: cheaper per small response than the binding's calls into
+ * C++ and back), and Node's own binding (`nativeHttpParser`) fits the same slot. Measured side by side
+ * (bench/README.md, "Third pass"): about 15 % more requests per core for a minimal proxy, and the gateway's rows.
  *
  * Failures keep undici's error codes, which attempt-failure.ts and connection-retry.ts classify: no `onConnect`
  * before the TCP connection is up (refused, unreachable and UND_ERR_CONNECT_TIMEOUT are connect failures); a
  * connection that closes or resets before the response is UND_ERR_SOCKET (or Node's ECONNRESET/EPIPE), so a
- * stale keep-alive connection is retried on a fresh one; a response llhttp refuses is its HPE_ code; headers
+ * stale keep-alive connection is retried on a fresh one; a response the parser refuses is an HPE_ code; headers
  * or values no HTTP/1.1 head can carry are UND_ERR_INVALID_ARG, the gateway's own error.
  *
  * Over 300 lines for a reason: a connection's life (connecting, busy, idle, closing) and its request's
@@ -46,7 +48,7 @@ export interface Http1Handler {
   onError(err: Error): void;
 }
 
-/** Node's llhttp binding, as its HTTP client uses it (lib/_http_common.js). */
+/** Node's llhttp binding as its HTTP client uses it (lib/_http_common.js), and what http1-response-parser.ts offers. */
 interface NativeParser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
   execute(data: Buffer): number | Error;
@@ -696,7 +698,7 @@ function onParserHeadersComplete(
   connection.keepAlive = shouldKeepAlive;
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]!;
-    if (name.length === 10 && name.toLowerCase() === 'keep-alive') {
+    if (name.length === 10 && isNamed(name, 'keep-alive')) {
       const timeout = /timeout=(\d+)/i.exec(headers[i + 1]!);
       if (timeout !== null) {
         connection.idleLimitMs = Math.min(

@@ -2,7 +2,8 @@ import type { Dispatcher } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { RetryReason } from './connection-retry.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
-import { type Http1Handler, Http1Upstream, nativeHttpParser } from './http1-upstream.ts';
+import { Http1ResponseParser } from './http1-response-parser.ts';
+import { type Http1Handler, Http1Upstream } from './http1-upstream.ts';
 import { tlsIdentity, upstreamTlsConnector } from './tls-upstream.ts';
 import { loadUndici } from './undici-loader.ts';
 
@@ -95,8 +96,8 @@ export class UpstreamPools {
   }
 
   /**
-   * Plaintext HTTP/1.1 endpoints get keep-alive connections of this project's client (http1-upstream.ts, undici's
-   * Pool where Node no longer exposes its parser); TLS ones an undici Pool; h2c ones one multiplexed connection.
+   * Plaintext HTTP/1.1 endpoints get keep-alive connections of this project's client (http1-upstream.ts, with its
+   * own response parser); TLS ones an undici Pool; h2c ones one multiplexed connection.
    */
   get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
     const key = poolKey(protocol, endpoint, tls);
@@ -121,7 +122,7 @@ export class UpstreamPools {
           bodyTimeoutMs: options.bodyTimeout,
           keepAliveTimeoutMs: options.keepAliveTimeout,
         });
-      } else if (tls === undefined && nativeHttpParser !== undefined) {
+      } else if (tls === undefined) {
         pool = new Http1Upstream(
           endpoint.address,
           endpoint.port,
@@ -131,7 +132,7 @@ export class UpstreamPools {
             responseTimeoutMs: options.headersTimeout,
             keepAliveTimeoutMs: options.keepAliveTimeout,
           },
-          nativeHttpParser,
+          Http1ResponseParser,
         );
       } else {
         const { Pool } = loadUndici();

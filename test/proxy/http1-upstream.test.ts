@@ -3,8 +3,9 @@ import { createServer as createHttpServer, type IncomingMessage, type Server } f
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestDeadlines } from '../../src/proxy/deadline-wheel.ts';
+import { Http1ResponseParser } from '../../src/proxy/http1-response-parser.ts';
 import {
   type Http1Handler,
   Http1Upstream,
@@ -77,9 +78,15 @@ function recorder(options: { onData?: (chunk: Buffer, resume: () => void) => boo
   return { handler, done };
 }
 
+/** The response parser under test: the proxy's own (what the pools use), then Node's llhttp where exposed. */
+const PARSERS = [
+  ['own JavaScript parser', Http1ResponseParser],
+  ...(nativeHttpParser === undefined ? [] : [['Node llhttp binding', nativeHttpParser] as const]),
+] as const;
+let parserUnderTest: NonNullable<typeof nativeHttpParser> = Http1ResponseParser;
+
 function upstreamTo(port: number, options: Partial<Http1UpstreamOptions> = {}): Http1Upstream {
-  if (nativeHttpParser === undefined) throw new Error('this Node does not expose its HTTP parser');
-  const upstream = new Http1Upstream('127.0.0.1', port, { ...OPTIONS, ...options }, nativeHttpParser);
+  const upstream = new Http1Upstream('127.0.0.1', port, { ...OPTIONS, ...options }, parserUnderTest);
   cleanups.push(() => upstream.destroy());
   return upstream;
 }
@@ -161,7 +168,11 @@ async function rawBackend(onConnection: (socket: Socket, request: Promise<string
   return { port, connections: () => connections };
 }
 
-describe.skipIf(nativeHttpParser === undefined)('http1-upstream', () => {
+describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
+  beforeEach(() => {
+    parserUnderTest = parser;
+  });
+
   it('reuses one keep-alive connection for requests in sequence', async () => {
     const backend = await echoBackend();
     const upstream = upstreamTo(backend.port);
