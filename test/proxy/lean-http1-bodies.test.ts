@@ -298,9 +298,7 @@ describe('lean HTTP/1.1 server path: request bodies (against --no-lean-http1)', 
         sendParts(node.port(), parts, 300),
       ]);
       // The rest of the body is read and dropped, then the connection serves the next request.
-      expect(a).toMatch(
-        /^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*HTTP\/1\.1 200 OK\r\n[\s\S]*GET \/after 0 /,
-      );
+      expect(a).toMatch(/^HTTP\/1\.1 502 Bad Gateway\r\n[\s\S]*HTTP\/1\.1 200 OK\r\n[\s\S]*GET \/after 0 /);
       // Node's server drops the connection along with a body nobody will read: the 502 is lost there.
       expect(b).toMatch(/^(HTTP\/1\.1 502 Bad Gateway\r\n|$)/);
     }
