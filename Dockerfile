@@ -25,8 +25,10 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# The CRDs the file source validates objects against (src/validation/crd-loader.ts: ../../deploy/crds).
+# The CRDs the file source validates objects against (src/validation/crd-loader.ts): the standard channel, and
+# the experimental channel's Gateway API CRDs that replace it there.
 COPY deploy/crds ./deploy/crds
+COPY deploy/crds-experimental ./deploy/crds-experimental
 COPY package.json ./
 # The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
 USER 1000:1000

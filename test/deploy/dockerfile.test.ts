@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CRD_DIR, EXPERIMENTAL_CRD_DIR } from '../../src/validation/crd-loader.ts';
 import { REPO_ROOT } from './manifests.ts';
 
 const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
@@ -42,8 +43,12 @@ describe('Dockerfile', () => {
     expect(finalStage).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=8", "dist\/main\.js"\]$/m);
   });
 
-  it('ships the CRDs the file source validates objects against', () => {
-    expect(finalStage).toMatch(/^COPY deploy\/crds \.\/deploy\/crds$/m);
+  it('ships every CRD folder the file source validates objects against, at the path the compiled loader reads', () => {
+    // dist/validation/crd-loader.js resolves its folders from its own place, as src/validation/crd-loader.ts does.
+    for (const dir of [DEFAULT_CRD_DIR, EXPERIMENTAL_CRD_DIR]) {
+      const folder = relative(REPO_ROOT, dir);
+      expect(finalStage).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, 'm'));
+    }
   });
 
   it('does not ignore what the build copies', () => {
@@ -66,7 +71,9 @@ describe('Dockerfile', () => {
       .filter((l) => /^COPY (?!--from)/.test(l))
       .flatMap((l) => l.split(/\s+/).slice(1, -1))
       .map((p) => p.replace(/^\.\//, '').replace(/\/$/, ''));
-    expect(copied).toEqual(expect.arrayContaining(['src', 'package.json', 'deploy/crds']));
+    expect(copied).toEqual(
+      expect.arrayContaining(['src', 'package.json', 'deploy/crds', 'deploy/crds-experimental']),
+    );
     for (const path of copied) expect(ignoredPath(path), path).toBe(false);
     expect(ignoredPath('node_modules')).toBe(true);
   });
