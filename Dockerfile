@@ -12,6 +12,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src
+# The build writes these CRDs beside the compiled loader as JSON (dist/validation/crd-bundle).
+COPY deploy/crds ./deploy/crds
+COPY deploy/crds-experimental ./deploy/crds-experimental
 RUN npm run build
 
 # Production dependencies only, installed from the same lockfile.
@@ -26,9 +29,10 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The CRDs the file source validates objects against (src/validation/crd-loader.ts): the standard channel, and
-# the experimental channel's Gateway API CRDs that replace it there.
-COPY deploy/crds ./deploy/crds
-COPY deploy/crds-experimental ./deploy/crds-experimental
+# the experimental channel's Gateway API CRDs that replace it there. From the build stage, as the bundle of them
+# the build wrote was made from these files.
+COPY --from=build /app/deploy/crds ./deploy/crds
+COPY --from=build /app/deploy/crds-experimental ./deploy/crds-experimental
 COPY package.json ./
 # The image's `node` user, by number, so Kubernetes can verify runAsNonRoot without a user database.
 USER 1000:1000

@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +66,10 @@ if (process.argv.includes('--check')) {
   });
 }
 cpSync('src/admin/ui', 'dist/admin/ui', { recursive: true });
+// The shipped CRDs as JSON beside the compiled loader, with an index of their kinds: a process then neither reads
+// the 2.6 MB of YAML at start nor loads a YAML parser for it (src/validation/crd-loader.ts, writeCrdBundle).
+const { writeCrdBundle } = await import(pathToFileURL(join(root, 'dist/validation/crd-loader.js')).href);
+writeCrdBundle();
 
 function fail(diagnostic) {
   const ts = require('typescript');

@@ -44,10 +44,16 @@ describe('Dockerfile', () => {
   });
 
   it('ships every CRD folder the file source validates objects against, at the path the compiled loader reads', () => {
-    // dist/validation/crd-loader.js resolves its folders from its own place, as src/validation/crd-loader.ts does.
+    // dist/validation/crd-loader.js resolves its folders from its own place, as src/validation/crd-loader.ts does;
+    // the build turns them into the bundle beside it, and the image ships the very files the bundle was made of.
+    const buildStage = stages[0] ?? '';
     for (const dir of [DEFAULT_CRD_DIR, EXPERIMENTAL_CRD_DIR]) {
       const folder = relative(REPO_ROOT, dir);
-      expect(finalStage).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, 'm'));
+      expect(buildStage.indexOf(`COPY ${folder} ./${folder}\n`)).toBeGreaterThan(-1);
+      expect(buildStage.indexOf(`COPY ${folder} ./${folder}\n`)).toBeLessThan(
+        buildStage.indexOf('RUN npm run build'),
+      );
+      expect(finalStage).toMatch(new RegExp(`^COPY --from=build /app/${folder} \\./${folder}$`, 'm'));
     }
   });
 
