@@ -50,7 +50,11 @@ export function membersFromProfiles(
 ): ProfileMembers {
   const members: ProfileMember[] = [];
   const problems: string[] = [];
-  const sorted = [...profiles].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+  // Code-unit order, not localeCompare: the same on every machine, and no ICU collator loaded for it.
+  const sorted = [...profiles].sort((a, b) => {
+    const [ka, kb] = [keyOf(a), keyOf(b)];
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
   for (const profile of sorted) {
     const key = keyOf(profile);
     const status = record((profile as { status?: unknown }).status);
