@@ -94,6 +94,14 @@ export class Http1ResponseParser {
     this.#fields = [];
   }
 
+  /** Hands on the body bytes of `data` from `at` that are still counted in #remaining; where they end. */
+  #counted(data: Buffer, at: number): number {
+    const end = at + Math.min(this.#remaining, data.length - at);
+    this.#remaining -= end - at;
+    this.#body(data, at, end);
+    return end;
+  }
+
   /** Parses `data` whole (it may be reused once this returns): its length, or the error that stops the parse. */
   execute(data: Buffer): number | ParserError {
     const length = data.length;
@@ -104,15 +112,10 @@ export class Http1ResponseParser {
         case State.Trailers:
           at = this.#section(data, at);
           break;
-        case State.LengthBody: {
-          const take = Math.min(this.#remaining, length - at);
-          this.#remaining -= take;
-          const end = at + take;
-          this.#body(data, at, end);
-          at = end;
+        case State.LengthBody:
+          at = this.#counted(data, at);
           if (this.#remaining === 0) this.#messageComplete();
           break;
-        }
         case State.EofBody:
           this.#body(data, at, length);
           at = length;
@@ -120,18 +123,13 @@ export class Http1ResponseParser {
         case State.ChunkSize:
           at = this.#chunkSize(data, at);
           break;
-        case State.ChunkData: {
-          const take = Math.min(this.#remaining, length - at);
-          this.#remaining -= take;
-          const end = at + take;
-          this.#body(data, at, end);
-          at = end;
+        case State.ChunkData:
+          at = this.#counted(data, at);
           if (this.#remaining === 0) {
             this.#state = State.ChunkDataEnd;
             this.#remaining = 2;
           }
           break;
-        }
         case State.ChunkDataEnd: {
           // The CRLF after a chunk's data, which a read may split.
           const expected = this.#remaining === 2 ? 13 : 10;
