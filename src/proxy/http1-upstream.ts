@@ -1,3 +1,4 @@
+import { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -335,7 +336,12 @@ function releaseBody(request: Http1Request, err?: Error): void {
   body[kConnection] = undefined;
   // Without an error the response came first: the rest of the body is the client's to finish (Node's server
   // discards it once the response is out), and the connection to the backend is closed as it is not reusable.
-  if (err !== undefined && body.readableDidRead && !body.readableEnded) body.destroy(err);
+  if (err === undefined || !body.readableDidRead || body.readableEnded) return;
+  // A body partly sent when the backend failed: the client gets the error's answer (502) on the same connection.
+  // Node's server request is drained to nowhere, as a paused one would hold that connection until it timed out
+  // and destroying it closes the connection before the answer; the lean server's drops its rest itself.
+  if (body instanceof IncomingMessage) body.resume();
+  else body.destroy(err);
 }
 
 /** One socket and its parser, serving one request at a time. */
