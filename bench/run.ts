@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
 import { compilePrograms, SHIPPED_NODE_FLAGS } from './harness/compiled.ts';
+import { measureIdleDemo } from './harness/idle-demo.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
 import { type Baseline, runSuite } from './harness/suite.ts';
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
   const profilesBefore = new Set(cpuProfDir ? await readdir(cpuProfDir) : []);
 
-  const result = await runSuite({
+  const suite = await runSuite({
     scenarios: findScenarios(args.scenarios),
     onlyConfigs: args.configs,
     tools,
@@ -79,6 +80,23 @@ async function main(): Promise<void> {
     ...(cpuProfDir ? { cpuProfDir } : {}),
     ...(baseline ? { baseline } : {}),
   });
+  const result = args.idleDemo
+    ? {
+        ...suite,
+        idleDemo: await measureIdleDemo(
+          [
+            { name: 'clusterset-gateway', projectDir },
+            // The baseline's own checkout and its own npm start: dist/main.js sits in its project folder.
+            ...(baseline && args.baseline !== undefined
+              ? [{ name: baseline.name, projectDir: dirname(dirname(resolve(args.baseline))) }]
+              : []),
+          ],
+          args.runs,
+          cpu.proxyCpus,
+          log,
+        ),
+      }
+    : suite;
 
   process.stdout.write(textTable(result));
   const files = await writeResults(result, outDir);

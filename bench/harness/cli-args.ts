@@ -21,6 +21,8 @@ export interface BenchArgs {
   /** Node flags before the baseline's main.js; undefined: the same as the gateway's. */
   readonly baselineNodeFlags: readonly string[] | undefined;
   readonly out: string;
+  /** Also measure the idle demo of `npm start` (and the baseline's), --runs times each. */
+  readonly idleDemo: boolean;
   readonly help: boolean;
 }
 
@@ -62,6 +64,9 @@ ${wrapNames(SCENARIOS.map((s) => s.name))}
   --baseline-node-flags <flags>
                         the same for the baseline (default: the gateway's); with --baseline dist/main.js
                         it compares one build under two sets of flags
+  --idle-demo           also measure npm start's demo at rest: the gateway process's RSS 20 and 40 s after
+                        ready, --runs times (and the baseline's checkout's npm start, taking turns);
+                        needs ports 8080 and 9901 free
   --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
 `;
 
@@ -106,6 +111,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       'node-flags': { type: 'string' },
       'baseline-node-flags': { type: 'string' },
       out: { type: 'string' },
+      'idle-demo': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -135,6 +141,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     nodeFlags: nodeFlags(values['node-flags']),
     baselineNodeFlags: nodeFlags(values['baseline-node-flags']),
     out: values.out ?? 'bench/results',
+    idleDemo: values['idle-demo'] === true,
     help: values.help === true,
   };
 }

@@ -1,3 +1,4 @@
+import type { IdleDemoResult } from './idle-demo.ts';
 import type { LoadResult, LoadTool } from './load.ts';
 import type { RuntimeSample } from './runtime-meter.ts';
 
@@ -98,4 +99,6 @@ export interface SuiteResult {
   readonly backend: string;
   readonly notes: readonly string[];
   readonly scenarios: readonly ScenarioResult[];
+  /** `npm start`'s demo at rest (--idle-demo). */
+  readonly idleDemo?: IdleDemoResult;
 }

@@ -1,3 +1,4 @@
+import type { IdleDemoResult } from '../harness/idle-demo.ts';
 import type { SuiteResult } from '../harness/results.ts';
 import { COLUMNS, rowCells } from './format.ts';
 
@@ -40,5 +41,34 @@ export function markdownReport(result: SuiteResult): string {
     for (const finding of scenario.findings) out.push(`- ${escapeCell(finding)}`);
     for (const note of scenario.notes) out.push(`- note: ${escapeCell(note)}`);
   }
+  if (result.idleDemo) out.push('', ...idleDemoSection(result.idleDemo));
   return `${out.join('\n')}\n`;
+}
+
+/** One row per build: the gateway process's RSS at each sample time, every run, and the demo world beside it. */
+function idleDemoSection(idle: IdleDemoResult): string[] {
+  const mib = (value: number): string => value.toFixed(1);
+  const times = idle.samplesAtSec.map((s) => `${s} s`).join(' / ');
+  const out = [
+    '### Idle demo (`npm start`, no traffic)',
+    '',
+    `RSS of the gateway process, MiB, ${times} after /readyz answers; runs of the builds take turns. The demo's world (simulated pods and member API servers) is a child process, shown apart.`,
+    '',
+    '| build | command | runs (MiB) | max | world MiB |',
+    '| --- | --- | --- | ---: | ---: |',
+  ];
+  for (const build of idle.builds) {
+    if (build.failure !== undefined && build.runs.length === 0) {
+      out.push(
+        `| ${escapeCell(build.name)} | \`${build.command}\` | failed: ${escapeCell(build.failure)} | | |`,
+      );
+      continue;
+    }
+    const runs = build.runs.map((run) => run.gatewayMiB.map(mib).join(' / ')).join('; ');
+    const max = Math.max(...build.runs.flatMap((run) => run.gatewayMiB));
+    const worlds = build.runs.flatMap((run) => (run.worldMiB === undefined ? [] : [run.worldMiB]));
+    const world = worlds.length === 0 ? '-' : mib(Math.max(...worlds));
+    out.push(`| ${escapeCell(build.name)} | \`${build.command}\` | ${runs} | ${mib(max)} | ${world} |`);
+  }
+  return out;
 }
