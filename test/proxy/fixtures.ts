@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { EchoResponse } from '../../src/echo/echo-server.ts';
@@ -218,5 +219,34 @@ export function send(port: number, path: string, options: SendOptions = {}): Pro
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/** Writes each part on one connection, a few ms apart (separate reads at the proxy), and reads until idle or closed. */
+export function sendParts(port: number, parts: readonly (string | Buffer)[], idleMs = 700): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    };
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      clearTimeout(timer);
+      timer = setTimeout(done, idleMs);
+    });
+    socket.on('error', () => {});
+    socket.on('close', done);
+    socket.on('connect', async () => {
+      for (const part of parts) {
+        if (socket.destroyed) return;
+        socket.write(part);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      timer = setTimeout(done, idleMs);
+    });
   });
 }

@@ -4,7 +4,7 @@ import { type AddressInfo, connect, createServer as createTcpServer } from 'node
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBalancerFactory } from '../../src/lb/index.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
-import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
+import { backend, entry, sendParts, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
 const DATE = 'Thu, 01 Jan 2026 00:00:00 GMT';
 const h = 'Host: example.com\r\n';
@@ -73,35 +73,6 @@ function startBodyBackend(): Promise<BodyBackend> {
       resolve(state);
     }),
   );
-}
-
-/** Writes each part on one connection, a few ms apart (separate reads at the proxy), and reads until idle or closed. */
-function sendParts(port: number, parts: readonly (string | Buffer)[], idleMs = 700): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const done = (): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(Buffer.concat(chunks).toString('latin1'));
-    };
-    socket.on('data', (c: Buffer) => {
-      chunks.push(c);
-      clearTimeout(timer);
-      timer = setTimeout(done, idleMs);
-    });
-    socket.on('error', () => {});
-    socket.on('close', done);
-    socket.on('connect', async () => {
-      for (const part of parts) {
-        if (socket.destroyed) return;
-        socket.write(part);
-        await new Promise((r) => setTimeout(r, 2));
-      }
-      timer = setTimeout(done, idleMs);
-    });
-  });
 }
 
 function comparable(raw: string): string {
