@@ -5,7 +5,7 @@ import { backend, entry, sendParts, simpleTable, startProxy, to } from '../proxy
 import { makePki } from './certs.ts';
 import { listenOn } from './sockets.ts';
 
-// A TLS upstream goes through undici rather than the lean HTTP/1.1 client: the same promise holds there.
+// A TLS upstream goes through undici rather than the lean HTTP/1.1 client: the same answers, but for a chunked body.
 describe('a TLS backend that drops the connection mid-body', () => {
   let tlsBackend: HttpsServer;
   let port = 0;
