@@ -137,7 +137,7 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
       const west = gw.source.report().members.find((m) => m.name === 'west-1');
       expect(west).toMatchObject({ state: 'stale', reason: 'connect ECONNREFUSED 10.0.0.9:6443' });
     });
-    expect(await podsAnswering(eastWestPort, HOST)).toContain('web-west-a');
+    await eventually(async () => expect(await podsAnswering(eastWestPort, HOST)).toContain('web-west-a'));
     const report = gw.source.report();
     expect(report.members.find((m) => m.name === 'east-1')).toMatchObject({
       state: 'synced',
