@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawnPinned, waitForHttp } from './processes.ts';
+import { processRssBytes, spawnPinned, treeRssBytes, waitForHttp } from './processes.ts';
 
 /** Seconds after /readyz answers at which the gateway's RSS is read. */
 export const IDLE_SAMPLES_SEC: readonly number[] = [20, 40];
@@ -84,9 +84,9 @@ export async function measureIdleDemo(
         for (const at of IDLE_SAMPLES_SEC) {
           await sleep((at - waited) * 1000);
           waited = at;
-          gatewayMiB.push(rssMiB(gateway.pid) ?? Number.NaN);
+          gatewayMiB.push(mib(processRssBytes(gateway.pid)) ?? Number.NaN);
         }
-        build.runs.push({ gatewayMiB, worldMiB: childrenRssMiB(gateway.pid) });
+        build.runs.push({ gatewayMiB, worldMiB: worldMiB(gateway.pid) });
         log(`idle demo: ${build.name}: ${gatewayMiB.map((m) => m.toFixed(1)).join(' / ')} MiB`);
       } finally {
         await gateway.stop();
@@ -104,22 +104,13 @@ export async function measureIdleDemo(
   };
 }
 
-function rssMiB(pid: number): number | undefined {
-  try {
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match?.[1] === undefined ? undefined : Number(match[1]) / 1024;
-  } catch {
-    return undefined;
-  }
+function mib(bytes: number | undefined): number | undefined {
+  return bytes === undefined ? undefined : bytes / 1048576;
 }
 
-function childrenRssMiB(pid: number): number | undefined {
-  let children: string[];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
-  } catch {
-    return undefined;
-  }
-  const sizes = children.filter((c) => c !== '').map((c) => rssMiB(Number(c)) ?? 0);
-  return sizes.length === 0 ? undefined : sizes.reduce((a, b) => a + b, 0);
+/** The gateway's descendants (the demo's world): its process tree without itself. */
+function worldMiB(gatewayPid: number): number | undefined {
+  const tree = treeRssBytes(gatewayPid);
+  const own = processRssBytes(gatewayPid);
+  return tree === undefined || own === undefined || tree === own ? undefined : mib(tree - own);
 }

@@ -234,20 +234,25 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
+/** Resident set size of one process in bytes (VmRSS, from /proc/<pid>/status); undefined once it has exited. */
+export function processRssBytes(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resident set size of the whole process tree in bytes (VmRSS of each, from /proc/<pid>/status). */
 export function treeRssBytes(pid: number): number | undefined {
   let total = 0;
   let found = false;
   for (const p of processTree(pid)) {
-    try {
-      const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (match?.[1]) {
-        total += Number(match[1]) * 1024;
-        found = true;
-      }
-    } catch {
-      // exited between listing and reading
-    }
+    const rss = processRssBytes(p);
+    if (rss === undefined) continue;
+    total += rss;
+    found = true;
   }
   return found ? total : undefined;
 }
