@@ -12,9 +12,9 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { translate } from '../../src/gateway/translate.ts';
 import { createBalancerFactory } from '../../src/lb/index.ts';
+import { ProxyMetrics } from '../../src/proxy/compile/proxy-metrics.ts';
+import { matchRequest } from '../../src/proxy/exchange/match-request.ts';
 import { compileRouteTable } from '../../src/proxy/index.ts';
-import { matchRequest } from '../../src/proxy/match-request.ts';
-import { ProxyMetrics } from '../../src/proxy/proxy-metrics.ts';
 import { routeTargets } from '../harness/gateway-manifests.ts';
 import { grid, SINGLE_SERVICE, snapshotOf, TRANSLATE_OPTIONS } from './fixtures.ts';
 

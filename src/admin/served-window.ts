@@ -27,7 +27,7 @@ export class ServedWindow {
 
   async sample(nowMs: number): Promise<void> {
     const counts = new Map<string, { answered: number; failed: number }>();
-    // The proxy's per-(backend, cluster, zone) attempt counter (proxy/proxy-metrics.ts): read, never bumped.
+    // The proxy's per-(backend, cluster, zone) attempt counter (proxy/compile/proxy-metrics.ts): read, never bumped.
     const metric = this.#registry.getSingleMetric(UPSTREAM_REQUESTS.name);
     if (metric) {
       const { values } = await metric.get();

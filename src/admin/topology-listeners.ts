@@ -1,6 +1,6 @@
 import type { ListenerGroup, PathMatch, RouteEntry, RouteTable } from '../ir/route-table.ts';
-import { HostSelector } from '../proxy/host-selector.ts';
-import { compileAnchoredRegex } from '../proxy/match-predicates.ts';
+import { HostSelector } from '../proxy/compile/host-selector.ts';
+import { compileAnchoredRegex } from '../proxy/compile/match-predicates.ts';
 import type { ListenerView, RouteEntryView } from './topology-model.ts';
 
 /** Listeners, their virtual hosts and route entries in precedence order: the route view of the page. */

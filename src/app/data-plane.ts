@@ -6,7 +6,7 @@ import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
-import { AccessLog } from '../proxy/east-west-access-log.ts';
+import { AccessLog } from '../proxy/exchange/east-west-access-log.ts';
 import { ProxyServer } from '../proxy/index.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */

@@ -35,7 +35,10 @@ export interface CliOptions {
     readonly escapedSlashes: EscapedSlashesAction;
   };
   readonly accessLog: boolean;
-  /** The lean server path for plaintext HTTP/1.1 (src/proxy/lean-http1-server.ts); `--no-lean-http1` turns it off. */
+  /**
+   * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
+   * it off.
+   */
   readonly leanHttp1: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;

@@ -14,7 +14,7 @@ export class BalancerMetrics {
   readonly observer: BalancerObserver;
   /** Active health check results (issue 10). */
   readonly countHealthCheck: (result: HealthCheckResultLabel, kind: 'tcp' | 'http') => void;
-  /** Requests sent again after a connection fault, by reason (src/proxy/connection-retry.ts). */
+  /** Requests sent again after a connection fault, by reason (src/proxy/upstream/connection-retry.ts). */
   readonly countConnectionRetry: (reason: string) => void;
   /** Per-backend series, removed when their backend leaves the configuration (bounded cardinality). */
   readonly #perBackend: readonly (Counter<string> | Gauge<string>)[];

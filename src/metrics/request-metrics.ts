@@ -2,7 +2,7 @@ import type { MetricDefinition } from './metric-definition.ts';
 
 /**
  * The data plane's request metrics. Labels stay low-cardinality: route is `namespace/name`, backend the
- * BackendCluster id, never a path. The proxy binds their series at compile time (proxy/proxy-metrics.ts).
+ * BackendCluster id, never a path. The proxy binds their series at compile time (proxy/compile/proxy-metrics.ts).
  */
 
 export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
@@ -40,7 +40,7 @@ export const REJECTED_REQUESTS: MetricDefinition<'reason'> = {
   labelNames: ['reason'],
 };
 
-/** Connections to the east-west listener refused before they became a request (proxy/east-west-server.ts). */
+/** Connections to the east-west listener refused before they became a request (proxy/listen/east-west-server.ts). */
 export const EAST_WEST_REFUSED: MetricDefinition<'reason'> = {
   name: 'clusterset_gateway_east_west_refused_total',
   help: 'Connections to the east-west listener refused before a request: tls, not-http, connect.',

@@ -5,17 +5,17 @@ import { runInSlices } from '../ir/steps.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
-import { backendPoolKeys } from './compile-backends.ts';
-import { type CompiledTable, compileRouteTableInSteps } from './compile-table.ts';
-import type { AccessLog } from './east-west-access-log.ts';
-import { EastWestProxy } from './east-west-proxy.ts';
-import { ListenerServer } from './listener-server.ts';
-import type { PathNormalization } from './path-normalization.ts';
-import { ProxyMetrics } from './proxy-metrics.ts';
-import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './request-guard.ts';
-import type { TlsPortOptions } from './tls-port-server.ts';
-import { TlsPorts } from './tls-ports.ts';
-import { type UpstreamPoolOptions, UpstreamPools } from './upstream-pools.ts';
+import { backendPoolKeys } from './compile/compile-backends.ts';
+import { type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
+import { ProxyMetrics } from './compile/proxy-metrics.ts';
+import type { AccessLog } from './exchange/east-west-access-log.ts';
+import type { PathNormalization } from './exchange/path-normalization.ts';
+import { EastWestProxy } from './listen/east-west-proxy.ts';
+import { ListenerServer } from './listen/listener-server.ts';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './listen/request-guard.ts';
+import type { TlsPortOptions } from './listen/tls-port-server.ts';
+import { TlsPorts } from './listen/tls-ports.ts';
+import { type UpstreamPoolOptions, UpstreamPools } from './upstream/upstream-pools.ts';
 
 export interface ProxyServerOptions {
   /** Address every listener binds; default 127.0.0.1. */

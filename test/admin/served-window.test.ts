@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ServedWindow } from '../../src/admin/served-window.ts';
 import { servedKey } from '../../src/admin/topology-builder.ts';
-import { ProxyMetrics } from '../../src/proxy/proxy-metrics.ts';
+import { ProxyMetrics } from '../../src/proxy/compile/proxy-metrics.ts';
 
 const reading = (answered: number, failed = 0) => new Map([['k', { answered, failed }]]);
 

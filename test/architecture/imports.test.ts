@@ -61,7 +61,7 @@ const rule = importRule();
 
 /**
  * Arrows inside a folder that would turn its layers upside down (docs/ARCHITECTURE.md "Inside gateway and
- * proxy"): each `from` file must not reach (directly or through other files) any `to` file.
+ * proxy": the translator's steps, the proxy's rooms): each `from` file must not reach (directly or through other files) any `to` file.
  */
 const INSIDE_FOLDERS: readonly { readonly why: string; readonly from: RegExp; readonly to: RegExp }[] = [
   {
@@ -85,9 +85,24 @@ const INSIDE_FOLDERS: readonly { readonly why: string; readonly from: RegExp; re
     to: /^gateway\/(gateway-listeners|clusterset-listener|translate)\.ts$/,
   },
   {
-    why: 'compiling the IR is pure: compile-*.ts reach no server, request handling or forwarding',
-    from: /^proxy\/(compile-[a-z-]+|east-west-compile)\.ts$/,
-    to: /^proxy\/([a-z-]+-server|serve-request|forward-exchange|upgrade-tunnel|upstream-request|proxy-server)\.ts$/,
+    why: 'compiling the IR is pure: proxy/compile reaches no other room and not the proxy entry',
+    from: /^proxy\/compile\//,
+    to: /^proxy\/((listen|exchange|upstream)\/|[^/]+$)/,
+  },
+  {
+    why: 'the upstream clients serve any exchange: proxy/upstream reaches no listener, exchange or proxy entry',
+    from: /^proxy\/upstream\//,
+    to: /^proxy\/((listen|exchange)\/|[^/]+$)/,
+  },
+  {
+    why: 'one exchange is the same on every listener: proxy/exchange reaches no listener or proxy entry',
+    from: /^proxy\/exchange\//,
+    to: /^proxy\/(listen\/|[^/]+$)/,
+  },
+  {
+    why: 'the listeners are owned by proxy-server.ts: proxy/listen reaches no proxy entry',
+    from: /^proxy\/listen\//,
+    to: /^proxy\/[^/]+$/,
   },
 ];
 
@@ -160,6 +175,14 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
       ).toBe(true);
     }
     expect(insideFolderViolations(graph, INSIDE_FOLDERS)).toEqual([]);
+  });
+
+  it('keeps every proxy file in a room: only the entry and the server that owns the rooms at the top', () => {
+    const top = [...graph.keys()].filter((f) => /^proxy\/[^/]+$/.test(f)).sort();
+    expect(top, 'put new proxy files in listen/, exchange/, upstream/ or compile/').toEqual([
+      'proxy/index.ts',
+      'proxy/proxy-server.ts',
+    ]);
   });
 
   it('finds forbidden reaches through other files', () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { requestAuthority } from '../../src/proxy/east-west-authority.ts';
+import { requestAuthority } from '../../src/proxy/listen/east-west-authority.ts';
 
 const req = (url: string, host?: string) =>
   ({ url, headers: host === undefined ? {} : { host } }) as unknown as IncomingMessage;

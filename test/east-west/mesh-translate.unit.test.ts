@@ -7,7 +7,7 @@ import {
 import { MESH_FEATURES } from '../../src/gateway/supported-features.ts';
 import { translate } from '../../src/gateway/translate.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
-import { serviceHostname } from '../../src/proxy/east-west-authority.ts';
+import { serviceHostname } from '../../src/proxy/listen/east-west-authority.ts';
 import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
 

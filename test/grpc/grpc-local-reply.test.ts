@@ -1,6 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { grpcStatusForHttp, grpcTimeoutMs, isGrpcRequest } from '../../src/proxy/grpc-local-reply.ts';
+import {
+  grpcStatusForHttp,
+  grpcTimeoutMs,
+  isGrpcRequest,
+} from '../../src/proxy/exchange/grpc-local-reply.ts';
 
 function req(headers: Record<string, string>): IncomingMessage {
   return { headers } as unknown as IncomingMessage;

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { ProxyMetrics } from '../../src/proxy/proxy-metrics.ts';
+import { ProxyMetrics } from '../../src/proxy/compile/proxy-metrics.ts';
 
 /** The sample lines of one metric family in the exposition text, without HELP and TYPE. */
 function samples(text: string, family: string): string[] {

@@ -4,7 +4,7 @@ import {
   classifyAttemptError,
   failureStatus,
   isClosedLocally,
-} from '../../src/proxy/attempt-failure.ts';
+} from '../../src/proxy/upstream/attempt-failure.ts';
 
 const coded = (code: string): Error & { code: string } => Object.assign(new Error(code), { code });
 

@@ -2,8 +2,8 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { BackendCluster } from '../../src/ir/route-table.ts';
 import { createBalancerFactory } from '../../src/lb/index.ts';
-import { compileBackends } from '../../src/proxy/compile-backends.ts';
-import { ProxyMetrics } from '../../src/proxy/proxy-metrics.ts';
+import { compileBackends } from '../../src/proxy/compile/compile-backends.ts';
+import { ProxyMetrics } from '../../src/proxy/compile/proxy-metrics.ts';
 
 const backend = (name: string, addresses: string[]): BackendCluster => ({
   id: `Service/ns/${name}:80`,

@@ -4,7 +4,7 @@ import {
   type ConnectionFault,
   decideConnectionRetry,
   faultOf,
-} from '../../src/proxy/connection-retry.ts';
+} from '../../src/proxy/upstream/connection-retry.ts';
 
 /** Issue 10: which requests are sent again after a connection fault, for every method/body/fault. */
 const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'POST', 'PATCH', 'CONNECT'] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Deadline, DeadlineWheel } from '../../src/proxy/deadline-wheel.ts';
+import { Deadline, DeadlineWheel } from '../../src/proxy/upstream/deadline-wheel.ts';
 
 function recorder() {
   const fired: string[] = [];

@@ -10,7 +10,7 @@ import {
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RetryReason } from '../../src/proxy/connection-retry.ts';
+import type { RetryReason } from '../../src/proxy/upstream/connection-retry.ts';
 import { freePort } from '../support/gateway-process.ts';
 import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 

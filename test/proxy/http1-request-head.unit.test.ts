@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRequestHead } from '../../src/proxy/http1-request-head.ts';
+import { readRequestHead } from '../../src/proxy/listen/http1-request-head.ts';
 
 function read(text: string, maxBytes = 16_384, maxHeaders = 100) {
   const buf = Buffer.from(text, 'latin1');

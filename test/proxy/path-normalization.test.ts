@@ -2,7 +2,7 @@ import { connect as connectH2 } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EchoResponse } from '../../src/echo/echo-server.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
-import type { PathNormalization } from '../../src/proxy/path-normalization.ts';
+import type { PathNormalization } from '../../src/proxy/exchange/path-normalization.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { backend, entry, send, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';

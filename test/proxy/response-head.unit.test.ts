@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledCors } from '../../src/proxy/cors.ts';
-import { compileHeaderMod } from '../../src/proxy/header-ops.ts';
-import { relayedResponseHeaders } from '../../src/proxy/response-head.ts';
+import type { CompiledCors } from '../../src/proxy/compile/cors.ts';
+import { compileHeaderMod } from '../../src/proxy/compile/header-ops.ts';
+import { relayedResponseHeaders } from '../../src/proxy/exchange/response-head.ts';
 
 const raw = (...pairs: string[]): Buffer[] => pairs.map((s) => Buffer.from(s, 'latin1'));
 

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { PathMatch } from '../../src/ir/route-table.ts';
-import { HostSelector } from '../../src/proxy/host-selector.ts';
-import { compileMatchPredicate } from '../../src/proxy/match-predicates.ts';
-import { hostForMatching } from '../../src/proxy/request-host.ts';
-import { RequestView } from '../../src/proxy/request-view.ts';
-import { RouteIndex } from '../../src/proxy/route-index.ts';
+import { HostSelector } from '../../src/proxy/compile/host-selector.ts';
+import { compileMatchPredicate } from '../../src/proxy/compile/match-predicates.ts';
+import { RouteIndex } from '../../src/proxy/compile/route-index.ts';
+import { hostForMatching } from '../../src/proxy/exchange/request-host.ts';
+import { RequestView } from '../../src/proxy/exchange/request-view.ts';
 
 function view(path: string, headers: Record<string, string> = {}, method = 'GET'): RequestView {
   const q = path.indexOf('?');

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeServerName, parseClientHello } from '../../src/proxy/tls-client-hello.ts';
+import { normalizeServerName, parseClientHello } from '../../src/proxy/listen/tls-client-hello.ts';
 
 /** The ClientHello node:tls really sends for a server name (or none), captured on a plain TCP socket. */
 async function captureHello(server: Server, servername: string | undefined): Promise<Buffer> {

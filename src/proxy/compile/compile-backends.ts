@@ -1,0 +1,86 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../../ir/route-table.ts';
+import { runAllSteps, type Steps } from '../../ir/steps.ts';
+import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
+import { poolKey } from './pool-key.ts';
+import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
+
+export interface CompiledBackend {
+  readonly id: string;
+  /**
+   * The two fields an endpoint-only change replaces in place (ProxyServer.applyEndpoints): compiled routes hold
+   * this object and read them per request, so no route is recompiled.
+   */
+  cluster: BackendCluster;
+  readonly protocol: BackendProtocol;
+  balancer: Balancer;
+  upstreamSeries(endpoint: UpstreamEndpoint): UpstreamSeries;
+}
+
+export interface BackendDeps {
+  readonly balancers: BalancerFactory;
+  readonly metrics: ProxyMetrics;
+}
+
+export interface CompiledBackends {
+  readonly backends: ReadonlyMap<string, CompiledBackend>;
+  /** Pool keys of every endpoint the table can send to; other pools may be closed. */
+  readonly poolKeys: ReadonlySet<string>;
+}
+
+/**
+ * A balancer and lazily created metric series per BackendCluster, and the pool keys of their endpoints. A
+ * backend equal to one of `previous` (the table in force) keeps its compiled form, balancer state included: a
+ * route change in a table of 10,000 backends builds one balancer, not 10,000.
+ */
+export function compileBackends(
+  clusters: readonly BackendCluster[],
+  deps: BackendDeps,
+  previous?: ReadonlyMap<string, CompiledBackend>,
+): CompiledBackends {
+  return runAllSteps(compileBackendsInSteps(clusters, deps, previous));
+}
+
+/** compileBackends as steps (ir/steps.ts): a pause is possible after each backend. */
+export function* compileBackendsInSteps(
+  clusters: readonly BackendCluster[],
+  deps: BackendDeps,
+  previous?: ReadonlyMap<string, CompiledBackend>,
+): Steps<CompiledBackends> {
+  const backends = new Map<string, CompiledBackend>();
+  const poolKeys = new Set<string>();
+  for (const cluster of clusters) {
+    const kept = previous?.get(cluster.id);
+    const same = kept !== undefined && (kept.cluster === cluster || isDeepStrictEqual(kept.cluster, cluster));
+    backends.set(cluster.id, same ? kept : compileBackend(cluster, deps));
+    for (const key of backendPoolKeys(cluster)) poolKeys.add(key);
+    yield;
+  }
+  return { backends, poolKeys };
+}
+
+/** The pool key of every endpoint of one backend. */
+export function backendPoolKeys(cluster: BackendCluster): string[] {
+  const keys: string[] = [];
+  for (const tier of cluster.tiers)
+    for (const endpoint of tier) keys.push(poolKey(cluster.protocol, endpoint, cluster.tls));
+  return keys;
+}
+
+function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBackend {
+  const series = new Map<string, UpstreamSeries>();
+  return {
+    id: cluster.id,
+    cluster,
+    protocol: cluster.protocol,
+    balancer: deps.balancers.build(cluster),
+    upstreamSeries(endpoint) {
+      let s = series.get(endpoint.key);
+      if (s === undefined) {
+        s = deps.metrics.upstreamSeries(cluster.id, endpoint.cluster, endpoint.zone ?? '');
+        series.set(endpoint.key, s);
+      }
+      return s;
+    },
+  };
+}

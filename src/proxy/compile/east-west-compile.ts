@@ -1,0 +1,48 @@
+import type { RouteTable } from '../../ir/route-table.ts';
+import type { CompiledBackend } from './compile-backends.ts';
+import { compileListeners, type ListenerDeps } from './compile-listeners.ts';
+import type { CompiledPort } from './compile-table.ts';
+import type { RequestSeries } from './proxy-metrics.ts';
+
+/** The `gateway` label of east-west series: metrics tell the two directions apart by it. */
+export const EAST_WEST_GATEWAY = 'east-west';
+
+/**
+ * The clusterset listener compiled for serving: one CompiledPort per service port number (by the same
+ * compiler as Gateway ports), holding one listener per service name (`<svc>.<ns>.svc.cluster.local`,
+ * `<svc>.<ns>.svc.clusterset.local`) that has that port. A request picks the port from its authority, then the north-south matcher (matchRequest) selects name
+ * and route entry; forwarding is the same code too.
+ */
+export interface CompiledEastWest {
+  readonly ports: ReadonlyMap<number, CompiledPort>;
+  /** Series for requests no service answers (unknown name or port, or no rule of a GAMMA route matched). */
+  readonly noRouteSeries: RequestSeries;
+  readonly services: number;
+  /** ClusterIP (IPv6 in brackets) to the cluster-local name it stands for. */
+  readonly addresses: ReadonlyMap<string, string>;
+}
+
+export function compileEastWest(
+  table: RouteTable,
+  backends: ReadonlyMap<string, CompiledBackend>,
+  deps: ListenerDeps,
+): CompiledEastWest {
+  const noRouteSeries = deps.metrics.requestSeries(EAST_WEST_GATEWAY, '', '');
+  const ports = new Map<number, CompiledPort>();
+  const services = new Set<string>();
+  for (const port of table.clusterset?.ports ?? []) {
+    for (const listener of port.listeners) if (listener.hostname) services.add(listener.hostname);
+    ports.set(port.port, {
+      port: port.port,
+      address: undefined,
+      protocol: port.protocol,
+      scheme: 'http',
+      listeners: compileListeners(port, backends, deps).listeners,
+      tls: undefined,
+      noListenerSeries: noRouteSeries,
+    });
+  }
+  const addresses = new Map<string, string>();
+  for (const { address, hostname } of table.clusterset?.addresses ?? []) addresses.set(address, hostname);
+  return { ports, noRouteSeries, services: services.size, addresses };
+}

@@ -1,0 +1,372 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { PassThrough } from 'node:stream';
+import type { Logger } from 'pino';
+import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { BadInputReporter } from '../../net/bad-input.ts';
+import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
+import type { CompiledBackend } from '../compile/compile-backends.ts';
+import {
+  AttemptTimeoutError,
+  CLIENT_CLOSED,
+  type CodedError,
+  classifyAttemptError,
+  errorCode,
+  failureStatus,
+  isClosedLocally,
+  isLocalError,
+  RetryStatusError,
+} from '../upstream/attempt-failure.ts';
+import { type BodyState, decideConnectionRetry, faultOf } from '../upstream/connection-retry.ts';
+import { Deadline, requestDeadlines } from '../upstream/deadline-wheel.ts';
+import { bodyTouched } from '../upstream/direct-body.ts';
+import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
+import type { RequestDispatcher, UpstreamPools } from '../upstream/upstream-pools.ts';
+import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
+import {
+  DEFAULT_SEND_TIMEOUT_MS,
+  onAttemptTimer,
+  onBackoffTimer,
+  onRequestTimer,
+  onSendTimer,
+  requestTimeoutMs,
+  type TimedExchange,
+} from './exchange-timers.ts';
+import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
+import { sendLocalReply } from './local-reply.ts';
+import type { PathNormalization } from './path-normalization.ts';
+import { sendMirrors } from './request-mirror.ts';
+import { relayedResponseHeaders } from './response-head.ts';
+import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
+
+export interface ExchangeServices {
+  readonly pools: UpstreamPools;
+  readonly logger: Logger;
+  /** Counts and logs (rate-limited) requests refused as bad input. */
+  readonly rejections?: BadInputReporter;
+  /** A response the client stops reading is cut after this long without progress. Default 60 s. */
+  readonly sendTimeoutMs?: number;
+  /** An upgraded connection with no bytes moving either way is closed after this. Default 1 h. */
+  readonly tunnelIdleTimeoutMs?: number;
+  /** How request paths are normalized before matching (`--no-normalize-path` and friends); default all on. */
+  readonly paths?: PathNormalization;
+}
+
+/**
+ * One client request being forwarded: chooses endpoints, streams the body both ways with backpressure,
+ * retries where it is safe, applies timeouts and maps failures to 502/503/504.
+ *
+ * This class only coordinates; its parts live beside it: the per-endpoint dispatch handler (upstream-attempt.ts),
+ * the request head and dispatch options (upstream-request.ts), the response head relayed to the client
+ * (response-head.ts), what a failure was and what the client gets for it (attempt-failure.ts), whether a failed
+ * attempt is sent again (connection-retry.ts), the timers (exchange-timers.ts) and mirroring (request-mirror.ts).
+ * Over 300 lines for a reason: it is the hot path, so the state of a request (attempt, counters, timers) is this
+ * one object, with no helper objects or closures per request, and every transition of that state sits here.
+ */
+export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly action: CompiledAction;
+  readonly target: ForwardTarget;
+  readonly backend: CompiledBackend | undefined;
+  readonly #services: ExchangeServices;
+  readonly #head: UpstreamRequestHead;
+  readonly #startMs: number;
+  readonly #corsOrigin: string | undefined;
+  /** Kept: Node may clear `req.socket` before the exchange ends. */
+  readonly #socket: Socket;
+  #body: IncomingMessage | PassThrough | null;
+  #current: UpstreamAttempt | undefined;
+  #tried: Set<string> | undefined;
+  #failovers = 0;
+  #resetRetries = 0;
+  /** Endpoints that reset this request before a response (allocated on the first). */
+  #resetBy: Set<string> | undefined;
+  #retries = 0;
+  #finished = false;
+  /** The response went out whole with its headers (gRPC Trailers-Only). */
+  #endedEarly = false;
+  // Allocated on first use: most routes set no timeouts, and most clients read what they are sent.
+  #attemptTimer: Deadline<Exchange> | undefined;
+  #requestTimer: Deadline<Exchange> | undefined;
+  #sendTimer: Deadline<Exchange> | undefined;
+  #backoffTimer: Deadline<Exchange> | undefined;
+
+  constructor(
+    services: ExchangeServices,
+    req: IncomingMessage,
+    res: ServerResponse,
+    action: CompiledAction,
+    target: ForwardTarget,
+    head: UpstreamRequestHead,
+    startMs: number,
+    corsOrigin: string | undefined,
+  ) {
+    this.#services = services;
+    this.req = req;
+    this.res = res;
+    this.action = action;
+    this.target = target;
+    this.backend = target.backend;
+    this.#head = head;
+    this.#startMs = startMs;
+    this.#corsOrigin = corsOrigin;
+    this.#body = head.hasBody ? req : null;
+    // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
+    // is what is watched; it has the socket's 'close' event and `destroyed`.
+    this.#socket = req.httpVersionMajor === 2 ? (http2Stream(req) as unknown as Socket) : req.socket;
+  }
+
+  /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
+  get endpoint(): UpstreamEndpoint | undefined {
+    return this.#current?.endpoint;
+  }
+
+  start(): void {
+    watchClient(this.#socket, this);
+    const timeoutMs = requestTimeoutMs(this.#head.grpcTimeout, this.action);
+    if (timeoutMs !== undefined) {
+      this.#requestTimer = new Deadline<Exchange>(this, onRequestTimer);
+      requestDeadlines.arm(this.#requestTimer, timeoutMs);
+    }
+    if (this.target.mirrors.length > 0) {
+      this.#body = sendMirrors(this.#services.pools, this.req, this.#head, this.#body, this.target.mirrors);
+    }
+    this.#attempt();
+  }
+
+  /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
+  #attempt(fresh?: UpstreamEndpoint): void {
+    const backend = this.backend!;
+    const endpoint = fresh ?? backend.balancer.pick(this.#tried);
+    if (endpoint === undefined) {
+      // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
+      this.#finish(this.#tried === undefined ? 503 : 502);
+      return;
+    }
+    const pools = this.#services.pools;
+    const slot = pools.reserve(endpoint);
+    if (slot === undefined) {
+      // The endpoint's connections and queue are full: shed load, without blaming the endpoint.
+      this.#services.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
+      this.#finish(503, 'upstream connection limit reached');
+      return;
+    }
+    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
+    this.#current = attempt;
+    if (this.action.backendRequestTimeoutMs !== undefined) {
+      this.#attemptTimer ??= new Deadline<Exchange>(this, onAttemptTimer);
+      requestDeadlines.arm(this.#attemptTimer, this.action.backendRequestTimeoutMs);
+    }
+    const tls = backend.cluster.tls;
+    let dispatcher: RequestDispatcher;
+    try {
+      dispatcher =
+        fresh !== undefined
+          ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
+          : this.#services.pools.get(backend.protocol, endpoint, tls);
+    } catch (err) {
+      // An endpoint address undici cannot use counts as a connect failure of that endpoint (not a local error).
+      attempt.onError(Object.assign(new Error((err as Error).message), { code: 'CSG_BAD_ENDPOINT' }));
+      return;
+    }
+    dispatcher.dispatch(upstreamDispatchOptions(this.#head, this.req.method, this.#body, tls), attempt);
+  }
+
+  onUpstreamHeaders(
+    attempt: UpstreamAttempt,
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+  ): boolean {
+    if (statusCode < 200) return true;
+    attempt.status = statusCode;
+    const retry = this.action.retry;
+    if (
+      retry?.codes.has(statusCode) &&
+      this.#retries < retry.attempts &&
+      this.#body === null &&
+      !this.#finished
+    ) {
+      this.#retries++;
+      this.#clearAttemptTimer();
+      attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
+      attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
+      if (retry.backoffMs > 0) {
+        this.#backoffTimer ??= new Deadline<Exchange>(this, onBackoffTimer);
+        requestDeadlines.arm(this.#backoffTimer, retry.backoffMs);
+      } else this.#attempt();
+      return false;
+    }
+    if (this.#finished) return false;
+    const headers = relayedResponseHeaders(
+      rawHeaders,
+      this.target.responseMods,
+      this.target.cors,
+      this.#corsOrigin,
+    );
+    // A gRPC Trailers-Only answer (grpc-status in the headers) must end the client's stream with that one HEADERS
+    // frame, or gRPC clients find no status at the end of the stream.
+    if (this.req.httpVersionMajor === 2 && respondTrailersOnly(this.res, statusCode, headers)) {
+      this.#endedEarly = true;
+      return true;
+    }
+    this.res.writeHead(statusCode, headers);
+    return true;
+  }
+
+  onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean {
+    if (this.#finished) return false;
+    const ok = this.res.write(chunk);
+    if (!ok && attempt.resume !== undefined) {
+      const resume = attempt.resume;
+      this.#armSendTimer();
+      this.res.once('drain', () => {
+        this.#disarmSendTimer();
+        resume();
+      });
+    }
+    return ok;
+  }
+
+  onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void {
+    this.#clearAttemptTimer();
+    attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
+    if (this.#finished) return;
+    this.#finished = true;
+    unwatchClient(this.#socket, this);
+    this.#clearRequestTimer();
+    // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
+    if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
+    if (!this.#endedEarly) this.res.end();
+    // The answer was written within this call: the attempt's end is the request's, without another clock read.
+    this.target.series.record(attempt.status, (attempt.endMs - this.#startMs) / 1000);
+  }
+
+  onUpstreamError(attempt: UpstreamAttempt, err: CodedError): void {
+    this.#clearAttemptTimer();
+    const result = classifyAttemptError(err, attempt.connected);
+    const code = errorCode(err);
+    const responseStarted = attempt.status !== 0 || this.res.headersSent;
+    const decision = this.#finished
+      ? ({ retry: false } as const)
+      : decideConnectionRetry({
+          method: this.req.method ?? '',
+          body: this.#bodyState(),
+          fault: faultOf(code, attempt.connected, responseStarted, result === 'timeout'),
+          connectFailovers: this.#failovers,
+          resetRetries: this.#resetRetries,
+          endpointResetBefore: this.#resetBy?.has(attempt.endpoint.key) === true,
+        });
+    // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
+    // retry on a fresh connection tells, and is what counts.
+    // So is a pool this process closed (a table swap) under the request: a local error, not the endpoint's.
+    const notTheEndpoints =
+      isClosedLocally(code, attempt.connected) ||
+      (decision.retry && decision.reason === 'reset-before-response');
+    attempt.finish(notTheEndpoints ? 'success' : result);
+    if (this.#finished) return;
+    if (isLocalError(err)) {
+      // Our own request could not be built (a header undici refuses): a 500, never the endpoint's fault.
+      this.#services.logger.error({ err: err.message }, 'upstream request could not be built');
+      this.#finish(500, 'invalid upstream request');
+      return;
+    }
+    if (decision.retry) {
+      this.#services.pools.countRetry(decision.reason);
+      this.#tried ??= new Set();
+      this.#tried.add(attempt.endpoint.key);
+      if (decision.reason === 'connect-failure') {
+        this.#failovers++;
+        this.#attempt();
+      } else {
+        this.#resetRetries++;
+        this.#resetBy ??= new Set();
+        this.#resetBy.add(attempt.endpoint.key);
+        // Another endpoint when there is one, else the same; on a connection of its own either way.
+        this.#attempt(this.backend!.balancer.pick(this.#tried) ?? attempt.endpoint);
+      }
+      return;
+    }
+    this.#finish(failureStatus(result));
+  }
+
+  /** Whether the request body can still be sent again: none, untouched, or partly streamed already. */
+  #bodyState(): BodyState {
+    const body = this.#body;
+    if (body === null) return 'none';
+    return bodyTouched(body) ? 'partial' : 'unsent';
+  }
+
+  /** Ends the exchange with an answer of the gateway's own, or by cutting the client off mid-response. */
+  #finish(status: number, text = ''): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    unwatchClient(this.#socket, this);
+    this.#clearRequestTimer();
+    this.#clearAttemptTimer();
+    if (this.res.headersSent) this.res.destroy();
+    else if (!this.res.destroyed) sendLocalReply(this.res, status, text);
+    this.target.series.record(status, (performance.now() - this.#startMs) / 1000);
+  }
+
+  /** A client that stops reading holds an upstream connection: cut it when no drain comes in time. */
+  #armSendTimer(): void {
+    this.#sendTimer ??= new Deadline<Exchange>(this, onSendTimer);
+    if (this.#sendTimer.armed) return;
+    requestDeadlines.arm(this.#sendTimer, this.#services.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS);
+  }
+
+  #disarmSendTimer(): void {
+    if (this.#sendTimer !== undefined) requestDeadlines.cancel(this.#sendTimer);
+  }
+
+  sendTimedOut(): void {
+    if (this.res.destroyed) return;
+    this.#services.rejections?.report('send timeout');
+    this.res.destroy();
+  }
+
+  retryAfterBackoff(): void {
+    if (!this.#finished) this.#attempt();
+  }
+
+  clientClosed(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#clearRequestTimer();
+    this.#clearAttemptTimer();
+    const attempt = this.#current;
+    if (attempt !== undefined && !attempt.ended) {
+      // The client left; not the endpoint's fault, so it is not counted against it.
+      attempt.finish('success');
+      attempt.cancel(new Error('client closed the connection'));
+    }
+    this.target.series.record(CLIENT_CLOSED, (performance.now() - this.#startMs) / 1000);
+  }
+
+  attemptTimedOut(): void {
+    const attempt = this.#current;
+    if (attempt === undefined || attempt.ended) return;
+    attempt.finish('timeout');
+    attempt.cancel(new AttemptTimeoutError('backend request timeout'));
+    this.#finish(504);
+  }
+
+  requestTimedOut(): void {
+    const attempt = this.#current;
+    if (attempt !== undefined && !attempt.ended) {
+      attempt.finish('timeout');
+      attempt.cancel(new AttemptTimeoutError('request timeout'));
+    }
+    this.#finish(504);
+  }
+
+  #clearAttemptTimer(): void {
+    if (this.#attemptTimer !== undefined) requestDeadlines.cancel(this.#attemptTimer);
+  }
+
+  #clearRequestTimer(): void {
+    if (this.#requestTimer !== undefined) requestDeadlines.cancel(this.#requestTimer);
+    if (this.#backoffTimer !== undefined) requestDeadlines.cancel(this.#backoffTimer);
+  }
+}

@@ -1,0 +1,424 @@
+import { type IncomingHttpHeaders, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { type BodySink, type DirectBody, kDirectBody } from '../upstream/direct-body.ts';
+import type { LeanRequestHead } from './http1-request-head.ts';
+
+/**
+ * A request served on the lean HTTP/1.1 path: the members of IncomingMessage that the request path reads
+ * (match-request, request-view, upstream-request, forward-exchange), without the stream, parser glue and
+ * events behind Node's. It has no body (LeanBodyRequest has one).
+ */
+export class LeanRequest
+  implements Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor'>
+{
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[];
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  readonly socket: Socket;
+  #headers: IncomingHttpHeaders | undefined;
+
+  constructor(head: LeanRequestHead, socket: Socket) {
+    this.method = head.method;
+    this.url = head.url;
+    this.rawHeaders = head.rawHeaders;
+    this.socket = socket;
+  }
+
+  /** Built on first read, with Node's rules for repeated fields (IncomingMessage#_addHeaderLine). */
+  get headers(): IncomingHttpHeaders {
+    this.#headers ??= headersOf(this.rawHeaders);
+    return this.#headers;
+  }
+}
+
+/**
+ * A request with a Content-Length body on the lean path: LeanRequest's members on a Readable that the connection
+ * feeds with slices of the client socket's reads (never copies). The lean upstream client takes it as a DirectBody:
+ * the slices go straight onto its socket. Any other reader reads it as it reads Node's IncomingMessage; when it
+ * stops reading, the connection pauses the client socket (`_read` resumes it).
+ */
+export class LeanBodyRequest
+  extends Readable
+  implements
+    Pick<IncomingMessage, 'method' | 'url' | 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor'>,
+    DirectBody
+{
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[];
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  readonly socket: Socket;
+  readonly [kDirectBody]: DirectBody = this;
+  #headers: IncomingHttpHeaders | undefined;
+  readonly #wanted: () => void;
+  #sink: BodySink | undefined;
+  #touched = false;
+  /** The client has sent every byte of the body. */
+  #received = false;
+
+  /** `wanted`: the reader wants more (the connection resumes the client socket). */
+  constructor(head: LeanRequestHead, socket: Socket, wanted: () => void) {
+    // One chunk buffered at most: the next read of the client socket waits until the upstream takes this one.
+    super({ highWaterMark: 1 });
+    this.method = head.method;
+    this.url = head.url;
+    this.rawHeaders = head.rawHeaders;
+    this.socket = socket;
+    this.#wanted = wanted;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    this.#headers ??= headersOf(this.rawHeaders);
+    return this.#headers;
+  }
+
+  get touched(): boolean {
+    return this.#touched;
+  }
+
+  /** The connection's side: the body's next bytes (`last`: its end). False: pause the client until wanted. */
+  feed(slice: Buffer, last: boolean): boolean {
+    if (last) this.#received = true;
+    const sink = this.#sink;
+    if (sink === undefined) {
+      const more = this.push(slice);
+      if (last) this.push(null);
+      return more;
+    }
+    this.#touched = true;
+    const more = sink.writeBody(slice);
+    if (last) {
+      this.#sink = undefined;
+      sink.endBody();
+    }
+    return more;
+  }
+
+  sendTo(sink: BodySink): boolean {
+    if (this.#touched || this.readableDidRead || this.readableFlowing !== null || this.destroyed)
+      return false;
+    this.#sink = sink;
+    if (this.readableLength > 0) {
+      // Bytes that came before the backend connection was ready: read out (which asks the client for more).
+      const early = this.read() as Buffer;
+      this.#touched = true;
+      sink.writeBody(early);
+    }
+    if (this.#received && this.readableLength === 0 && this.#sink === sink) {
+      this.#sink = undefined;
+      sink.endBody();
+    }
+    return true;
+  }
+
+  resumeSend(): void {
+    this.#wanted();
+  }
+
+  detach(err?: Error): void {
+    if (this.#sink === undefined) return;
+    this.#sink = undefined;
+    if (err !== undefined && this.#touched) this.destroy(err);
+  }
+
+  override _read(): void {
+    this.#wanted();
+  }
+
+  /**
+   * As IncomingMessage, an error nobody listens for is not thrown. Unlike it, the client connection stays: the
+   * connection reads and drops the rest of the body once the answer (a 502) is out, so the client gets it.
+   */
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    this.#sink = undefined;
+    callback(this.listenerCount('error') > 0 ? err : null);
+  }
+}
+
+function headersOf(raw: readonly string[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const seen = headers[name];
+    if (seen === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else if (name === 'cookie') headers[name] = `${seen}; ${value}`;
+    else if (!FIRST_WINS.has(name)) headers[name] = `${seen}, ${value}`;
+  }
+  return headers;
+}
+
+/** Fields Node keeps the first of when repeated (the rest are dropped). */
+const FIRST_WINS = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/** What a response tells its connection. */
+export interface LeanConnectionSide {
+  /** The whole response is written; `keepAlive`: the connection may serve another request. */
+  responseDone(keepAlive: boolean): void;
+}
+
+/** RFC 9110 §5.6.2 token, as Node checks header names in writeHead. */
+const TOKEN_NAME = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+/** Node's check of header values: HTAB, visible ASCII, space and obs-text. */
+const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+let cachedDateSec = -1;
+let cachedDate = '';
+
+/** The Date header value, recomputed once a second, as Node's server does. */
+function utcDate(): string {
+  const now = Date.now();
+  const sec = Math.floor(now / 1000);
+  if (sec !== cachedDateSec) {
+    cachedDateSec = sec;
+    cachedDate = new Date(now).toUTCString();
+  }
+  return cachedDate;
+}
+
+/**
+ * Writes of one tick up to this many bytes in all, to a socket with nothing buffered, leave as one latin1 string:
+ * one `writeLatin1String`, without the cork, the writev and the stream's buffered-request bookkeeping.
+ */
+const COALESCE_BYTES = 4096;
+
+/**
+ * The response to a LeanRequest: the members of ServerResponse that the request path uses, writing the head
+ * and body straight to the socket. The bytes are the ones Node's ServerResponse writes for the same calls
+ * (status line, the headers as given, then Date, Connection, Keep-Alive and chunked framing when the caller
+ * did not set them), so a client cannot tell the two paths apart. Writes of one tick leave in one writev.
+ */
+export class LeanResponse {
+  readonly req: LeanRequest | LeanBodyRequest;
+  readonly #socket: Socket;
+  readonly #connection: LeanConnectionSide;
+  /** The server's keep-alive timeout, announced in whole seconds (`Keep-Alive: timeout=N`); 0: no header. */
+  readonly #keepAliveMs: number;
+  statusCode = 200;
+  /** False: the answer says `Connection: close` and the connection ends after it (client asked, or draining). */
+  shouldKeepAlive: boolean;
+  headersSent = false;
+  #hasBody: boolean;
+  #chunked = false;
+  #last = false;
+  #corked = false;
+  #finished = false;
+  /** Small writes of this tick not yet on the socket, as latin1 (bytes as chars), in order. */
+  #pending = '';
+  #flushQueued = false;
+
+  constructor(
+    req: LeanRequest | LeanBodyRequest,
+    connection: LeanConnectionSide,
+    keepAlive: boolean,
+    keepAliveMs: number,
+  ) {
+    this.req = req;
+    this.#socket = req.socket;
+    this.#connection = connection;
+    this.shouldKeepAlive = keepAlive;
+    this.#keepAliveMs = keepAliveMs;
+    this.#hasBody = req.method !== 'HEAD';
+  }
+
+  get destroyed(): boolean {
+    return this.#socket.destroyed;
+  }
+
+  get writableFinished(): boolean {
+    return this.#finished;
+  }
+
+  writeHead(status: number, headers?: readonly string[] | Readonly<Record<string, string>>): this {
+    if (this.headersSent)
+      throw Object.assign(new Error('Cannot write headers after they are sent to the client'), {
+        code: 'ERR_HTTP_HEADERS_SENT',
+      });
+    if (!Number.isInteger(status) || status < 100 || status > 999) {
+      throw Object.assign(new RangeError(`Invalid status code: ${status}`), {
+        code: 'ERR_HTTP_INVALID_STATUS_CODE',
+      });
+    }
+    this.statusCode = status;
+    if (status === 204 || status === 304 || status < 200) this.#hasBody = false;
+    const flat =
+      headers === undefined ? [] : Array.isArray(headers) ? headers : Object.entries(headers).flat();
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    let date = false;
+    let connection = false;
+    let length = false;
+    let te = false;
+    let defaultKeepAlive = true;
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = flat[i]!;
+      const value = flat[i + 1]!;
+      if (!TOKEN_NAME.test(name)) {
+        throw Object.assign(new TypeError(`Header name must be a valid HTTP token ["${name}"]`), {
+          code: 'ERR_INVALID_HTTP_TOKEN',
+        });
+      }
+      if (INVALID_VALUE.test(value)) {
+        throw Object.assign(new TypeError(`Invalid character in header content ["${name}"]`), {
+          code: 'ERR_INVALID_CHAR',
+        });
+      }
+      head += `${name}: ${value}\r\n`;
+      switch (name.length) {
+        case 4:
+          if (name.toLowerCase() === 'date') date = true;
+          break;
+        case 10: {
+          const lower = name.toLowerCase();
+          if (lower === 'connection') {
+            connection = true;
+            if (/(?:^|\W)close(?:$|\W)/i.test(value)) this.#last = true;
+          } else if (lower === 'keep-alive') defaultKeepAlive = false;
+          break;
+        }
+        case 14:
+          if (name.toLowerCase() === 'content-length') length = true;
+          break;
+        case 17:
+          if (name.toLowerCase() === 'transfer-encoding') {
+            te = true;
+            if (/(?:^|\W)chunked(?:$|\W)/i.test(value)) this.#chunked = true;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    if (!date) head += `Date: ${utcDate()}\r\n`;
+    if (!connection) {
+      if (this.shouldKeepAlive) {
+        head += 'Connection: keep-alive\r\n';
+        if (this.#keepAliveMs > 0 && defaultKeepAlive) {
+          head += `Keep-Alive: timeout=${Math.floor(this.#keepAliveMs / 1000)}\r\n`;
+        }
+      } else {
+        head += 'Connection: close\r\n';
+        this.#last = true;
+      }
+    }
+    if (!length && !te && this.#hasBody) {
+      head += 'Transfer-Encoding: chunked\r\n';
+      this.#chunked = true;
+    }
+    this.headersSent = true;
+    if (!this.#socket.writable) return this;
+    this.#send(`${head}\r\n`);
+    return this;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    if (!this.headersSent) this.writeHead(this.statusCode);
+    if (!this.#hasBody || this.#finished || !this.#socket.writable) return true;
+    const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (length === 0) return true;
+    if (typeof chunk === 'string') {
+      // A string body is UTF-8 on the wire: it takes the corked path, after what is pending.
+      this.#cork();
+      if (!this.#chunked) return this.#socket.write(chunk);
+      this.#socket.write(`${length.toString(16)}\r\n`, 'latin1');
+      this.#socket.write(chunk);
+      return this.#socket.write('\r\n', 'latin1');
+    }
+    if (!this.#chunked) return this.#send(chunk);
+    this.#send(`${length.toString(16)}\r\n`);
+    this.#send(chunk);
+    return this.#send('\r\n');
+  }
+
+  end(chunk?: Buffer | string): this {
+    if (this.#finished) return this;
+    if (!this.headersSent) this.writeHead(this.statusCode);
+    if (chunk !== undefined) this.write(chunk);
+    this.#finished = true;
+    if (!this.#socket.writable) return this;
+    if (this.#chunked && this.#hasBody) this.#send('0\r\n\r\n');
+    // The whole answer leaves now (most often in one write): the connection may end or answer the next request.
+    this.#flushPending();
+    this.#connection.responseDone(!this.#last);
+    return this;
+  }
+
+  /** Only `drain` is asked for (backpressure): the socket's. */
+  once(event: 'drain', listener: () => void): this {
+    this.#socket.once(event, listener);
+    return this;
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  /**
+   * Writes `data` (latin1 strings and Buffers): held with this tick's other small writes while they fit in
+   * COALESCE_BYTES and the socket has nothing buffered (so the socket would take them without backpressure), else
+   * on the corked socket after what is held. Returns what the socket's write would: false under backpressure.
+   */
+  #send(data: string | Buffer): boolean {
+    if (
+      !this.#corked &&
+      this.#pending.length + data.length <= COALESCE_BYTES &&
+      this.#socket.writableLength === 0
+    ) {
+      this.#pending += typeof data === 'string' ? data : data.toString('latin1');
+      if (!this.#flushQueued) {
+        this.#flushQueued = true;
+        queueMicrotask(() => {
+          this.#flushQueued = false;
+          this.#flushPending();
+        });
+      }
+      return true;
+    }
+    this.#cork();
+    return typeof data === 'string' ? this.#socket.write(data, 'latin1') : this.#socket.write(data);
+  }
+
+  #flushPending(): void {
+    const pending = this.#pending;
+    if (pending === '') return;
+    this.#pending = '';
+    if (this.#socket.writable) this.#socket.write(pending, 'latin1');
+  }
+
+  /**
+   * The writes of one event (head, body, chunk framing) leave together. A microtask, not a tick: with nothing on
+   * the tick queue, Node runs microtasks natively at the end of a read's callback and skips its tick loop (which
+   * on Node 20 allocates a Map per run for promise rejections).
+   */
+  #cork(): void {
+    if (this.#corked) return;
+    this.#corked = true;
+    const socket = this.#socket;
+    socket.cork();
+    this.#flushPending();
+    queueMicrotask(() => socket.uncork());
+  }
+}

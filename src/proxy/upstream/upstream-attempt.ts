@@ -1,0 +1,99 @@
+import type { Dispatcher } from 'undici';
+import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { AttemptResult, Balancer, EndpointHandle } from '../../lb/balancer.ts';
+import type { CompiledBackend } from '../compile/compile-backends.ts';
+import type { InFlightSlot, UpstreamPools } from './upstream-pools.ts';
+
+/** What an attempt reports its callbacks to: the Exchange (forward-exchange.ts) coordinating the request. */
+export interface AttemptOwner {
+  readonly backend: CompiledBackend | undefined;
+  onUpstreamHeaders(
+    attempt: UpstreamAttempt,
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+  ): boolean;
+  onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean;
+  onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void;
+  onUpstreamError(attempt: UpstreamAttempt, err: Error): void;
+}
+
+/**
+ * One try of one request on one endpoint: the undici dispatch handler (legacy callback form, which undici
+ * calls without wrapping). Callbacks of an attempt the exchange gave up on are ignored.
+ */
+export class UpstreamAttempt implements Dispatcher.DispatchHandler {
+  readonly exchange: AttemptOwner;
+  readonly endpoint: UpstreamEndpoint;
+  readonly #balancer: Balancer;
+  readonly #handle: EndpointHandle;
+  readonly #pools: UpstreamPools;
+  readonly #slot: InFlightSlot;
+  readonly startMs: number;
+  /** When `finish` ran (performance.now()); 0 before. */
+  endMs = 0;
+  connected = false;
+  stale = false;
+  ended = false;
+  status = 0;
+  abort: ((err?: Error) => void) | undefined;
+  resume: (() => void) | undefined;
+
+  /** Starts the attempt in `balancer` and holds `slot` (reserved in `pools`) until it finishes. */
+  constructor(
+    exchange: AttemptOwner,
+    endpoint: UpstreamEndpoint,
+    balancer: Balancer,
+    pools: UpstreamPools,
+    slot: InFlightSlot,
+  ) {
+    this.exchange = exchange;
+    this.endpoint = endpoint;
+    this.#balancer = balancer;
+    this.#handle = balancer.start(endpoint);
+    this.#pools = pools;
+    this.#slot = slot;
+    this.startMs = performance.now();
+  }
+
+  /** Gives back the connection slot and reports the outcome to the balancer and metrics, once. */
+  finish(result: AttemptResult): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.endMs = performance.now();
+    const latencyMs = this.endMs - this.startMs;
+    this.#pools.release(this.#slot);
+    this.#balancer.end(this.#handle, result, latencyMs);
+    this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);
+  }
+
+  /** Gives up on this attempt: its later callbacks are ignored and its upstream request is cancelled. */
+  cancel(reason: Error): void {
+    this.stale = true;
+    this.abort?.(reason);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    this.connected = true;
+    if (this.stale) abort(new Error('attempt cancelled'));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: readonly (Buffer | string)[], resume: () => void): boolean {
+    if (this.stale) return false;
+    this.resume = resume;
+    return this.exchange.onUpstreamHeaders(this, statusCode, rawHeaders);
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.stale) return false;
+    return this.exchange.onUpstreamData(this, chunk);
+  }
+
+  onComplete(trailers?: readonly string[] | null): void {
+    if (!this.stale) this.exchange.onUpstreamComplete(this, trailers);
+  }
+
+  onError(err: Error): void {
+    if (!this.stale) this.exchange.onUpstreamError(this, err);
+  }
+}

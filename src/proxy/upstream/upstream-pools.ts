@@ -1,0 +1,209 @@
+import type { Dispatcher } from 'undici';
+import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../../ir/route-table.ts';
+import { poolKey } from '../compile/pool-key.ts';
+import type { RetryReason } from './connection-retry.ts';
+import { H2cUpstream } from './h2c-upstream.ts';
+import { Http1ResponseParser } from './http1-response-parser.ts';
+import { type Http1Handler, Http1Upstream } from './http1-upstream.ts';
+import { upstreamTlsConnector } from './tls-upstream.ts';
+import { loadUndici } from './undici-loader.ts';
+
+export interface UpstreamPoolOptions {
+  /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
+  readonly connectionsPerEndpoint?: number;
+  /** Requests waiting for a connection per endpoint beyond those; more are answered 503. Default 1024. */
+  readonly queuePerEndpoint?: number;
+  readonly keepAliveTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  /** Time to the response headers, and between body chunks, when no route timeout is shorter. Default 60 s. */
+  readonly responseTimeoutMs?: number;
+  /** Counts requests sent again after a connection fault (connection-retry.ts), by reason. */
+  readonly onConnectionRetry?: (reason: RetryReason) => void;
+}
+
+export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
+export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
+export const DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS = 60_000;
+
+/** The callbacks a request's outcome reaches: undici's legacy handler, taking headers as Buffers or strings. */
+export type UpstreamHandler = Http1Handler & Dispatcher.DispatchHandler;
+
+/** What a request is sent through: undici's dispatch contract (legacy handler callbacks). */
+export interface RequestDispatcher {
+  dispatch(options: Dispatcher.DispatchOptions, handler: UpstreamHandler): boolean;
+}
+
+/** One endpoint's requests in flight (on a connection or queued for one), held from `reserve` to `release`. */
+export interface InFlightSlot {
+  count: number;
+}
+
+/** An endpoint's connections: undici's Pool, or one multiplexed h2c session (h2c-upstream.ts). */
+interface EndpointPool extends RequestDispatcher {
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/**
+ * Keep-alive connection pools by endpoint key, shared by every backend and table that names the endpoint.
+ * A new routing table keeps the pools it still uses and closes the others gracefully (in-flight requests finish).
+ */
+export class UpstreamPools {
+  readonly #pools = new Map<string, EndpointPool>();
+  /** Requests in flight by endpoint key; a slot with none is dropped at the next table swap. */
+  readonly #inFlight = new Map<string, InFlightSlot>();
+  readonly #options: UpstreamPoolOptions;
+  readonly #maxInFlight: number;
+
+  constructor(options: UpstreamPoolOptions = {}) {
+    this.#options = options;
+    this.#maxInFlight =
+      (options.connectionsPerEndpoint ?? DEFAULT_CONNECTIONS_PER_ENDPOINT) +
+      (options.queuePerEndpoint ?? DEFAULT_QUEUE_PER_ENDPOINT);
+  }
+
+  /**
+   * Takes a slot for one request to `endpoint`; false when its connections and queue are full (the caller
+   * answers 503 and the endpoint is not blamed). Every slot returned must be given back once to `release`.
+   */
+  reserve(endpoint: UpstreamEndpoint): InFlightSlot | undefined {
+    let slot = this.#inFlight.get(endpoint.key);
+    if (slot === undefined) {
+      slot = { count: 0 };
+      this.#inFlight.set(endpoint.key, slot);
+    }
+    if (slot.count >= this.#maxInFlight) return undefined;
+    slot.count++;
+    return slot;
+  }
+
+  release(slot: InFlightSlot): void {
+    slot.count--;
+  }
+
+  /** Drops the slots of endpoints with nothing in flight, so endpoints gone with a table leave nothing behind. */
+  #dropIdleSlots(): void {
+    for (const [key, slot] of this.#inFlight) if (slot.count === 0) this.#inFlight.delete(key);
+  }
+
+  get size(): number {
+    return this.#pools.size;
+  }
+
+  /**
+   * Plaintext HTTP/1.1 endpoints get keep-alive connections of this project's client (http1-upstream.ts, with its
+   * own response parser); TLS ones an undici Pool; h2c ones one multiplexed connection.
+   */
+  get(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
+    const key = poolKey(protocol, endpoint, tls);
+    let pool = this.#pools.get(key);
+    if (pool === undefined) {
+      const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+      const origin = `${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`;
+      const options = {
+        connections: this.#options.connectionsPerEndpoint ?? DEFAULT_CONNECTIONS_PER_ENDPOINT,
+        pipelining: 1,
+        keepAliveTimeout: this.#options.keepAliveTimeoutMs ?? 30_000,
+        connectTimeout: this.#options.connectTimeoutMs ?? 5_000,
+        // Timeouts per attempt are the route's business (HTTPRouteTimeouts); this default bounds a backend that
+        // never answers (documented in README "Security").
+        headersTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
+        bodyTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
+      };
+      if (tls === undefined && protocol === 'h2c') {
+        pool = new H2cUpstream(endpoint.address, endpoint.port, {
+          connectTimeoutMs: options.connectTimeout,
+          headersTimeoutMs: options.headersTimeout,
+          bodyTimeoutMs: options.bodyTimeout,
+          keepAliveTimeoutMs: options.keepAliveTimeout,
+        });
+      } else if (tls === undefined) {
+        pool = new Http1Upstream(
+          endpoint.address,
+          endpoint.port,
+          {
+            connections: options.connections,
+            connectTimeoutMs: options.connectTimeout,
+            responseTimeoutMs: options.headersTimeout,
+            keepAliveTimeoutMs: options.keepAliveTimeout,
+          },
+          Http1ResponseParser,
+        );
+      } else {
+        const { Pool } = loadUndici();
+        const undiciPool =
+          tls !== undefined
+            ? new Pool(origin, { ...options, connect: upstreamTlsConnector(tls, options.connectTimeout) })
+            : new Pool(origin, options);
+        // A pool-level error must never take the process down; failures reach each request's handler.
+        undiciPool.on('connectionError', () => {});
+        pool = undiciPool;
+      }
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /**
+   * A dispatcher with a connection of its own for one request, closed once that request ends: the retry after
+   * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
+   */
+  fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
+    if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
+    const pool = this.get(protocol, endpoint, tls);
+    if (pool instanceof Http1Upstream) {
+      return { dispatch: (options, handler) => pool.dispatchOnNewConnection(options, handler) };
+    }
+    const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+    const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    const { Client } = loadUndici();
+    const client = new Client(`${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`, {
+      pipelining: 1,
+      connectTimeout,
+      headersTimeout: 300_000,
+      bodyTimeout: 300_000,
+      ...(tls !== undefined ? { connect: upstreamTlsConnector(tls, connectTimeout) } : {}),
+    });
+    client.on('connectionError', () => {});
+    return {
+      dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
+        const accepted = client.dispatch(options, handler);
+        // close() lets the queued request finish, then ends the connection.
+        client.close().catch(() => {});
+        return accepted;
+      },
+    };
+  }
+
+  countRetry(reason: RetryReason): void {
+    this.#options.onConnectionRetry?.(reason);
+  }
+
+  /** Closes the pools of `keys` (endpoints no backend names any more); requests running on them finish first. */
+  closePools(keys: Iterable<string>): void {
+    this.#dropIdleSlots();
+    for (const key of keys) {
+      const pool = this.#pools.get(key);
+      if (pool === undefined) continue;
+      this.#pools.delete(key);
+      pool.close().catch(() => {});
+    }
+  }
+
+  /** Closes pools whose key is not in `keep`; requests already running on them finish first. */
+  retain(keep: ReadonlySet<string>): void {
+    this.#dropIdleSlots();
+    for (const [key, pool] of this.#pools) {
+      if (!keep.has(key)) {
+        this.#pools.delete(key);
+        pool.close().catch(() => {});
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => {})));
+  }
+}
