@@ -1,6 +1,6 @@
 import type { BackendCluster } from '../ir/route-table.ts';
+import { Deadline, TimerWheel } from '../net/timer-wheel.ts';
 import { type HttpProbeTarget, httpProbe, type ProbeResult, type ProbeTarget, tcpProbe } from './probes.ts';
-import { TimerWheel } from './timer-wheel.ts';
 
 export interface HealthCheckOptions {
   /** Active checks on (the default) or off for every backend. */
@@ -62,14 +62,9 @@ interface Target {
   running: boolean;
   /** The last probe failed: keep the base interval whatever the budget. */
   failing: boolean;
-  /** Bumped at each scheduling; a wheel entry with an older one is stale (the target was rescheduled). */
-  generation: number;
+  /** Its place on the wheel, made at its first scheduling and moved by each one after. */
+  deadline: Deadline<Target> | undefined;
   startedMs: number;
-}
-
-interface Due {
-  readonly target: Target;
-  readonly generation: number;
 }
 
 const realRuntime: HealthCheckRuntime = {
@@ -95,7 +90,7 @@ export class HealthChecker {
   readonly #options: HealthCheckOptions;
   readonly #sink: HealthCheckSink;
   readonly #runtime: HealthCheckRuntime;
-  readonly #wheel: TimerWheel<Due>;
+  readonly #wheel: TimerWheel;
   #targets = new Map<string, Target>();
   /** How much longer than its interval a passing endpoint waits, to stay within the probe budget. */
   #stretch = 1;
@@ -105,7 +100,7 @@ export class HealthChecker {
     this.#options = options;
     this.#sink = sink;
     this.#runtime = runtime;
-    this.#wheel = new TimerWheel<Due>(TICK_MS, SLOTS, runtime.now());
+    this.#wheel = new TimerWheel(TICK_MS, SLOTS, runtime.now());
   }
 
   /** The factor passing endpoints' intervals are stretched by to stay within the probe budget. */
@@ -196,9 +191,7 @@ export class HealthChecker {
 
   /** Starts the probes that are due. Called by the one interval timer (or a test's fake clock). */
   tick(): void {
-    this.#wheel.advance(this.#runtime.now(), (due) => {
-      if (due.generation === due.target.generation) this.#fire(due.target);
-    });
+    this.#wheel.advance(this.#runtime.now());
   }
 
   close(): void {
@@ -247,7 +240,7 @@ export class HealthChecker {
           active: true,
           running: false,
           failing: false,
-          generation: 0,
+          deadline: undefined,
           startedMs: 0,
         });
       }
@@ -255,13 +248,16 @@ export class HealthChecker {
   }
 
   #schedule(target: Target, dueMs: number): void {
-    target.generation++;
-    this.#wheel.schedule({ target, generation: target.generation }, dueMs);
+    target.deadline ??= new Deadline(target, this.#fireTarget);
+    const now = this.#runtime.now();
+    this.#wheel.arm(target.deadline, now, dueMs - now);
   }
 
   #jittered(intervalMs: number): number {
     return intervalMs * (1 + (this.#options.jitterPercent / 100) * (this.#runtime.random() * 2 - 1));
   }
+
+  readonly #fireTarget = (target: Target): void => this.#fire(target);
 
   #fire(target: Target): void {
     if (!target.active) return;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HealthChecker, type HealthCheckRuntime } from '../../src/health-check/health-checker.ts';
 import type { HttpProbeTarget, ProbeResult } from '../../src/health-check/probes.ts';
-import { TimerWheel } from '../../src/health-check/timer-wheel.ts';
 import { mulberry32 } from '../../src/lb/index.ts';
 import { backend, rows } from '../lb/fixtures.ts';
 
@@ -167,25 +166,5 @@ describe('active health checks: probe budget and passive evidence', () => {
     await h.run(10_000);
     expect(h.probes.every((p) => p.key === '10.0.0-1:8080')).toBe(true);
     expect(h.counted.filter((c) => c === 'tcp:skipped').length).toBeGreaterThanOrEqual(4);
-  });
-});
-
-describe('timer wheel', () => {
-  it('fires items at their due tick, across rounds of the wheel', () => {
-    const wheel = new TimerWheel<string>(10, 8, 0);
-    const fired: string[] = [];
-    wheel.schedule('soon', 25);
-    wheel.schedule('later', 500); // several rounds of an 80 ms wheel
-    for (let now = 0; now <= 600; now += 10) wheel.advance(now, (item) => fired.push(`${item}@${now}`));
-    expect(fired).toEqual(['soon@20', 'later@500']);
-    expect(wheel.size).toBe(0);
-  });
-
-  it('catches up after a stall without losing items', () => {
-    const wheel = new TimerWheel<number>(10, 8, 0);
-    for (let i = 0; i < 20; i++) wheel.schedule(i, 10 + i * 7);
-    const fired: number[] = [];
-    wheel.advance(10_000, (i) => fired.push(i));
-    expect(fired.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 });

@@ -4,7 +4,6 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { requestDeadlines } from '../../src/proxy/upstream/deadline-wheel.ts';
 import { Http1ResponseParser } from '../../src/proxy/upstream/http1-response-parser.ts';
 import {
   type Http1Handler,
@@ -12,6 +11,7 @@ import {
   type Http1UpstreamOptions,
   nativeHttpParser,
 } from '../../src/proxy/upstream/http1-upstream.ts';
+import { requestDeadlines } from '../../src/proxy/upstream/request-deadlines.ts';
 
 /**
  * Issue 15: the proxy's own HTTP/1.1 client, against real backends on 127.0.0.1 — Node's HTTP server where the

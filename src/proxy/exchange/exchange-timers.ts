@@ -2,7 +2,7 @@ import type { CompiledAction } from '../compile/compile-actions.ts';
 import { grpcTimeoutMs } from './grpc-local-reply.ts';
 
 /**
- * The timers of one forwarded request, armed on the request path's deadline wheel (deadline-wheel.ts). The
+ * The timers of one forwarded request, armed on the request path's deadline wheel (net/timer-wheel.ts). The
  * callbacks are module-level functions of the exchange, so a deadline allocated once serves every re-arming.
  */
 export interface TimedExchange {

@@ -4,6 +4,7 @@ import type { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
+import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import {
@@ -18,8 +19,8 @@ import {
   RetryStatusError,
 } from '../upstream/attempt-failure.ts';
 import { type BodyState, decideConnectionRetry, faultOf } from '../upstream/connection-retry.ts';
-import { Deadline, requestDeadlines } from '../upstream/deadline-wheel.ts';
 import { bodyTouched } from '../upstream/direct-body.ts';
+import { requestDeadlines } from '../upstream/request-deadlines.ts';
 import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
 import type { RequestDispatcher, UpstreamPools } from '../upstream/upstream-pools.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';

@@ -3,9 +3,10 @@ import { createRequire } from 'node:module';
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { Deadline, requestDeadlines } from './deadline-wheel.ts';
+import { Deadline } from '../../net/timer-wheel.ts';
 import { type BodySink, type DirectBody, directBodyOf } from './direct-body.ts';
 import { isNamed } from './http1-response-parser.ts';
+import { requestDeadlines } from './request-deadlines.ts';
 import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**

@@ -28,13 +28,14 @@ const NOT_ARMED = -1;
 const FIRING = -2;
 
 /**
- * A hashed timing wheel for the request path's deadlines (Varghese & Lauck): one slot per tick, a deadline lands
- * in the slot of its due tick modulo the wheel size. Arming and cancelling are O(1) without allocation; one
- * interval timer serves every deadline instead of a Node timer (and its list insertion) per request or socket.
- * A deadline fires at the first tick at or after it is due, so never early and at most one tick late. Pure: the
- * caller drives `advance(nowMs)`; `startDeadlineClock` does that from one interval timer.
+ * A hashed timing wheel (Varghese & Lauck; Netty's HashedWheelTimer) for the request path's deadlines and the
+ * health checks' probes: one slot per tick, a deadline lands in the slot of its due tick modulo the wheel size.
+ * Arming and cancelling are O(1) without allocation; one interval timer serves every deadline instead of a Node
+ * timer (and its list insertion) per request, socket or probe. A deadline fires at the first tick at or after it
+ * is due, so never early and at most one tick late. Pure: the caller drives `advance(nowMs)` (from one interval
+ * timer, `DeadlineClock`, or a fake clock).
  */
-export class DeadlineWheel {
+export class TimerWheel {
   readonly tickMs: number;
   readonly #mask: number;
   readonly #slots: Deadline<unknown>[][];
@@ -126,15 +127,15 @@ const TICK_MS = 10;
 const SLOTS = 4096;
 
 /**
- * The process's wheel for request-path deadlines, advanced by one unref'd interval timer that runs only while
- * something is armed.
+ * A wheel advanced by one unref'd interval timer that runs only while something is armed, on the real clock
+ * (`performance.now()`).
  */
 export class DeadlineClock {
-  readonly wheel: DeadlineWheel;
+  readonly wheel: TimerWheel;
   #interval: NodeJS.Timeout | undefined;
 
   constructor(tickMs = TICK_MS, slots = SLOTS) {
-    this.wheel = new DeadlineWheel(tickMs, slots, performance.now());
+    this.wheel = new TimerWheel(tickMs, slots, performance.now());
   }
 
   /** A coarse clock (the last tick) for stamping activity on the hot path. */
@@ -169,6 +170,3 @@ export class DeadlineClock {
 function advanceClock(clock: DeadlineClock): void {
   clock.tick();
 }
-
-/** The deadlines of every upstream connection and forwarded request of this process. */
-export const requestDeadlines = new DeadlineClock();

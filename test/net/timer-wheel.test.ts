@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Deadline, DeadlineWheel } from '../../src/proxy/upstream/deadline-wheel.ts';
+import { Deadline, TimerWheel } from '../../src/net/timer-wheel.ts';
 
 function recorder() {
   const fired: string[] = [];
@@ -11,9 +11,9 @@ function recorder() {
   return { fired, deadline };
 }
 
-describe('DeadlineWheel', () => {
+describe('TimerWheel', () => {
   it('fires a deadline at the first tick at or after it is due, never before', () => {
-    const wheel = new DeadlineWheel(10, 8, 1_000);
+    const wheel = new TimerWheel(10, 8, 1_000);
     const { fired, deadline } = recorder();
     // Armed 7 ms into a tick: due at 1,032, so the tick of 1,030 is too early and that of 1,040 fires it.
     wheel.arm(deadline('a'), 1_007, 25);
@@ -25,7 +25,7 @@ describe('DeadlineWheel', () => {
   });
 
   it('keeps a deadline several laps away until its own round comes', () => {
-    const wheel = new DeadlineWheel(10, 4, 0);
+    const wheel = new TimerWheel(10, 4, 0);
     const { fired, deadline } = recorder();
     wheel.arm(deadline('far'), 0, 95);
     wheel.arm(deadline('near'), 0, 15);
@@ -38,7 +38,7 @@ describe('DeadlineWheel', () => {
   });
 
   it('cancels in O(1) without disturbing the other deadlines of the slot', () => {
-    const wheel = new DeadlineWheel(10, 8, 0);
+    const wheel = new TimerWheel(10, 8, 0);
     const { fired, deadline } = recorder();
     const [a, b, c] = [deadline('a'), deadline('b'), deadline('c')];
     for (const d of [a, b, c]) wheel.arm(d, 0, 30);
@@ -51,7 +51,7 @@ describe('DeadlineWheel', () => {
   });
 
   it('re-arming moves a deadline instead of adding a second one', () => {
-    const wheel = new DeadlineWheel(10, 8, 0);
+    const wheel = new TimerWheel(10, 8, 0);
     const { fired, deadline } = recorder();
     const a = deadline('a');
     wheel.arm(a, 0, 20);
@@ -64,7 +64,7 @@ describe('DeadlineWheel', () => {
   });
 
   it('a deadline fired may cancel another one due in the same tick, or re-arm itself', () => {
-    const wheel = new DeadlineWheel(10, 8, 0);
+    const wheel = new TimerWheel(10, 8, 0);
     const { fired, deadline } = recorder();
     let again = true;
     const victim = deadline('victim');
@@ -86,7 +86,7 @@ describe('DeadlineWheel', () => {
   });
 
   it('after a stall longer than the wheel, fires everything due once, in one advance', () => {
-    const wheel = new DeadlineWheel(10, 4, 0);
+    const wheel = new TimerWheel(10, 4, 0);
     const { fired, deadline } = recorder();
     for (const [name, delay] of [
       ['a', 10],
@@ -102,8 +102,17 @@ describe('DeadlineWheel', () => {
     expect(fired).toContain('d');
   });
 
+  it('loses nothing after a stall: many deadlines in few slots all fire in one advance', () => {
+    const wheel = new TimerWheel(10, 8, 0);
+    const fired: number[] = [];
+    for (let i = 0; i < 20; i++) wheel.arm(new Deadline(i, (n) => fired.push(n)), 0, 10 + i * 7);
+    wheel.advance(10_000);
+    expect(fired.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(wheel.size).toBe(0);
+  });
+
   it('the coarse clock is the last tick advanced to', () => {
-    const wheel = new DeadlineWheel(10, 8, 3);
+    const wheel = new TimerWheel(10, 8, 3);
     expect(wheel.coarseNowMs).toBe(0);
     wheel.advance(57);
     expect(wheel.coarseNowMs).toBe(50);
