@@ -26,7 +26,7 @@ export interface TopologyDocument {
 /** How the gateway's connection to a member cluster stands (fleet mode). */
 export interface MemberConnectionView {
   readonly name: string;
-  /** connecting, synced, stale (its last endpoints kept) or refused. */
+  /** connecting, synced, stale (its last endpoints kept), error (never synced, failing) or refused. */
   readonly state: string;
   readonly reason?: string;
   readonly lastSyncTime?: string;

@@ -11,7 +11,7 @@ import {
   MemberConnection,
   type MemberTiming,
 } from './member-connection.ts';
-import type { FleetMembers, MemberOrigin, MemberView } from './member-view.ts';
+import { describeOrigin, type FleetMembers, type MemberOrigin, type MemberView } from './member-view.ts';
 import { type MemberCluster, membersFromProfiles } from './profile-members.ts';
 
 export interface FleetMembershipOptions {
@@ -60,8 +60,11 @@ export class FleetMembership implements FleetMembers {
   readonly #log: Logger;
   readonly #timing: MemberTiming;
   readonly #entries = new Map<string, Entry>();
-  /** The last state and reason logged per member key, so only changes are logged. */
-  readonly #logged = new Map<string, string>();
+  /** The last line logged per member key (name, state, reason) and when, so only changes are logged. */
+  readonly #logged = new Map<
+    string,
+    { readonly summary: string; readonly state: string; readonly atMs: number }
+  >();
   #problems: { profiles: readonly string[]; files: readonly string[] } = { profiles: [], files: [] };
   #seq = 0;
   #onChange: ((members: readonly MemberView[]) => void) | undefined;
@@ -280,10 +283,19 @@ export class FleetMembership implements FleetMembers {
     return views;
   }
 
+  /**
+   * A line when a member's name or state changes. A failing member's reason moves with each retry (which kind
+   * failed, which socket error): a new reason in the same state is logged at most once per backoff step
+   * (`backoffMaxMs`), so a member that keeps failing does not fill the log.
+   */
   #logTransition(key: string, view: MemberView): void {
     const summary = `${view.name}|${view.state}|${view.reason ?? ''}`;
-    if (this.#logged.get(key) === summary) return;
-    this.#logged.set(key, summary);
+    const last = this.#logged.get(key);
+    if (last?.summary === summary) return;
+    const now = (this.#o.now ?? Date.now)();
+    const sameState = last !== undefined && last.state === `${view.name}|${view.state}`;
+    if (sameState && now - last.atMs < this.#timing.backoffMaxMs) return;
+    this.#logged.set(key, { summary, state: `${view.name}|${view.state}`, atMs: now });
     const fields = {
       member: key,
       cluster: view.name,
@@ -291,7 +303,8 @@ export class FleetMembership implements FleetMembers {
       state: view.state,
       reason: view.reason,
     };
-    if (view.state === 'stale' || view.state === 'refused') this.#log.warn(fields, 'member state changed');
+    if (view.state === 'stale' || view.state === 'refused' || view.state === 'error')
+      this.#log.warn(fields, 'member state changed');
     else this.#log.info(fields, 'member state changed');
   }
 }
@@ -306,10 +319,4 @@ function fileCandidate(member: KubeconfigMember): Candidate {
     properties: {},
     connectionKey: member.connectionKey,
   };
-}
-
-export function describeOrigin(origin: MemberOrigin): string {
-  return origin.kind === 'ClusterProfile'
-    ? `ClusterProfile ${origin.namespace}/${origin.name}`
-    : `kubeconfig file ${origin.file}`;
 }

@@ -1,5 +1,18 @@
 import type { FleetDerivation } from './derive-imports.ts';
-import type { MemberOrigin, MemberState, MemberView } from './member-view.ts';
+import { describeOrigin, type MemberOrigin, type MemberState, type MemberView } from './member-view.ts';
+
+/**
+ * A problem line for each member the gateway cannot read: never synced and failing (`error`), or refused (its
+ * credentials, or its name). A `stale` member still serves its last objects and is in the member list only.
+ */
+export function memberProblems(members: readonly MemberView[]): string[] {
+  return members
+    .filter((m) => m.state === 'error' || m.state === 'refused')
+    .map(
+      (m) =>
+        `warning: fleet member ${m.name} (${describeOrigin(m.origin)}) is ${m.state}: ${m.reason ?? 'no reason given'}`,
+    );
+}
 
 /** One member in /config_dump: who, from where, how connected, what it holds. Never a credential. */
 export interface MemberReport {

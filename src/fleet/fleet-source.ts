@@ -13,7 +13,7 @@ import {
   MCS_SERVICE_NAME_LABEL,
   MCS_SOURCE_CLUSTER_LABEL,
 } from './derive-imports.ts';
-import { type FleetReport, fleetReport } from './fleet-report.ts';
+import { type FleetReport, fleetReport, memberProblems } from './fleet-report.ts';
 import type { FleetMembers, MemberView, ServiceExport } from './member-view.ts';
 
 export interface FleetSourceOptions {
@@ -88,9 +88,9 @@ export class FleetSource implements Source {
     return fleetReport(this.#members, this.#derive());
   }
 
-  /** Members' objects, or parts of them, left out (for /config_dump's problems). */
+  /** Members the gateway cannot read, and members' objects or parts of them left out (/config_dump's problems). */
   problems(): readonly string[] {
-    return this.#derive().problems;
+    return [...memberProblems(this.#members), ...this.#derive().problems];
   }
 
   /** Every member's current view (for the topology page). */

@@ -68,7 +68,7 @@ export interface MemberConnectionOptions {
 
 /** What a member connection holds at one moment. */
 export interface MemberConnectionState {
-  readonly state: Exclude<MemberState, 'refused'>;
+  readonly state: MemberState;
   readonly reason?: string;
   readonly lastSyncTime?: string;
   /** The member's `cluster.clusterset.k8s.io` ClusterProperty, when it serves one. */
@@ -120,6 +120,8 @@ export class MemberConnection {
   readonly #missing = new Map<MemberKind, WatchedKind<MemberKind>>();
   /** Current failures by where they happened (`discovery` or a kind). */
   readonly #failures = new Map<string, string>();
+  /** Where the current failure is the API server refusing the credentials (401, 403). */
+  readonly #refusals = new Set<string>();
   readonly #stop = new AbortController();
   #wakeDiscovery = new AbortController();
   #discovered = false;
@@ -229,8 +231,9 @@ export class MemberConnection {
       );
     }
     let state: MemberConnectionState['state'];
-    if (!this.#everSynced) state = 'connecting';
-    else state = failures.length > 0 ? 'stale' : 'synced';
+    if (this.#everSynced) state = failures.length > 0 ? 'stale' : 'synced';
+    else if (failures.length === 0) state = 'connecting';
+    else state = this.#refusals.size > 0 ? 'refused' : 'error';
     const reason = [...failures, ...notes].join('; ').slice(0, MAX_REASON_LENGTH);
     return {
       state,
@@ -250,12 +253,16 @@ export class MemberConnection {
       this.#credentials?.invalidate(this.#lastCredential);
     }
     const reason = describeFailure(err);
-    if (this.#failures.get(where) === reason) return;
+    const refused = isRefusal(err);
+    if (this.#failures.get(where) === reason && this.#refusals.has(where) === refused) return;
     this.#failures.set(where, reason);
+    if (refused) this.#refusals.add(where);
+    else this.#refusals.delete(where);
     this.#changed();
   }
 
   #recover(where: string): void {
+    this.#refusals.delete(where);
     if (!this.#failures.delete(where)) return;
     this.#checkSynced();
     this.#changed();
@@ -314,9 +321,17 @@ export class MemberConnection {
         this.#checkSynced();
         this.#changed();
       },
+      // The member's state change is its log line (fleet-membership.ts): each kind's retries are not.
+      failureLogLevel: 'debug',
       onProblem: (problem) => {
-        if (problem) this.#failures.set(kind, problem.slice(0, MAX_REASON_LENGTH));
-        else this.#failures.delete(kind);
+        // The reflector's one lasting problem: the member's RBAC forbids reading this kind (403).
+        if (problem) {
+          this.#failures.set(kind, problem.slice(0, MAX_REASON_LENGTH));
+          this.#refusals.add(kind);
+        } else {
+          this.#failures.delete(kind);
+          this.#refusals.delete(kind);
+        }
         this.#changed();
       },
       onHealth: (failure) => {
@@ -328,6 +343,7 @@ export class MemberConnection {
         this.#reflectors.delete(kind);
         this.#missing.set(kind, resolved.watched);
         this.#failures.delete(kind);
+        this.#refusals.delete(kind);
         this.#changed();
         this.#wakeDiscovery.abort();
       },
@@ -340,6 +356,13 @@ export class MemberConnection {
     this.#reflectors.set(kind, reflector);
     reflector.start();
   }
+}
+
+/** The API server refused the credentials the request went out with (401), or what they may do (403). */
+function isRefusal(err: unknown): boolean {
+  const status =
+    typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
+  return status === 401 || status === 403;
 }
 
 /** Why a request to a member failed, in words an operator acts on; never a credential. */

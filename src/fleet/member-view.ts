@@ -11,15 +11,24 @@ export type MemberOrigin =
     }
   | { readonly kind: 'Kubeconfig'; readonly file: string };
 
+export function describeOrigin(origin: MemberOrigin): string {
+  return origin.kind === 'ClusterProfile'
+    ? `ClusterProfile ${origin.namespace}/${origin.name}`
+    : `kubeconfig file ${origin.file}`;
+}
+
 /**
  * How the gateway's connection to a member stands.
  * - `connecting`: no successful list yet;
  * - `synced`: every watched kind listed and watching;
  * - `stale`: it was synced once and has lost its API server (unreachable, credentials refused, garbage): its last
  *   good objects are kept and it is retried with backoff;
- * - `refused`: it will not be used (its name is claimed by another member, no usable credentials at all).
+ * - `error`: it never synced and its last attempt failed (unreachable, an exec plugin that failed or printed no
+ *   ExecCredential): retried with backoff;
+ * - `refused`: it will not be used as it is: its name is claimed by another member, or it never synced and its API
+ *   server refuses the credentials (401, 403); a refusal is retried with backoff too.
  */
-export type MemberState = 'connecting' | 'synced' | 'stale' | 'refused';
+export type MemberState = 'connecting' | 'synced' | 'stale' | 'error' | 'refused';
 
 /** A member's ServiceExport (multicluster.x-k8s.io v1beta1 or v1alpha1, whichever the member serves). */
 export type ServiceExport = KubeObject<'ServiceExport', Record<string, unknown>>;

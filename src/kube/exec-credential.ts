@@ -225,14 +225,21 @@ function runPlugin(
 /** Decodes a plugin's stdout; the error names what is wrong and never quotes the output. */
 export function parseExecCredential(stdout: string, apiVersion: string, command: string): ExecCredential {
   const bad = (what: string): ExecCredentialError =>
-    new ExecCredentialError('EXEC_PLUGIN_BAD_OUTPUT', `exec plugin ${command} printed ${what}`);
+    new ExecCredentialError(
+      'EXEC_PLUGIN_BAD_OUTPUT',
+      `not an ExecCredential: exec plugin ${command} exited 0 but printed ${what} (not shown: it may hold secrets)`,
+    );
   let doc: unknown;
   try {
     doc = JSON.parse(stdout);
   } catch {
     throw bad('something that is not JSON');
   }
-  if (!isRecord(doc) || doc.kind !== 'ExecCredential') throw bad('no ExecCredential');
+  if (!isRecord(doc))
+    throw bad(`JSON that is not an object (${Array.isArray(doc) ? 'an array' : typeof doc})`);
+  if (doc.kind !== 'ExecCredential') {
+    throw bad(doc.kind === undefined ? 'an object without kind' : 'an object of another kind');
+  }
   if (doc.apiVersion !== apiVersion) {
     throw bad(
       `an ExecCredential of apiVersion ${JSON.stringify(String(doc.apiVersion)).slice(0, 80)}, not ${apiVersion}`,

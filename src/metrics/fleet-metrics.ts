@@ -5,7 +5,7 @@ import type { MetricDefinition } from './metric-definition.ts';
 
 export const FLEET_MEMBERS: MetricDefinition<'state'> = {
   name: 'clusterset_gateway_fleet_members',
-  help: 'Member clusters by connection state (connecting, synced, stale, refused).',
+  help: 'Member clusters by connection state (connecting, synced, stale, error, refused).',
   labelNames: ['state'],
 };
 
@@ -15,7 +15,7 @@ export const FLEET_SERVICE_EXPORTS: MetricDefinition<'state'> = {
   labelNames: ['state'],
 };
 
-const MEMBER_STATES = ['connecting', 'synced', 'stale', 'refused'] as const;
+const MEMBER_STATES = ['connecting', 'synced', 'stale', 'error', 'refused'] as const;
 const EXPORT_STATES = ['exported', 'conflict', 'invalid'] as const;
 
 /** What the fleet source reports after each combination; the gauges are bound once per registry. */

@@ -15,7 +15,7 @@ interface PluginState {
 
 /**
  * A real exec credential plugin (a node script) whose behaviour the test steers through a JSON state file:
- * `mode` ok | fail | hang | garbage | expired | cert; `tokens` by API server URL (read from KUBERNETES_EXEC_INFO);
+ * `mode` ok | fail | hang | garbage | notcred (JSON that is no ExecCredential, holding the token) | expired | cert; `tokens` by API server URL (read from KUBERNETES_EXEC_INFO);
  * `expiresAt` (RFC 3339); `cert`/`key` (PEM) for `cert`, a client certificate instead of a token. Every run appends its KUBERNETES_EXEC_INFO to a log file, and prints a secret on stderr
  * that must never show up in what the gateway reports.
  */
@@ -39,6 +39,7 @@ process.stderr.write('plugin debug: stderr-secret-' + token + '\\n');
 if (state.mode === 'fail') process.exit(3);
 if (state.mode === 'hang') setInterval(() => {}, 1000);
 else if (state.mode === 'garbage') process.stdout.write('token=' + token);
+else if (state.mode === 'notcred') process.stdout.write(JSON.stringify({ kind: 'Config', users: [{ user: { token } }] }));
 else if (state.mode === 'cert') {
   process.stdout.write(JSON.stringify({
     apiVersion: 'client.authentication.k8s.io/v1',

@@ -193,7 +193,8 @@ describe('fleet members from ClusterProfiles', () => {
     writeFileSync(join(manifests, 'profiles.yaml'), profileYaml('east', east.url));
     const cases: [string, RegExp][] = [
       ['fail', /exited with code 3/],
-      ['garbage', /printed something that is not JSON/],
+      ['garbage', /^not an ExecCredential: .* printed something that is not JSON/],
+      ['notcred', /^not an ExecCredential: .* printed an object of another kind/],
       ['hang', /did not finish within 3000 ms/],
       ['expired', /returned a credential that expired/],
     ];
@@ -203,7 +204,8 @@ describe('fleet members from ClusterProfiles', () => {
       const text = JSON.stringify(seen);
       expect(text).not.toContain('token-secret-east');
       expect(text).not.toContain('stderr-secret');
-      expect(byName(seen, 'east').state).toBe('connecting');
+      // Never synced and failing: an error, not a connection under way.
+      expect(byName(seen, 'east').state).toBe('error');
     }
     plugin.set({ mode: 'ok' });
     await eventually(views, (v) => expect(byName(v, 'east').state).toBe('synced'));
@@ -222,7 +224,7 @@ describe('fleet members from ClusterProfiles', () => {
     const wrong = await eventually(views, (v) =>
       expect(byName(v, 'east').reason ?? '').toMatch(/certificate/i),
     );
-    expect(byName(wrong, 'east').state).toBe('connecting');
+    expect(byName(wrong, 'east').state).toBe('error');
     expect(east.requests).toHaveLength(0);
 
     writeFileSync(

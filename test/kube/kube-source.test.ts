@@ -469,4 +469,30 @@ describe('Kubernetes source against the API test server', () => {
     await recorder.waitFor(() => true, 'snapshot once the server is up');
     expect(src.ready).toBe(true);
   });
+
+  it('logs a kind whose API server goes away when it starts failing, then at most once per backoff step', async () => {
+    server = await withServer();
+    server.create(gatewayClass());
+    const { recorder, logs } = startSource(server, { backoffInitialMs: 20, backoffMaxMs: 1_000 });
+    await recorder.waitFor(() => true, 'initial snapshot');
+    const from = logs.lines.length;
+    const started = Date.now();
+    await server.stop();
+    // Bounded real time: every kind retries (20 ms doubling to 1 s) many times meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const elapsedMs = Date.now() - started;
+    const failures = logs.lines.slice(from).filter((l) => /^list\/watch (failed|still failing)/.test(l.msg));
+    const byResource = new Map<string, number>();
+    for (const line of failures)
+      byResource.set(String(line.resource), (byResource.get(String(line.resource)) ?? 0) + 1);
+    expect(byResource.size).toBeGreaterThan(3);
+    for (const [resource, count] of byResource) {
+      expect(count, resource).toBeLessThanOrEqual(1 + Math.ceil(elapsedMs / 1_000));
+    }
+    const still = failures.filter((l) => l.msg.startsWith('list/watch still failing'));
+    expect(still.every((l) => Number(l.retries) >= 1)).toBe(true);
+
+    await server.start();
+    await eventually(() => logs.lines.some((l) => l.msg === 'list/watch works again'), 'recovery logged');
+  });
 });

@@ -32,6 +32,14 @@ export interface ReflectorOptions {
    * failure: lets a caller mark its cluster stale or renew credentials on a 401.
    */
   readonly onHealth?: (failure: unknown) => void;
+  /**
+   * The level of the failure lines (default `warn`); `debug` when the caller reports the failure itself (a fleet
+   * member's state change). Either way a failure that goes on is logged when it starts, then at most once per
+   * `backoffMaxMs` (with the retries between), and its end once.
+   */
+  readonly failureLogLevel?: 'warn' | 'debug';
+  /** The clock of that throttle (default Date.now). */
+  readonly now?: () => number;
   readonly watchTimeoutSeconds: number;
   readonly backoffInitialMs: number;
   readonly backoffMaxMs: number;
@@ -60,6 +68,8 @@ export class Reflector {
   #synced = false;
   #problem: string | undefined;
   #failing = false;
+  /** The last failure line: when, and the retries since (not each logged). Undefined while nothing fails. */
+  #failureLog: { atMs: number; retries: number } | undefined;
   #loop: Promise<void> | undefined;
 
   constructor(options: ReflectorOptions) {
@@ -175,15 +185,28 @@ export class Reflector {
       this.#setProblem(problem);
       return;
     }
-    this.#o.logger.warn(
-      { resource: this.#label, err: err instanceof Error ? err.message : String(err) },
-      'list/watch failed; retrying',
-    );
+    const now = (this.#o.now ?? Date.now)();
+    const last = this.#failureLog;
+    if (last !== undefined && now - last.atMs < this.#o.backoffMaxMs) {
+      last.retries++;
+      return;
+    }
+    const level = this.#o.failureLogLevel ?? 'warn';
+    const fields = { resource: this.#label, err: err instanceof Error ? err.message : String(err) };
+    if (last === undefined) this.#o.logger[level](fields, 'list/watch failed; retrying');
+    else
+      this.#o.logger[level]({ ...fields, retries: last.retries + 1 }, 'list/watch still failing; retrying');
+    this.#failureLog = { atMs: now, retries: 0 };
   }
 
   #recovered(): void {
     if (!this.#failing) return;
     this.#failing = false;
+    if (this.#failureLog !== undefined) {
+      const level = this.#o.failureLogLevel === 'debug' ? 'debug' : 'info';
+      this.#o.logger[level]({ resource: this.#label }, 'list/watch works again');
+      this.#failureLog = undefined;
+    }
     this.#o.onHealth?.(undefined);
   }
 
