@@ -6,6 +6,7 @@ import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { tuneHeapForRequests } from './app/heap-tuning.ts';
+import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
 import { startWorkerPool } from './app/workers.ts';
@@ -17,6 +18,11 @@ import type { TranslateOptions } from './gateway/options.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { isLocalAddress } from './net/local-addresses.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
+
+/** Two signals closer than this are one signal delivered twice (see stop). */
+const REPEATED_SIGNAL_MS = 1000;
+/** What stopping may take beyond the drain: the demo world's servers, the admin server. */
+const STOP_GRACE_MS = 5000;
 
 /**
  * The composition root: source ─> Snapshot ─> translate() ─> data plane + statuses, with the admin server
@@ -151,10 +157,19 @@ async function main(argv: readonly string[]): Promise<void> {
   logger.info({ source: setup.source.name, adminPort: admin.port }, 'clusterset-gateway started');
   if (setup.banner) process.stdout.write(setup.banner);
 
+  let stopSignalAtMs = 0;
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      // npm forwards the terminal's Ctrl-C to its script, which has had it from the terminal already: one
+      // signal, twice. A second signal a moment later is the user's, asking not to wait for the drain.
+      if (Date.now() - stopSignalAtMs > REPEATED_SIGNAL_MS) process.exit(130);
+      return;
+    }
     stopping = true;
+    stopSignalAtMs = Date.now();
     logger.info({ signal }, 'shutting down');
+    // The drain is bounded by --drain-timeout-ms; the demo's world gets a few seconds more to stop its servers.
+    setTimeout(() => process.exit(1), cli.limits.drainTimeoutMs + STOP_GRACE_MS).unref();
     await setup.source.stop();
     await dataPlane.close();
     topology.stop();
@@ -163,8 +178,9 @@ async function main(argv: readonly string[]): Promise<void> {
     await setup.close();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  followParentWhenRunByNpm(process.env, () => void stop('parent exited'));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

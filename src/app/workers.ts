@@ -229,6 +229,8 @@ export function runWorker(cli: CliOptions): void {
   process.send?.({ type: 'ready' } satisfies FromWorker);
   // The primary is gone (even killed outright): nobody will send tables or read metrics any more.
   process.once('disconnect', () => process.exit(0));
+  // Ctrl-C reaches the whole foreground group: the primary drains and then stops each worker with SIGTERM.
+  process.on('SIGINT', () => {});
   process.once('SIGTERM', () => {
     void dataPlane.close().then(() => process.exit(0));
   });

@@ -1,12 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { AdminRoute } from '../admin/admin-server.ts';
 import { demoManifests } from './manifests.ts';
+import { makeDemoFolder, removeStaleDemoFolders } from './temp-folders.ts';
 import { type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
 import type { GatewayMessage, PodsChanged, WorldMessage, WorldStarted } from './world-protocol.ts';
 
@@ -50,6 +50,8 @@ const WORLD_STOP_TIMEOUT_MS = 5_000;
  */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const logger = options.logger.child({ component: 'demo' });
+  const stale = removeStaleDemoFolders();
+  if (stale.length > 0) logger.info({ folders: stale }, 'removed the folders of demos that were killed');
   // Node's own flags (tsx's loader under the tests) but none of the gateway's heap tuning.
   const child = fork(WORLD_ENTRY, [], {
     execArgv: process.execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')),
@@ -64,7 +66,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     child.kill('SIGKILL');
     throw error;
   }
-  const manifestsDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-'));
+  const manifestsDir = makeDemoFolder('hub');
   writeFileSync(
     join(manifestsDir, 'demo.yaml'),
     demoManifests(world.pods, options.controllerName, options.gatewayPort, world.clusterProfiles),

@@ -2,13 +2,12 @@
 // process the gateway forks (src/demo/demo.ts), as real clusters are other processes: the gateway's own memory
 // and CPU are then the gateway's alone (issue 31). It lives as long as the IPC channel to the gateway: when the
 // gateway exits, however it exits, the channel closes and so does the world.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { startEchoServer } from '../echo/echo-server.ts';
 import { startGreeterServer } from '../greeter/greeter-server.ts';
 import { type DemoFleet, startDemoFleet } from './members.ts';
 import { selectPods } from './pod-selection.ts';
+import { makeDemoFolder } from './temp-folders.ts';
 import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, type RunningPod } from './topology.ts';
 import type { GatewayMessage, PodsChanged, WorldMessage } from './world-protocol.ts';
 
@@ -28,7 +27,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const pods: PodProcess[] = [];
-  const workDir = mkdtempSync(join(tmpdir(), 'clusterset-gateway-demo-fleet-'));
+  const workDir = makeDemoFolder('fleet');
   let fleet: DemoFleet | undefined;
   let stopping = false;
   const stop = async (code: number): Promise<never> => {

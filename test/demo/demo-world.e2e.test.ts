@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DemoProcess, startDemo } from '../browser/demo-process.ts';
 
@@ -92,11 +92,14 @@ describe('the demo world in its own process', () => {
     process.kill(killed.gateway, 'SIGKILL');
     await until(`world ${killed.world} to exit after the gateway was killed`, () => !running(killed.world));
     await demo.stop();
-    // The world cleaned up its own folder; the hub manifests were the killed gateway's to remove.
+    // The world cleaned up its own folder; the hub manifests were the killed gateway's to remove, so the next
+    // demo removes them.
     expect(existsSync(kubeconfigPath(demo))).toBe(false);
-    rmSync(hubManifests(demo), { recursive: true, force: true });
+    const leftBehind = hubManifests(demo);
+    expect(existsSync(leftBehind)).toBe(true);
 
     demo = await startDemo();
+    expect(existsSync(leftBehind)).toBe(false);
     const stopped = pids(demo);
     const kubeconfig = kubeconfigPath(demo);
     expect(existsSync(kubeconfig)).toBe(true);
@@ -106,5 +109,5 @@ describe('the demo world in its own process', () => {
     await until(`world ${stopped.world} to exit after the gateway stopped`, () => !running(stopped.world));
     // The world removes its folder (certificate, credential plugin, tokens) on the way out.
     expect(existsSync(kubeconfig)).toBe(false);
-  });
+  }, 90_000);
 });

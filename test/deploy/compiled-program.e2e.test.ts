@@ -17,7 +17,8 @@ const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as
  */
 describe('the compiled program', () => {
   it('is what npm start runs, built by prestart and by npm ci (prepare)', () => {
-    expect(pkg.scripts['start']).toBe('node --max-semi-space-size=8 --optimize-for-size dist/main.js');
+    // `exec`: the gateway takes the shell's place, so the signals npm forwards to its script reach it.
+    expect(pkg.scripts['start']).toBe('exec node --max-semi-space-size=8 --optimize-for-size dist/main.js');
     expect(pkg.scripts['prestart']).toBe('node scripts/build.mjs');
     expect(pkg.scripts['prepare']).toBe('node scripts/build.mjs');
     expect(pkg.bin['clusterset-gateway']).toBe('bin/clusterset-gateway.js');
