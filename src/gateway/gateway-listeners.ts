@@ -10,6 +10,8 @@ import { reconcileGatewayClasses } from './gateway-class.ts';
 import { type RequestedAddresses, requestedAddresses } from './gateway-static-addresses.ts';
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
 import { describeObject, guarded } from './guarded.ts';
+import { buildLayer4Ports, type ServedLayer4Listener } from './layer4-route-table.ts';
+import { translateLayer4Routes } from './layer4-routes.ts';
 import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
 import { attachListenerSets } from './listener-sets.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
@@ -23,7 +25,7 @@ import { translateTlsRoutes } from './tls-route.ts';
 import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
 
-/** The Gateway side of a translation: the Gateway listener ports (HTTP, HTTPS, TLS) and what they send to. */
+/** The Gateway side of a translation: the Gateway listener ports (HTTP, HTTPS, TLS, TCP, UDP) and what they send to. */
 export interface GatewayListenersResult {
   readonly table: RouteTable;
   /** GatewayClasses, Gateways, ListenerSets and the routes attached to them (Gateway parents only). */
@@ -142,6 +144,13 @@ export function* translateGatewayListeners(
   for (const [id, backend] of tlsRoutes.backends) backends.set(id, backend);
   warnings.push(...tlsRoutes.warnings);
   const servedTls: ServedTlsListener[] = [];
+  // TCPRoutes and UDPRoutes (issue 44): Gateway and ListenerSet parents, their own port table.
+  const layer4Parents = new Map<string, readonly ListenerState[]>();
+  for (const [key, parent] of parents) layer4Parents.set(key, parent.listeners);
+  const layer4Routes = translateLayer4Routes(snapshot, options, layer4Parents);
+  for (const [id, backend] of layer4Routes.backends) backends.set(id, backend);
+  warnings.push(...layer4Routes.warnings);
+  const servedLayer4: ServedLayer4Listener[] = [];
 
   const served: ServedListener[] = [];
   const gatewayStatuses: StatusUpdate[] = [];
@@ -150,9 +159,15 @@ export function* translateGatewayListeners(
     const address = addresses.get(key);
     for (const state of listenersOf.get(key) ?? []) {
       const routes = [...(routesByListener.get(state.id)?.values() ?? [])];
-      attachedCounts.set(state.id, routes.length + (tlsRoutes.attachedCounts.get(state.id) ?? 0));
+      attachedCounts.set(
+        state.id,
+        routes.length +
+          (tlsRoutes.attachedCounts.get(state.id) ?? 0) +
+          (layer4Routes.byListener.get(state.id)?.length ?? 0),
+      );
       if (!owned.problem) served.push({ state, routes, address: address?.bind });
       if (!owned.problem) servedTls.push({ state, address: address?.bind });
+      if (!owned.problem) servedLayer4.push({ state, address: address?.bind });
     }
     const setsTaken = listenerSets.filter((set) => set.gatewayKey === key && isListenerSetAccepted(set));
     const status = guarded(() =>
@@ -175,13 +190,21 @@ export function* translateGatewayListeners(
     else problems.push(`ListenerSet ${set.key}: ${status.message}`);
   }
   const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
+  const layer4Ports = buildLayer4Ports(servedLayer4, layer4Routes.byListener);
   const routeTable = yield* buildRouteTable(served, backends);
   return {
     table: {
       ...routeTable,
       ...(tlsPorts.length > 0 ? { tlsPorts } : {}),
+      ...(layer4Ports.length > 0 ? { layer4Ports } : {}),
     },
-    statuses: [...classes.statuses, ...gatewayStatuses, ...routeStatuses, ...tlsRoutes.statuses],
+    statuses: [
+      ...classes.statuses,
+      ...gatewayStatuses,
+      ...routeStatuses,
+      ...tlsRoutes.statuses,
+      ...layer4Routes.statuses,
+    ],
     warnings,
     problems,
   };

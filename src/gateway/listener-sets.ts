@@ -3,7 +3,7 @@ import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import { matchesLabelSelector, namespaceLabels } from './label-selector.ts';
-import { type ListenerState, validateListener } from './listeners.ts';
+import { type ListenerState, transportOf, validateListener } from './listeners.ts';
 
 export type ListenerSetProblem = Problem<'NotAllowed' | 'ParentNotAccepted'>;
 
@@ -108,6 +108,7 @@ function conflictWith(state: ListenerState, taken: readonly ListenerState[]): Li
   const { port, protocol } = state.listener;
   for (const other of taken) {
     if (other.listener.port !== port) continue;
+    if (transportOf(other.listener.protocol) !== transportOf(protocol)) continue;
     if (other.listener.protocol !== protocol) {
       return {
         reason: 'ProtocolConflict',

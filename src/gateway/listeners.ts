@@ -5,7 +5,15 @@ import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf } from './defaults.ts';
 import { resolveListenerCertificates, validateTlsListener } from './listener-tls.ts';
 
-export type ServedProtocol = 'HTTP' | 'HTTPS' | 'TLS';
+export type ServedProtocol = 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
+
+/**
+ * The transport a listener protocol binds: UDP listeners share port numbers with TCP-based ones without
+ * conflict (they are different sockets), as the Listener docs allow for a TCP and a UDP listener.
+ */
+export function transportOf(protocol: string): 'udp' | 'tcp' {
+  return protocol === 'UDP' ? 'udp' : 'tcp';
+}
 
 export interface RouteKind {
   readonly group: string;
@@ -47,6 +55,11 @@ const HTTP_ROUTE: RouteKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
 const GRPC_ROUTE: RouteKind = { group: GATEWAY_GROUP, kind: 'GRPCRoute' };
 /** Route kinds HTTP and HTTPS listeners serve, in the order supportedKinds lists them. */
 const HTTP_KINDS: readonly RouteKind[] = [HTTP_ROUTE, GRPC_ROUTE];
+/** Layer-4 listeners serve one route kind each (GATEWAY-TCP, GATEWAY-UDP conformance profiles). */
+const LAYER4_KINDS: Readonly<Record<'TCP' | 'UDP', readonly RouteKind[]>> = {
+  TCP: [{ group: GATEWAY_GROUP, kind: 'TCPRoute' }],
+  UDP: [{ group: GATEWAY_GROUP, kind: 'UDPRoute' }],
+};
 
 /** Whether the listener can take traffic: accepted, refs resolved (certificates), no conflict. */
 export function isProgrammed(state: ListenerState): boolean {
@@ -101,7 +114,10 @@ export function validateListener(
   }
   const tlsMode = listener.tls?.mode ?? 'Terminate';
   const served =
-    listener.protocol === 'HTTP' || (listener.protocol === 'HTTPS' && tlsMode === 'Terminate')
+    listener.protocol === 'HTTP' ||
+    listener.protocol === 'TCP' ||
+    listener.protocol === 'UDP' ||
+    (listener.protocol === 'HTTPS' && tlsMode === 'Terminate')
       ? (listener.protocol as ServedProtocol)
       : undefined;
   if (!served) {
@@ -116,12 +132,16 @@ export function validateListener(
       tls: undefined,
       unsupported: {
         reason: 'UnsupportedProtocol',
-        message: `${field} (${listener.name}): ${what} is not supported; supported: HTTP, HTTPS (Terminate)`,
+        message: `${field} (${listener.name}): ${what} is not supported; supported: HTTP, HTTPS (Terminate), TLS, TCP, UDP`,
       },
       invalidRefs: undefined,
     };
   }
-  const kinds = routeKinds(listener, field);
+  const kinds = routeKinds(
+    listener,
+    field,
+    served === 'TCP' || served === 'UDP' ? LAYER4_KINDS[served] : HTTP_KINDS,
+  );
   let invalidRefs: ListenerState['invalidRefs'] = kinds.invalid;
   let tls: TlsConfig | undefined;
   if (served === 'HTTPS') {
@@ -139,18 +159,22 @@ export function validateListener(
   };
 }
 
-/** Listener.allowedRoutes.kinds: unset means the protocol's default (HTTPRoute and GRPCRoute for HTTP and HTTPS). */
+/**
+ * Listener.allowedRoutes.kinds: unset means the protocol's kinds (HTTPRoute and GRPCRoute for HTTP and HTTPS,
+ * TCPRoute for TCP, UDPRoute for UDP); kinds outside them are InvalidRouteKinds.
+ */
 function routeKinds(
   listener: Listener,
   field: string,
+  kinds: readonly RouteKind[],
 ): { supported: RouteKind[]; invalid: Problem<'InvalidRouteKinds'> | undefined } {
   const requested = listener.allowedRoutes?.kinds;
-  if (requested === undefined) return { supported: [...HTTP_KINDS], invalid: undefined };
+  if (requested === undefined) return { supported: [...kinds], invalid: undefined };
   const supported: RouteKind[] = [];
   const rejected: string[] = [];
   for (const kind of requested) {
     const group = kind.group ?? GATEWAY_GROUP;
-    const known = group === GATEWAY_GROUP ? HTTP_KINDS.find((k) => k.kind === kind.kind) : undefined;
+    const known = group === GATEWAY_GROUP ? kinds.find((k) => k.kind === kind.kind) : undefined;
     if (known) {
       if (!supported.includes(known)) supported.push(known);
     } else {
@@ -161,21 +185,23 @@ function routeKinds(
     rejected.length > 0
       ? {
           reason: 'InvalidRouteKinds' as const,
-          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${HTTP_KINDS.map((k) => `${k.group}/${k.kind}`).join(', ')}`,
+          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${kinds.map((k) => `${k.group}/${k.kind}`).join(', ')}`,
         }
       : undefined;
   return { supported, invalid };
 }
 
 function markConflicts(states: readonly ListenerState[]): void {
-  const byPort = new Map<number, ListenerState[]>();
+  const byPort = new Map<string, ListenerState[]>();
   for (const state of states) {
     if (!state.protocol) continue;
-    const group = byPort.get(state.listener.port) ?? [];
+    const key = `${transportOf(state.protocol)}/${state.listener.port}`;
+    const group = byPort.get(key) ?? [];
     group.push(state);
-    byPort.set(state.listener.port, group);
+    byPort.set(key, group);
   }
-  for (const [port, group] of byPort) {
+  for (const group of byPort.values()) {
+    const port = (group[0] as ListenerState).listener.port;
     const protocols = new Set(group.map((s) => s.protocol));
     if (protocols.size > 1) {
       for (const state of group) {

@@ -1,7 +1,7 @@
 import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
 import type { Steps } from '../ir/steps.ts';
 import { compareHostnameSpecificity } from './hostnames.ts';
-import { isProgrammed, type ListenerState } from './listeners.ts';
+import { isProgrammed, type ListenerState, transportOf } from './listeners.ts';
 import { type AttachedRoute, buildVirtualHostsInSteps } from './virtual-hosts.ts';
 
 export interface ServedListener {
@@ -23,8 +23,9 @@ export function* buildRouteTable(
 ): Steps<RouteTable> {
   const byPort = new Map<string, ServedListener[]>();
   for (const served of listeners) {
-    // TLS listeners (TLSRoute) are served by their own table (tls-route-table.ts).
-    if (!isProgrammed(served.state) || !served.state.protocol || served.state.protocol === 'TLS') continue;
+    // TLS listeners (TLSRoute) and TCP and UDP listeners (layer4-route-table.ts) have their own tables.
+    const protocol = served.state.protocol;
+    if (!isProgrammed(served.state) || (protocol !== 'HTTP' && protocol !== 'HTTPS')) continue;
     const key = portKey(served.address, served.state.listener.port);
     byPort.set(key, [...(byPort.get(key) ?? []), served]);
   }
@@ -81,13 +82,19 @@ export function markCrossGatewayConflicts(
   for (const state of ordered) {
     // Only listeners that could be served claim or contest a port.
     if (!isProgrammed(state) || !state.protocol) continue;
-    const key = portKey(addressOf(state.gatewayKey), state.listener.port);
+    const key = `${transportOf(state.protocol)}/${portKey(addressOf(state.gatewayKey), state.listener.port)}`;
     const first = protocolOfPort.get(key);
     if (!first) {
       protocolOfPort.set(key, { protocol: state.protocol, gateway: state.gatewayKey });
     } else if (first.protocol !== state.protocol) {
       state.conflict = {
         reason: 'ProtocolConflict',
+        message: `port ${state.listener.port} already serves ${first.protocol} for Gateway ${first.gateway}`,
+      };
+    } else if ((state.protocol === 'TCP' || state.protocol === 'UDP') && first.gateway !== state.gatewayKey) {
+      // A TCP or UDP port has no hostname to tell two Gateways' listeners apart: the first one keeps it.
+      state.conflict = {
+        reason: 'HostnameConflict',
         message: `port ${state.listener.port} already serves ${first.protocol} for Gateway ${first.gateway}`,
       };
     }

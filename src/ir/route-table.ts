@@ -16,6 +16,8 @@ export interface RouteTable {
   readonly clusterset?: ClustersetListenerConfig;
   /** TLS listener ports (TLSRoute, passthrough and terminate); absent when there are none. */
   readonly tlsPorts?: readonly TlsPortConfig[];
+  /** TCP and UDP listener ports (TCPRoute, UDPRoute); absent when there are none. */
+  readonly layer4Ports?: readonly Layer4PortConfig[];
 }
 
 /**
@@ -315,4 +317,33 @@ export interface BackendTls {
   readonly subjectAltNames: readonly { readonly type: 'Hostname' | 'URI'; readonly value: string }[];
   /** Gateway.spec.tls.backend.clientCertificateRef, presented to the backend. */
   readonly clientCertificate?: { readonly secret: string; readonly certPem: string; readonly keyPem: string };
+}
+
+// ---- Layer 4 (issue 44): TCPRoute and UDPRoute listeners ----
+
+/**
+ * One TCP or UDP listener port. Without a hostname to tell listeners apart, a port (and address) serves one
+ * listener; conflicts were settled by translation.
+ */
+export interface Layer4PortConfig {
+  readonly port: number;
+  readonly protocol: 'TCP' | 'UDP';
+  /** The address to bind when the Gateway has its own (as PortConfig.address). */
+  readonly address?: string;
+  /** `namespace/gateway/listener-name` of the listener served here. */
+  readonly listener: string;
+  /** `namespace/name` of its Gateway, for metrics labels. */
+  readonly gateway: string;
+  /**
+   * The routes attached to the listener, oldest first (creationTimestamp, then `namespace/name`). Only the
+   * first carries traffic: a connection or datagram has nothing a later route could be chosen by.
+   */
+  readonly routes: readonly Layer4RouteEntry[];
+}
+
+export interface Layer4RouteEntry {
+  /** `namespace/name` of the TCPRoute or UDPRoute. */
+  readonly route: string;
+  /** Weighted backends of the route's rules; empty or only Invalid targets: the connection is refused. */
+  readonly backends: readonly WeightedBackend[];
 }

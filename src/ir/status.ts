@@ -10,6 +10,8 @@ export type StatusKind =
   | 'HTTPRoute'
   | 'GRPCRoute'
   | 'TLSRoute'
+  | 'TCPRoute'
+  | 'UDPRoute'
   | 'ListenerSet'
   | 'BackendTLSPolicy'
   | 'ClusterSelectionPolicy';

@@ -136,6 +136,8 @@ export function desiredStatus(
       };
     }
     case 'TLSRoute':
+    case 'TCPRoute':
+    case 'UDPRoute':
     case 'HTTPRoute':
     case 'GRPCRoute': {
       const status = update.status as HTTPRouteStatus;

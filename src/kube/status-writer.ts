@@ -58,6 +58,8 @@ const PLURALS: Record<StatusKind, string> = {
   GRPCRoute: 'grpcroutes',
   ListenerSet: 'listenersets',
   TLSRoute: 'tlsroutes',
+  TCPRoute: 'tcproutes',
+  UDPRoute: 'udproutes',
   BackendTLSPolicy: 'backendtlspolicies',
   ClusterSelectionPolicy: 'clusterselectionpolicies',
 };
@@ -75,11 +77,13 @@ type Result = 'written' | 'unchanged' | 'skipped' | 'gone' | 'error';
  * API: "implementations MUST remove their own entries" once the object no longer names their parents; the
  * writer keeps a list of these objects that carry an entry of ours and prunes the ones translation stops naming.
  */
-type SharedStatusKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'BackendTLSPolicy';
+type SharedStatusKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute' | 'BackendTLSPolicy';
 const SHARED_STATUS_KINDS: readonly SharedStatusKind[] = [
   'HTTPRoute',
   'GRPCRoute',
   'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'BackendTLSPolicy',
 ];
 const isSharedStatusKind = (kind: StatusKind): kind is SharedStatusKind =>

@@ -233,6 +233,19 @@ export interface TLSRouteSpec {
 }
 export type TLSRoute = KubeObject<'TLSRoute', TLSRouteSpec>;
 
+// ---- Layer 4 (issue 44): TCPRoute, UDPRoute (standard from Gateway API v1.6) ----
+
+export interface L4RouteRule {
+  readonly name?: string;
+  readonly backendRefs?: readonly (BackendObjectReference & { readonly weight?: number })[];
+}
+export interface L4RouteSpec {
+  readonly parentRefs?: readonly ParentReference[];
+  readonly rules?: readonly L4RouteRule[];
+}
+export type TCPRoute = KubeObject<'TCPRoute', L4RouteSpec>;
+export type UDPRoute = KubeObject<'UDPRoute', L4RouteSpec>;
+
 export interface BackendTLSPolicySpec {
   readonly targetRefs?: readonly {
     readonly group?: string;

@@ -19,7 +19,9 @@ import type {
   HTTPRoute,
   ListenerSet,
   ReferenceGrant,
+  TCPRoute,
   TLSRoute,
+  UDPRoute,
 } from './gateway-api-resources.ts';
 import type { ClusterProfile, ClusterProperty, ServiceImport } from './mcs-resources.ts';
 import type { ClusterSelectionPolicy } from './policy-resources.ts';
@@ -32,6 +34,8 @@ export type * from './policy-resources.ts';
 
 export type AnyResource =
   | TLSRoute
+  | TCPRoute
+  | UDPRoute
   | BackendTLSPolicy
   | ConfigMap
   | GatewayClass
@@ -66,6 +70,8 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'ClusterProperty',
   'ClusterProfile',
   'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'BackendTLSPolicy',
   'ConfigMap',
   'ClusterSelectionPolicy',

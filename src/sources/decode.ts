@@ -30,6 +30,8 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   ClusterProperty: ['about.k8s.io'],
   ClusterProfile: ['multicluster.x-k8s.io'],
   TLSRoute: ['gateway.networking.k8s.io'],
+  TCPRoute: ['gateway.networking.k8s.io'],
+  UDPRoute: ['gateway.networking.k8s.io'],
   BackendTLSPolicy: ['gateway.networking.k8s.io'],
   ConfigMap: [''],
   ClusterSelectionPolicy: ['policy.clusterset-gateway.io'],

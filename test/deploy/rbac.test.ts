@@ -20,6 +20,8 @@ const WATCHED: readonly (readonly [group: string, resources: readonly string[]])
       'listenersets',
       'referencegrants',
       'tlsroutes',
+      'tcproutes',
+      'udproutes',
       'backendtlspolicies',
     ],
   ],
@@ -36,6 +38,8 @@ const STATUS: readonly string[] = [
   'grpcroutes/status',
   'listenersets/status',
   'tlsroutes/status',
+  'tcproutes/status',
+  'udproutes/status',
   'backendtlspolicies/status',
 ];
 

@@ -21,6 +21,8 @@ const STATUS_IGNORED = new Set([
   'HTTPRoute',
   'GRPCRoute',
   'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'ListenerSet',
   'BackendTLSPolicy',
 ]);

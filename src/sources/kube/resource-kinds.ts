@@ -123,6 +123,23 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     required: false,
   },
+  // Layer 4 (issue 44): TCPRoute and UDPRoute (v1 from Gateway API v1.6, v1alpha2 before). Optional.
+  {
+    kind: 'TCPRoute',
+    group: GATEWAY,
+    versions: ['v1', 'v1alpha2'],
+    plural: 'tcproutes',
+    namespaced: true,
+    required: false,
+  },
+  {
+    kind: 'UDPRoute',
+    group: GATEWAY,
+    versions: ['v1', 'v1alpha2'],
+    plural: 'udproutes',
+    namespaced: true,
+    required: false,
+  },
   {
     kind: 'BackendTLSPolicy',
     group: GATEWAY,
