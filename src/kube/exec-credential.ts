@@ -227,7 +227,7 @@ export function parseExecCredential(stdout: string, apiVersion: string, command:
   const bad = (what: string): ExecCredentialError =>
     new ExecCredentialError(
       'EXEC_PLUGIN_BAD_OUTPUT',
-      `not an ExecCredential: exec plugin ${command} exited 0 but printed ${what} (not shown: it may hold secrets)`,
+      `not an ExecCredential: exec plugin ${command} exited 0 but printed ${what} (not shown: it may hold credentials)`,
     );
   let doc: unknown;
   try {
