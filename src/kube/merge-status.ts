@@ -9,12 +9,9 @@ import type {
   StatusUpdate,
 } from '../ir/status.ts';
 import type { Condition } from '../snapshot/resources.ts';
+import { isRecord } from './json-object.ts';
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** metav1.Time has second precision on the wire. */
 export function formatTime(date: Date): string {

@@ -5,6 +5,7 @@ import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
 import { controllerMetrics } from '../metrics/controller-metrics.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { EventRecorder } from './event-recorder.ts';
+import { isRecord } from './json-object.ts';
 import { endpointFromKubeConfig } from './kubeconfig-endpoint.ts';
 import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
 import { StatusQueue } from './status-queue.ts';
@@ -368,8 +369,4 @@ class KubeStatusWriter implements StatusWriter {
     this.#log.warn({ object: key, attempts }, 'status write kept conflicting; will retry');
     return 'error';
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,3 +1,4 @@
+import { isRecord } from '../kube/json-object.ts';
 import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
 
@@ -106,10 +107,6 @@ function normalize(kind: ResourceKind, value: Record<string, unknown>): Record<s
 
 function fail(reason: string): DecodeResult {
   return { ok: false, ignored: false, reason };
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isStringMap(value: unknown): value is Record<string, string> {
