@@ -11,6 +11,14 @@ import type {
   ServiceImportPort,
   ServicePort,
 } from '../snapshot/resources.ts';
+import {
+  MANAGED_BY_LABEL,
+  MCS_SERVICE_NAME_LABEL,
+  SERVICE_NAME_LABEL,
+  SOURCE_CLUSTER_LABEL,
+  TOPOLOGY_LABEL_PREFIX,
+  ZONE_LABEL,
+} from '../snapshot/well-known-labels.ts';
 import type { MemberView, ServiceExport } from './member-view.ts';
 
 /**
@@ -20,12 +28,6 @@ import type { MemberView, ServiceExport } from './member-view.ts';
  * never a re-derivation of every member's slices.
  */
 
-export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
-export const MCS_SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
-const TOPOLOGY_PREFIX = 'topology.kubernetes.io/';
-const ZONE_LABEL = 'topology.kubernetes.io/zone';
 const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
 
 /** Marks every object this module makes (slices' managed-by, profiles' app.kubernetes.io/managed-by). */
@@ -238,7 +240,7 @@ function invalidReason(
 function clusterLabels(member: MemberView): Readonly<Record<string, string>> {
   const labels: Record<string, string> = {};
   for (const [name, value] of Object.entries(member.properties)) {
-    if (name.startsWith(TOPOLOGY_PREFIX) && name !== ZONE_LABEL && value !== '') labels[name] = value;
+    if (name.startsWith(TOPOLOGY_LABEL_PREFIX) && name !== ZONE_LABEL && value !== '') labels[name] = value;
   }
   return labels;
 }
@@ -287,7 +289,7 @@ function relabel(
   }
   for (const [name, value] of Object.entries(topology)) if (!(name in labels)) labels[name] = value;
   labels[MCS_SERVICE_NAME_LABEL] = service;
-  labels[MCS_SOURCE_CLUSTER_LABEL] = cluster;
+  labels[SOURCE_CLUSTER_LABEL] = cluster;
   labels[MANAGED_BY_LABEL] = FLEET_MANAGER;
   const derived: EndpointSlice = {
     apiVersion: 'discovery.k8s.io/v1',

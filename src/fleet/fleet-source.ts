@@ -5,14 +5,9 @@ import { fleetMetrics } from '../metrics/fleet-metrics.ts';
 import type { AnyResource, Condition, EndpointSlice } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
 import { objectKey, type SliceChange, Snapshot } from '../snapshot/snapshot.ts';
+import { MCS_SERVICE_NAME_LABEL, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import type { Source } from '../sources/source.ts';
-import {
-  deriveImports,
-  type ExportStatus,
-  type FleetDerivation,
-  MCS_SERVICE_NAME_LABEL,
-  MCS_SOURCE_CLUSTER_LABEL,
-} from './derive-imports.ts';
+import { deriveImports, type ExportStatus, type FleetDerivation } from './derive-imports.ts';
 import { type FleetReport, fleetReport, memberProblems } from './fleet-report.ts';
 import type { FleetMembers, MemberView, ServiceExport } from './member-view.ts';
 
@@ -209,7 +204,7 @@ export function combine(primary: readonly AnyResource[], derivation: FleetDeriva
           if (obj.kind !== 'EndpointSlice') return true;
           const labels = obj.metadata.labels;
           if (!labels?.[MCS_SERVICE_NAME_LABEL]) return true;
-          const cluster = labels[MCS_SOURCE_CLUSTER_LABEL];
+          const cluster = labels[SOURCE_CLUSTER_LABEL];
           return cluster === undefined || !replaced.has(cluster);
         });
   return new Snapshot([...kept, ...derivation.objects]);

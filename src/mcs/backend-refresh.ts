@@ -4,14 +4,12 @@ import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import {
   DERIVED_SERVICE_ANNOTATION,
-  resolveServiceBackend,
-  resolveServiceImportBackend,
-} from './backends.ts';
+  MCS_SERVICE_NAME_LABEL,
+  SERVICE_NAME_LABEL,
+} from '../snapshot/well-known-labels.ts';
+import { resolveServiceBackend, resolveServiceImportBackend } from './backends.ts';
 import type { LocalIdentity } from './cluster-identity.ts';
 import type { McsWarning } from './warnings.ts';
-
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
 
 /**
  * `Kind/namespace/name` of the Services and ServiceImports whose endpoints a slice feeds (the prefix of their

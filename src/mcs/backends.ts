@@ -1,6 +1,7 @@
 import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { DERIVED_SERVICE_ANNOTATION, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
@@ -86,10 +87,6 @@ export function resolveServiceBackend(
   });
 }
 
-/** Label on MCS EndpointSlices naming the cluster that exported the endpoints (KEP-1645). */
-export const SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
-/** Annotation on a ServiceImport naming the Service an implementation derived from it (KEP-1645). */
-export const DERIVED_SERVICE_ANNOTATION = 'multicluster.kubernetes.io/derived-service';
 /** The cluster of an MCS slice that lacks `multicluster.kubernetes.io/source-cluster`. */
 export const UNKNOWN_CLUSTER = 'unknown';
 

@@ -1,5 +1,6 @@
 import type { ClusterProfile, EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
+import { REGION_LABEL } from '../snapshot/well-known-labels.ts';
 import type { McsWarning } from './warnings.ts';
 
 /** Who the gateway is; passed to `translate()` and never read from the environment there. */
@@ -20,8 +21,6 @@ export const LOCAL_CLUSTER_FALLBACK = 'local';
 /** About API (KEP-2149) well-known ClusterProperty names. */
 export const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
 export const CLUSTERSET_ID_PROPERTY = 'clusterset.k8s.io';
-/** The Kubernetes well-known topology label, also used as a ClusterProfile property name. */
-export const REGION_LABEL = 'topology.kubernetes.io/region';
 
 export function localClusterName(identity: LocalIdentity): string {
   return identity.cluster ?? LOCAL_CLUSTER_FALLBACK;

@@ -1,11 +1,12 @@
 import type { ClusterProfile } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import {
-  CLUSTER_ID_PROPERTY,
-  type LocalIdentity,
-  localClusterName,
   REGION_LABEL,
-} from './cluster-identity.ts';
+  SOURCE_CLUSTER_LABEL,
+  TOPOLOGY_LABEL_PREFIX,
+  ZONE_LABEL,
+} from '../snapshot/well-known-labels.ts';
+import { CLUSTER_ID_PROPERTY, type LocalIdentity, localClusterName } from './cluster-identity.ts';
 
 /** Property name to value, for one cluster. */
 export type PropertyMap = Readonly<Record<string, string>>;
@@ -20,9 +21,6 @@ export interface ClusterPropertyIndex {
 }
 
 /** EndpointSlice labels that describe the cluster the slice comes from (KEP-1645 exporters may copy them). */
-const TOPOLOGY_LABEL_PREFIX = 'topology.kubernetes.io/';
-const SOURCE_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
-const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /**
  * Cluster properties for cluster selection, one property at a time, first match wins (never guessed):

@@ -15,6 +15,7 @@ import type {
   ServiceImport,
 } from './resources.ts';
 import { CLUSTER_SCOPED_KINDS } from './resources.ts';
+import { MCS_SERVICE_NAME_LABEL, SERVICE_NAME_LABEL } from './well-known-labels.ts';
 
 type ResourceOf<K extends ResourceKind> = Extract<AnyResource, { kind: K }>;
 
@@ -213,8 +214,6 @@ export class Snapshot {
 }
 
 const EMPTY: ReadonlyMap<string, AnyResource> = new Map();
-const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
-const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
 
 /** `index` with the lists of `keys` rebuilt: their old slices less the changed ones, plus the changed ones now. */
 function reindex(
