@@ -114,6 +114,14 @@ export function startDataPlane(
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,
       responseTimeoutMs: cli.limits.upstreamResponseTimeoutMs,
       onConnectionRetry: balancerMetrics.countConnectionRetry,
+      onRetry: balancerMetrics.countRetry,
+      onRetryBudgetExhausted: balancerMetrics.countRetryBudgetExhausted,
+      retryWindowMs: cli.limits.retryWindowMs,
+    },
+    retryBudget: {
+      percent: cli.limits.retryBudgetPercent,
+      minConcurrency: cli.limits.retryBudgetMinConcurrency,
+      source: 'flags',
     },
   });
   return {

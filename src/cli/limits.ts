@@ -95,6 +95,24 @@ const LIMITS = {
     max: 1_000_000,
     help: 'Requests waiting for a connection per endpoint; more are answered 503. Default 1024.',
   },
+  'retry-budget-percent': {
+    key: 'retryBudgetPercent',
+    default: 20,
+    max: 100,
+    help: "Retries in flight to a backend are at most this percent of its requests in flight (Envoy's retry budget); an XBackendTrafficPolicy retryConstraint on the backend replaces it. Default 20.",
+  },
+  'retry-budget-min-concurrency': {
+    key: 'retryBudgetMinConcurrency',
+    default: 10,
+    max: 1_000_000,
+    help: 'Retries in flight to a backend allowed whatever the budget percent gives (a retryConstraint minRetryRate count replaces it). Default 10.',
+  },
+  'retry-window-ms': {
+    key: 'retryWindowMs',
+    default: 15_000,
+    max: 86_400_000,
+    help: "No retry starts once a request is this old; a route's request timeout, when set, bounds the request instead. Default 15000.",
+  },
   'max-manifest-bytes': {
     key: 'maxManifestBytes',
     default: 1_048_576,

@@ -239,6 +239,16 @@ export interface BackendCluster {
   readonly healthCheck?: HealthCheckConfig;
   /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */
   readonly tls?: BackendTls;
+  /**
+   * The retry budget of an XBackendTrafficPolicy `retryConstraint` (GEP-3388) targeting this Service or
+   * ServiceImport: retries in flight at most `percent` of requests in flight, `minConcurrency` in any case.
+   * Absent: the flags' budget (`--retry-budget-percent`, `--retry-budget-min-concurrency`).
+   */
+  readonly retryBudget?: {
+    readonly percent: number;
+    readonly minConcurrency: number;
+    readonly policy: string;
+  };
 }
 
 /** Per-backend active health check settings (src/mcs/health-check-annotations.ts); unset fields: CLI defaults. */

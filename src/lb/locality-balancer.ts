@@ -46,6 +46,10 @@ export class LocalityBalancer implements Balancer {
   /** Per tier: healthy endpoints, and those of them the picker does not avoid (set by #recompute). */
   #healthyCount: Int32Array;
   #unavoidedCount: Int32Array;
+  /** Per tier as the shares last counted it (#recompute), for the retry's own shares. */
+  #tierHealth: TierHealth[] = [];
+  /** Endpoint key to tier, built on the first retry (most balancers never see one). */
+  #tierOfKey: Map<string, number> | undefined;
   /** Under a ClusterSelectionPolicy: one counter per tier, and the boundary's refusals. */
   readonly #tierPicked: readonly (() => void)[] | undefined;
   readonly #refusedAtBoundary: (() => void) | undefined;
@@ -79,6 +83,7 @@ export class LocalityBalancer implements Balancer {
     const tiers = this.#tiers;
     const count = tiers.length;
     if (count === 0) return undefined;
+    if (tried !== undefined && tried.size > 0) return this.#pickRetry(tried, now);
 
     const chosen = this.#chooseTier();
     const start = Math.max(chosen, 0);
@@ -91,14 +96,88 @@ export class LocalityBalancer implements Balancer {
         if (i > 0 && chosen >= 0) {
           this.#options.observer?.onFailover?.({ backend: this.#cluster.id, fromTier: chosen, toTier: t });
         }
-        this.#tierPicked?.[t]?.();
-        const state = tier.states[position]!;
-        this.#lastPicked = state;
-        return state.endpoint;
+        return this.#picked(t, position);
       }
     }
-    if (tried === undefined) this.#refusedAtBoundary?.();
+    this.#refusedAtBoundary?.();
     return undefined;
+  }
+
+  /**
+   * A retry (Envoy's `previous_hosts` and `previous_priorities` predicates): never an endpoint in `tried`, and no
+   * tier where an attempt of this request already failed while another tier may be chosen. The tier comes from
+   * the shares recomputed without those tiers (their health counted as none), so a request whose nearest tier
+   * just failed goes where the traffic would go if that tier were down, not to another endpoint of a tier that
+   * is likely failing as a whole (two clusters that die together). When every tier with endpoints has failed,
+   * the exclusion is dropped (Envoy resets it too): an untried endpoint, nearest tier first.
+   */
+  #pickRetry(tried: ReadonlySet<string>, now: number): UpstreamEndpoint | undefined {
+    const tiers = this.#tiers;
+    const count = tiers.length;
+    const tierOf = this.#keyTiers();
+    const failed = new Array<boolean>(count).fill(false);
+    let lastFailed = -1;
+    for (const key of tried) {
+      const t = tierOf.get(key);
+      if (t === undefined) continue;
+      failed[t] = true;
+      if (t > lastFailed) lastFailed = t;
+    }
+    const health = this.#tierHealth.map((h, t) => (failed[t] ? { healthy: 0, total: h.total } : h));
+    const { shares } = computeTierShares(
+      health,
+      this.#options.overprovisioningFactor,
+      0,
+      this.#cluster.tierOverprovisioning,
+    );
+    let total = 0;
+    for (const share of shares) total += share;
+    let chosen = -1;
+    if (total > 0) {
+      let r = this.#options.random() * total;
+      for (let t = 0; t < count; t++) {
+        r -= shares[t]!;
+        if (shares[t]! > 0 && (r < 0 || chosen < 0)) chosen = t;
+        if (r < 0) break;
+      }
+    }
+    // The chosen tier, then the tiers not failed (farther first, then nearer), then the failed ones.
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = 0; i < count; i++) {
+        const t = chosen >= 0 ? (chosen + i) % count : i;
+        if (failed[t] !== (pass === 1)) continue;
+        const tier = tiers[t]!;
+        let position = tier.picker.pick(tried, now);
+        if (position < 0) position = this.#avoidedUntried(t, tried);
+        if (position < 0) continue;
+        if (lastFailed >= 0 && t !== lastFailed) {
+          this.#options.observer?.onFailover?.({
+            backend: this.#cluster.id,
+            fromTier: lastFailed,
+            toTier: t,
+          });
+        }
+        return this.#picked(t, position);
+      }
+    }
+    return undefined;
+  }
+
+  #picked(t: number, position: number): UpstreamEndpoint {
+    this.#tierPicked?.[t]?.();
+    const state = this.#tiers[t]!.states[position]!;
+    this.#lastPicked = state;
+    return state.endpoint;
+  }
+
+  #keyTiers(): Map<string, number> {
+    if (this.#tierOfKey !== undefined) return this.#tierOfKey;
+    const map = new Map<string, number>();
+    this.#tiers.forEach((tier, t) => {
+      for (const state of tier.states) map.set(state.key, t);
+    });
+    this.#tierOfKey = map;
+    return map;
   }
 
   begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void {
@@ -193,8 +272,12 @@ export class LocalityBalancer implements Balancer {
       }
       unavoided[t] = preferred;
       healthyCount[t] = healthy;
-      return { healthy, total: tier.allCount };
+      // Every healthy endpoint of the tier failed its latest attempts (refused, or failed twice in a row): the
+      // tier as a whole is failing, so it counts as down until one of them answers, a probe passes or the
+      // avoidance ends. One avoided endpoint among others never moves traffic (a rolling restart stays local).
+      return { healthy: preferred === 0 ? 0 : healthy, total: tier.allCount };
     });
+    this.#tierHealth = health;
     const { shares, panic } = computeTierShares(
       health,
       this.#options.overprovisioningFactor,
@@ -206,7 +289,7 @@ export class LocalityBalancer implements Balancer {
     this.#tiers.forEach((tier, t) => {
       if (panic[t]) tier.picker.setCandidates(tier.all, tier.allCount);
       else if (unavoided[t]! > 0) tier.picker.setCandidates(tier.unavoided, unavoided[t]!);
-      else tier.picker.setCandidates(tier.healthy, health[t]!.healthy);
+      else tier.picker.setCandidates(tier.healthy, healthyCount[t]!);
       sum += shares[t]!;
       this.#cumulative[t] = sum;
     });

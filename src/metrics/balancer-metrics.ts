@@ -16,6 +16,10 @@ export class BalancerMetrics {
   readonly countHealthCheck: (result: HealthCheckResultLabel, kind: 'tcp' | 'http') => void;
   /** Requests sent again after a connection fault, by reason (src/proxy/upstream/connection-retry.ts). */
   readonly countConnectionRetry: (reason: string) => void;
+  /** Every retry by backend and reason: connect-failure, reset-before-response, retriable-status (issue 42). */
+  readonly countRetry: (backend: string, reason: string) => void;
+  /** Retries a backend's retry budget refused (the client got 503). */
+  readonly countRetryBudgetExhausted: (backend: string) => void;
   /** Per-backend series, removed when their backend leaves the configuration (bounded cardinality). */
   readonly #perBackend: readonly (Counter<string> | Gauge<string>)[];
   /** Per-policy series, removed when no backend is selected by their policy (or tier) any more. */
@@ -71,6 +75,18 @@ export class BalancerMetrics {
       labelNames: ['reason'],
       registers: [registry],
     });
+    const retries = new Counter({
+      name: 'clusterset_gateway_upstream_retries_total',
+      help: "Retries of requests to a backend, by reason: connect-failure, reset-before-response (a connection fault), retriable-status (a route's retry codes).",
+      labelNames: ['backend', 'reason'],
+      registers: [registry],
+    });
+    const budgetExhausted = new Counter({
+      name: 'clusterset_gateway_upstream_retry_budget_exhausted_total',
+      help: "Retries refused because the backend's retry budget was used up (the client got 503).",
+      labelNames: ['backend'],
+      registers: [registry],
+    });
     const selectionPicks = new Counter({
       name: 'clusterset_gateway_cluster_selection_requests_total',
       help: 'Requests sent to an endpoint of a ClusterSelectionPolicy tier, by policy (namespace/name) and tier name.',
@@ -83,11 +99,13 @@ export class BalancerMetrics {
       labelNames: ['policy'],
       registers: [registry],
     });
-    this.#perBackend = [ejections, failovers, tierShare, healthChanges];
+    this.#perBackend = [ejections, failovers, tierShare, healthChanges, retries, budgetExhausted];
     this.#selectionPicks = selectionPicks;
     this.#boundaryRefusals = boundaryRefusals;
     this.countHealthCheck = (result, kind) => healthChecks.inc({ result, kind });
     this.countConnectionRetry = (reason) => connectionRetries.inc({ reason });
+    this.countRetry = (backend, reason) => retries.inc({ backend, reason });
+    this.countRetryBudgetExhausted = (backend) => budgetExhausted.inc({ backend });
     this.observer = {
       onEject: ({ backend, endpoint, reason }) =>
         ejections.inc({ backend, cluster: endpoint.cluster, zone: endpoint.zone ?? '', reason }),

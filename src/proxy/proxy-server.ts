@@ -8,6 +8,7 @@ import { BadInputReporter } from '../net/bad-input.ts';
 import { backendPoolKeys } from './compile/compile-backends.ts';
 import { type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
+import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
 import type { AccessLog } from './exchange/east-west-access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
@@ -30,6 +31,8 @@ export interface ProxyServerOptions {
   readonly registry?: Registry;
   readonly logger: Logger;
   readonly upstream?: UpstreamPoolOptions;
+  /** The retry budget of backends no XBackendTrafficPolicy gives one (`--retry-budget-*`); DEFAULT_RETRY_BUDGET. */
+  readonly retryBudget?: RetryBudgetConfig;
   /**
    * How long a closing listener (a removed port, or shutdown on SIGTERM) lets requests in flight finish.
    * Default 15 s (`--drain-timeout-ms`), below the Pod's terminationGracePeriodSeconds.
@@ -69,6 +72,7 @@ export class ProxyServer {
   readonly #bindPort: (gatewayPort: number) => number;
   readonly #balancers: BalancerFactory;
   readonly #metrics: ProxyMetrics;
+  readonly #retryBudget: RetryBudgetConfig | undefined;
   readonly #logger: Logger;
   readonly #pools: UpstreamPools;
   readonly #drainMs: number;
@@ -96,6 +100,7 @@ export class ProxyServer {
     this.#balancers = options.balancers;
     this.#metrics = options.metrics ?? new ProxyMetrics(options.registry ?? new Registry());
     this.#logger = options.logger.child({ component: 'proxy' });
+    this.#retryBudget = options.retryBudget;
     this.#pools = new UpstreamPools(options.upstream);
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.#compileSliceMs = options.compileSliceMs ?? 5;
@@ -165,7 +170,12 @@ export class ProxyServer {
     const compiled = await runInSlices(
       compileRouteTableInSteps(
         table,
-        { balancers: this.#balancers, metrics: this.#metrics, logger: this.#logger },
+        {
+          balancers: this.#balancers,
+          metrics: this.#metrics,
+          logger: this.#logger,
+          ...(this.#retryBudget ? { retryBudget: this.#retryBudget } : {}),
+        },
         this.#table,
       ),
       this.#compileSliceMs,
@@ -280,9 +290,11 @@ export class ProxyServer {
   }
 
   /** Each backend's balancer state (health, outstanding, tier shares) by BackendCluster id, for /config_dump. */
-  describeBalancers(): Record<string, BalancerState> {
-    const out: Record<string, BalancerState> = {};
-    for (const [id, backend] of this.#table?.backends ?? []) out[id] = backend.balancer.describe();
+  /** Each backend's balancer state and its retry budget (config and what is in flight), for /config_dump. */
+  describeBalancers(): Record<string, BalancerState & { readonly retryBudget: RetryBudgetState }> {
+    const out: Record<string, BalancerState & { readonly retryBudget: RetryBudgetState }> = {};
+    for (const [id, backend] of this.#table?.backends ?? [])
+      out[id] = { ...backend.balancer.describe(), retryBudget: backend.retryBudget.describe() };
     return out;
   }
 

@@ -60,7 +60,8 @@ function ruleExpressions(): string[] {
 
 /**
  * /metrics of the demo after traffic, then the near zone down: requests, attempts, health changes and failovers all
- * have samples (the active health checks see the stopped endpoints first, so passive ejections may not). Request
+ * have samples (the active health checks see the stopped endpoints, passive ejections may not: the zone's traffic
+ * leaves at its first refusals). Request
  * series have samples only once they have served: when another process on this busy machine took the free port
  * the demo's listener was given, the demo counted none of the requests, and it is started again.
  */
@@ -71,7 +72,15 @@ async function demoMetricsUnderTraffic(stops: (() => Promise<void>)[]): Promise<
     for (let i = 0; i < 20; i++) await fetch(`${demo.webUrl}/`).then((r) => r.arrayBuffer());
     await demo.adminPost('/demo/stop?zone=us-east-1a');
     for (let i = 0; i < 20; i++) await fetch(`${demo.webUrl}/`).then((r) => r.arrayBuffer());
-    const text = await (await fetch(`${demo.adminUrl}/metrics`)).text();
+    // The zone's traffic moves on at its first refusals, before any ejection: the health changes come from the
+    // active checks (two failed probes, a few seconds), so traffic goes on until they are counted.
+    let text = '';
+    for (let wait = 0; wait < 100; wait++) {
+      text = await (await fetch(`${demo.adminUrl}/metrics`)).text();
+      if (/^clusterset_gateway_endpoint_health_changes_total\{/m.test(text)) break;
+      await fetch(`${demo.webUrl}/`).then((r) => r.arrayBuffer());
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     if (/^clusterset_gateway_requests_total\{/m.test(text)) return text;
     if (attempt === 3)
       throw new Error('the demo counted none of the requests sent to its listener, three times');

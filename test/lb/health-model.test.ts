@@ -84,23 +84,28 @@ describe('health model: what feeds the tier shares', () => {
     expect(state('near-0:8080').avoided).toBeUndefined();
   });
 
-  it('every endpoint of a tier avoided: the tier keeps its traffic, spread over all of them', () => {
-    const { balancer, state } = setup();
-    for (const key of ['near-0:8080', 'near-1:8080', 'near-2:8080']) report(balancer, key, 'connect-failure');
-    expect(state('near-2:8080').avoided).toBe(true);
+  it('every endpoint of a tier avoided: the tier counts as failing and its traffic goes to the next tier', () => {
+    const { balancer, state, clock } = setup();
+    for (const key of ['near-0:8080', 'near-1:8080']) report(balancer, key, 'connect-failure');
+    // Two of three avoided: the zone keeps everything, spread over the one left.
     expect(balancer.describe().tierShares).toEqual([1, 0]);
-    const { byTier, byKey } = tally(balancer, 3_000);
-    expect(byTier[1] ?? 0).toBe(0);
-    expect(byKey.size).toBe(3);
+    report(balancer, 'near-2:8080', 'connect-failure');
+    expect(state('near-2:8080')).toMatchObject({ health: 'healthy', avoided: true });
+    expect(balancer.describe().tierShares).toEqual([0, 1]);
+    const { byTier } = tally(balancer, 3_000);
+    expect(byTier[0] ?? 0).toBe(0);
+    // The avoidances end after 5 s: the zone is tried again.
+    clock.advance(5_000);
+    expect(balancer.describe().tierShares).toEqual([1, 0]);
   });
 
-  it('a retry prefers an avoided endpoint of the same tier to another tier', () => {
+  it('a retry never goes back to a tier where this request failed while another tier can take it', () => {
     const { balancer } = setup();
-    report(balancer, 'near-0:8080', 'connect-failure');
-    const tried = new Set(['near-1:8080', 'near-2:8080']);
-    expect(balancer.pick(tried)?.key).toBe('near-0:8080');
-    tried.add('near-0:8080');
-    expect(balancer.pick(tried)?.cluster).toBe('west');
+    const tried = new Set(['near-1:8080']);
+    for (let i = 0; i < 200; i++) expect(balancer.pick(tried)?.cluster).toBe('west');
+    // Every tier failed once: the exclusion is dropped, an untried endpoint nearest first.
+    tried.add('far-0:8080');
+    for (let i = 0; i < 200; i++) expect(['near-0:8080', 'near-2:8080']).toContain(balancer.pick(tried)?.key);
   });
 
   it('a passing probe ends a connection avoidance at once', () => {

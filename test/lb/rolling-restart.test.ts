@@ -4,8 +4,10 @@ import { createBalancerFactory, mulberry32, type PickPolicy } from '../../src/lb
 import { backend, buildWith, FakeClock, rows } from './fixtures.ts';
 
 /**
- * Issue 29: passive signals steer the picker inside a tier; only active checks and capped ejections move a
- * tier's share. Requests run as a proxy would: pick, begin, end, a retry on another endpoint after a refusal.
+ * Issue 29: passive signals steer the picker inside a tier; a tier's share moves only by active checks, capped
+ * ejections, or (issue 42) every one of its endpoints failing at once. Requests run as a proxy would: pick,
+ * begin, end, a retry after a refusal, which never goes back to a tier this request failed in while another can
+ * take it (Envoy's previous_priorities).
  */
 const ID = 'ServiceImport/shop/cart:80';
 
@@ -37,7 +39,7 @@ function setup(policy: PickPolicy) {
 describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
   'rolling restart of the near zone (%s)',
   (policy) => {
-    it('each pod refusing one connect in turn keeps every request in the zone', () => {
+    it('each pod refusing one connect in turn: the zone keeps its share, only the retry of each refusal leaves', () => {
       const { balancer, request, clock } = setup(policy);
       let far = 0;
       let served = 0;
@@ -52,6 +54,7 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
             return true;
           });
           far += clusters.filter((c) => c === 'west').length;
+          if (clusters.length > 1) expect(clusters).toEqual(['east', 'west']);
           served++;
           expect(balancer.describe().tierShares).toEqual([1, 0]);
         }
@@ -59,7 +62,7 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
         clock.advance(10_000);
       }
       expect(served).toBe(2_000);
-      expect(far).toBe(0);
+      expect(far).toBe(4);
     });
 
     it('while a pod refuses every connect, the others take its traffic; the zone keeps its share', () => {
@@ -71,10 +74,12 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
         const clusters = request((key) => key === 'near-0:8080');
         far += clusters.filter((c) => c === 'west').length;
         if (clusters.length > 1) toDown++;
+        expect(balancer.describe().tierShares).toEqual([1, 0]);
       }
-      expect(far).toBe(0);
       // Avoided for 5 s after each refusal; the third refusal in a row ejects it (the cap's "at least one").
+      // Each of those three requests was retried in the far zone, and only those.
       expect(toDown).toBe(3);
+      expect(far).toBe(3);
       expect(balancer.describe().endpoints.find((e) => e.key === 'near-0:8080')!.health).toBe('ejected');
     });
 
@@ -92,13 +97,17 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
       expect(west / 10_000).toBeCloseTo(0.3, 1);
     });
 
-    it('refusals across the whole zone eject at most the cap; the zone keeps the share its health gives', () => {
+    it('every pod of the zone refusing: the zone counts as failing at once, ejections stay capped', () => {
       const { balancer, request } = setup(policy);
-      for (let i = 0; i < 1_000; i++) request((key) => key.startsWith('near-'));
+      const attempts: string[][] = [];
+      for (let i = 0; i < 1_000; i++) attempts.push(request((key) => key.startsWith('near-')));
       const near = balancer.describe().endpoints.filter((e) => e.key.startsWith('near-'));
-      expect(near.filter((e) => e.health === 'ejected')).toHaveLength(1);
-      // 3 of 4 healthy × 1.4 ≥ 100%: the zone's share stands; its picks fail over to the far zone per request.
-      expect(balancer.describe().tierShares).toEqual([1, 0]);
+      expect(near.filter((e) => e.health === 'ejected').length).toBeLessThanOrEqual(1);
+      expect(near.every((e) => e.health === 'ejected' || e.avoided === true)).toBe(true);
+      expect(balancer.describe().tierShares).toEqual([0, 1]);
+      // Each request answered by the far zone after at most one refusal; once the zone is known to fail, at once.
+      expect(attempts.every((a) => a.at(-1) === 'west' && a.length <= 2)).toBe(true);
+      expect(attempts.slice(4).every((a) => a.length === 1)).toBe(true);
     });
   },
 );

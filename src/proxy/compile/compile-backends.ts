@@ -4,6 +4,7 @@ import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
 import { poolKey } from './pool-key.ts';
 import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
+import { RetryBudget, type RetryBudgetConfig } from './retry-budget.ts';
 
 export interface CompiledBackend {
   readonly id: string;
@@ -14,13 +15,19 @@ export interface CompiledBackend {
   cluster: BackendCluster;
   readonly protocol: BackendProtocol;
   balancer: Balancer;
+  /** Retries in flight against requests in flight, for this backend (kept while the backend is unchanged). */
+  readonly retryBudget: RetryBudget;
   upstreamSeries(endpoint: UpstreamEndpoint): UpstreamSeries;
 }
 
 export interface BackendDeps {
   readonly balancers: BalancerFactory;
   readonly metrics: ProxyMetrics;
+  /** The retry budget of a backend no XBackendTrafficPolicy sets one for. Default: Envoy's 20 %, at least 10. */
+  readonly retryBudget?: RetryBudgetConfig;
 }
+
+export const DEFAULT_RETRY_BUDGET: RetryBudgetConfig = { percent: 20, minConcurrency: 10, source: 'flags' };
 
 export interface CompiledBackends {
   readonly backends: ReadonlyMap<string, CompiledBackend>;
@@ -74,6 +81,15 @@ function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBac
     cluster,
     protocol: cluster.protocol,
     balancer: deps.balancers.build(cluster),
+    retryBudget: new RetryBudget(
+      cluster.retryBudget !== undefined
+        ? {
+            percent: cluster.retryBudget.percent,
+            minConcurrency: cluster.retryBudget.minConcurrency,
+            source: `XBackendTrafficPolicy/${cluster.retryBudget.policy}`,
+          }
+        : (deps.retryBudget ?? DEFAULT_RETRY_BUDGET),
+    ),
     upstreamSeries(endpoint) {
       let s = series.get(endpoint.key);
       if (s === undefined) {

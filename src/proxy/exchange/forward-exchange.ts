@@ -7,6 +7,7 @@ import type { BadInputReporter } from '../../net/bad-input.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
+import type { RetryBudget } from '../compile/retry-budget.ts';
 import {
   AttemptTimeoutError,
   CLIENT_CLOSED,
@@ -18,7 +19,12 @@ import {
   isLocalError,
   RetryStatusError,
 } from '../upstream/attempt-failure.ts';
-import { type BodyState, decideConnectionRetry, faultOf } from '../upstream/connection-retry.ts';
+import {
+  type BodyState,
+  decideConnectionRetry,
+  faultOf,
+  type RetryReason,
+} from '../upstream/connection-retry.ts';
 import { bodyTouched } from '../upstream/direct-body.ts';
 import { requestDeadlines } from '../upstream/request-deadlines.ts';
 import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
@@ -39,6 +45,8 @@ import type { PathNormalization } from './path-normalization.ts';
 import { sendMirrors } from './request-mirror.ts';
 import { relayedResponseHeaders } from './response-head.ts';
 import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
+
+const RETRY_BUDGET_TEXT = 'retry budget exhausted';
 
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
@@ -84,6 +92,12 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   /** Endpoints that reset this request before a response (allocated on the first). */
   #resetBy: Set<string> | undefined;
   #retries = 0;
+  /** Status retries (a route's codes): the endpoint to go back to when no other can be picked. */
+  #again: UpstreamEndpoint | undefined;
+  /** The backend's retry budget while this request counts in it (from `start` to the end of the exchange). */
+  #budget: RetryBudget | undefined;
+  /** This request holds one of the budget's retries (from its first retry on). */
+  #retrying = false;
   #finished = false;
   /** The response went out whole with its headers (gRPC Trailers-Only). */
   #endedEarly = false;
@@ -125,6 +139,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
 
   start(): void {
     watchClient(this.#socket, this);
+    const budget = this.backend?.retryBudget;
+    if (budget !== undefined) {
+      budget.activeRequests++;
+      this.#budget = budget;
+    }
     const timeoutMs = requestTimeoutMs(this.#head.grpcTimeout, this.action);
     if (timeoutMs !== undefined) {
       this.#requestTimer = new Deadline<Exchange>(this, onRequestTimer);
@@ -139,7 +158,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
   #attempt(fresh?: UpstreamEndpoint): void {
     const backend = this.backend!;
-    const endpoint = fresh ?? backend.balancer.pick(this.#tried);
+    const endpoint = fresh ?? backend.balancer.pick(this.#tried) ?? this.#again;
     if (endpoint === undefined) {
       // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
       this.#finish(this.#tried === undefined ? 503 : 502);
@@ -154,6 +173,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       return;
     }
     const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
+    if (fresh !== undefined) attempt.newConnection = true;
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer ??= new Deadline<Exchange>(this, onAttemptTimer);
@@ -182,16 +202,24 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     if (statusCode < 200) return true;
     attempt.status = statusCode;
     const retry = this.action.retry;
-    if (
-      retry?.codes.has(statusCode) &&
-      this.#retries < retry.attempts &&
-      this.#body === null &&
-      !this.#finished
-    ) {
+    const verdict =
+      retry?.codes.has(statusCode) && this.#retries < retry.attempts && this.#body === null && !this.#finished
+        ? this.#mayRetry('retriable-status')
+        : 'no';
+    // Past the retry window the answer in hand goes to the client as it is.
+    if (retry !== undefined && (verdict === 'yes' || verdict === 'budget')) {
       this.#retries++;
       this.#clearAttemptTimer();
       attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
       attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
+      if (verdict === 'budget') {
+        this.#finish(503, RETRY_BUDGET_TEXT);
+        return false;
+      }
+      // Another endpoint (and tier) when there is one, else this one again (Envoy's previous_hosts falls back too).
+      this.#tried ??= new Set();
+      this.#tried.add(attempt.endpoint.key);
+      this.#again = attempt.endpoint;
       if (retry.backoffMs > 0) {
         this.#backoffTimer ??= new Deadline<Exchange>(this, onBackoffTimer);
         requestDeadlines.arm(this.#backoffTimer, retry.backoffMs);
@@ -234,6 +262,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
     if (this.#finished) return;
     this.#finished = true;
+    this.#leaveBudget();
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
@@ -261,9 +290,10 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
     // retry on a fresh connection tells, and is what counts.
     // So is a pool this process closed (a table swap) under the request: a local error, not the endpoint's.
+    // A reset on a connection opened for this attempt is the endpoint's doing, and counts against it.
     const notTheEndpoints =
       isClosedLocally(code, attempt.connected) ||
-      (decision.retry && decision.reason === 'reset-before-response');
+      (decision.retry && decision.reason === 'reset-before-response' && !attempt.newConnection);
     attempt.finish(notTheEndpoints ? 'success' : result);
     if (this.#finished) return;
     if (isLocalError(err)) {
@@ -273,7 +303,14 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       return;
     }
     if (decision.retry) {
-      this.#services.pools.countRetry(decision.reason);
+      const verdict = this.#mayRetry(decision.reason);
+      if (verdict !== 'yes') {
+        this.#finish(
+          verdict === 'budget' ? 503 : failureStatus(result),
+          verdict === 'budget' ? RETRY_BUDGET_TEXT : '',
+        );
+        return;
+      }
       this.#tried ??= new Set();
       this.#tried.add(attempt.endpoint.key);
       if (decision.reason === 'connect-failure') {
@@ -291,6 +328,35 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     this.#finish(failureStatus(result));
   }
 
+  /**
+   * Whether a retry may start now: `budget` when the backend's retry budget refuses it (the client gets 503,
+   * GEP-3388), `late` past the retry window (the failure's own status), else `yes`, counted by reason.
+   */
+  #mayRetry(reason: RetryReason | 'retriable-status'): 'yes' | 'budget' | 'late' {
+    const pools = this.#services.pools;
+    const backend = this.backend!;
+    if (this.#requestTimer === undefined && performance.now() - this.#startMs > pools.retryWindowMs)
+      return 'late';
+    if (!this.#retrying && this.#budget !== undefined) {
+      if (!this.#budget.admit()) {
+        pools.countRetryBudgetExhausted(backend.id);
+        return 'budget';
+      }
+      this.#retrying = true;
+    }
+    pools.countRetry(backend.id, reason);
+    return 'yes';
+  }
+
+  /** The request leaves its backend's retry budget: it no longer counts as in flight, nor as retrying. */
+  #leaveBudget(): void {
+    const budget = this.#budget;
+    if (budget === undefined) return;
+    this.#budget = undefined;
+    budget.activeRequests--;
+    if (this.#retrying) budget.activeRetries--;
+  }
+
   /** Whether the request body can still be sent again: none, untouched, or partly streamed already. */
   #bodyState(): BodyState {
     const body = this.#body;
@@ -302,6 +368,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #finish(status: number, text = ''): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#leaveBudget();
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
@@ -334,6 +401,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   clientClosed(): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#leaveBudget();
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
     const attempt = this.#current;

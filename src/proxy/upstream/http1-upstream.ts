@@ -43,7 +43,8 @@ export interface Http1UpstreamOptions {
 
 /** What the proxy's attempt handler (upstream-attempt.ts) offers: undici's legacy callbacks, header strings. */
 export interface Http1Handler {
-  onConnect(abort: (err?: Error) => void): void;
+  /** `reused`: the connection served a request before this one (a reset on it may be a stale keep-alive). */
+  onConnect(abort: (err?: Error) => void, reused?: boolean): void;
   onHeaders(statusCode: number, headers: readonly string[], resume: () => void): boolean;
   onData(chunk: Buffer): boolean;
   onComplete(trailers: readonly string[]): void;
@@ -361,6 +362,8 @@ class Http1Connection implements BodySink {
   paused = false;
   /** 1xx responses to the current request. */
   interimResponses = 0;
+  /** Requests this connection was given, the current one included. */
+  served = 0;
   idleSinceMs = 0;
   /** Idle for longer than this closes the connection (ours, or the backend's Keep-Alive hint less a margin). */
   idleLimitMs: number;
@@ -414,7 +417,8 @@ class Http1Connection implements BodySink {
     this.complete = false;
     this.keepAlive = true;
     this.interimResponses = 0;
-    request.handler.onConnect(request.abort);
+    this.served++;
+    request.handler.onConnect(request.abort, this.served > 1);
     if (request.done) return;
     this.watchResponse();
     const socket = this.socket;

@@ -32,6 +32,12 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   /** When `finish` ran (performance.now()); 0 before. */
   endMs = 0;
   connected = false;
+  /**
+   * The connection was new for this attempt: a reset before the response is then the endpoint's doing, not a
+   * keep-alive connection the endpoint had closed. Known for the gateway's own HTTP/1.1 client and for the
+   * connection of a retry's own; undici's pools do not say, so their attempts count as reused.
+   */
+  newConnection = false;
   stale = false;
   ended = false;
   status = 0;
@@ -72,9 +78,10 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
     this.abort?.(reason);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
+  onConnect(abort: (err?: Error) => void, reused?: unknown): void {
     this.abort = abort;
     this.connected = true;
+    if (reused === false) this.newConnection = true;
     if (this.stale) abort(new Error('attempt cancelled'));
   }
 

@@ -19,7 +19,15 @@ export interface UpstreamPoolOptions {
   readonly responseTimeoutMs?: number;
   /** Counts requests sent again after a connection fault (connection-retry.ts), by reason. */
   readonly onConnectionRetry?: (reason: RetryReason) => void;
+  /** Counts every retry by backend and reason (a connection fault's, or `retriable-status` of a route's policy). */
+  readonly onRetry?: (backend: string, reason: string) => void;
+  /** Counts retries the backend's retry budget refused (retry-budget.ts). */
+  readonly onRetryBudgetExhausted?: (backend: string) => void;
+  /** No retry starts once a request is this old (`--retry-window-ms`); a route's request timeout bounds it instead. */
+  readonly retryWindowMs?: number;
 }
+
+export const DEFAULT_RETRY_WINDOW_MS = 15_000;
 
 export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
 export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
@@ -175,8 +183,18 @@ export class UpstreamPools {
     };
   }
 
-  countRetry(reason: RetryReason): void {
-    this.#options.onConnectionRetry?.(reason);
+  /** A retry of a request to `backend` starts. */
+  countRetry(backend: string, reason: RetryReason | 'retriable-status'): void {
+    if (reason !== 'retriable-status') this.#options.onConnectionRetry?.(reason);
+    this.#options.onRetry?.(backend, reason);
+  }
+
+  countRetryBudgetExhausted(backend: string): void {
+    this.#options.onRetryBudgetExhausted?.(backend);
+  }
+
+  get retryWindowMs(): number {
+    return this.#options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
   }
 
   /** Closes the pools of `keys` (endpoints no backend names any more); requests running on them finish first. */
