@@ -4,7 +4,7 @@ import { reevaluate } from './endpoint-health.ts';
 import { createEndpointState, type EndpointState, type HealthSignal } from './endpoint-state.ts';
 import type { BalancerOptions } from './options.ts';
 import { ejectionDurationMs, mayEject, nextEjectionCount, recordResult } from './outlier-detector.ts';
-import { type LatencySeed, observeLatency } from './peak-ewma.ts';
+import { type LatencySeed, observeFailure, observeLatency, observeTypical } from './peak-ewma.ts';
 
 /** Which kind of active health check produced a result; a TCP probe proves only that connections work. */
 export type ProbeKind = 'tcp' | 'http';
@@ -95,11 +95,13 @@ export class HealthRegistry {
   /** Records how an attempt ended: load estimate, failure streaks, maybe an avoidance or an ejection. */
   record(state: EndpointState, result: AttemptResult, latencyMs: number, nowMs: number): void {
     const success = result === 'success';
-    const latency = success ? latencyMs : Math.max(latencyMs, this.#options.peakEwma.failurePenaltyMs);
-    observeLatency(state, latency, nowMs, this.#options.peakEwma.decayTimeMs);
+    const peakEwma = this.#options.peakEwma;
     if (success) {
-      this.#seedWith(latencyMs);
+      observeLatency(state, latencyMs, nowMs, peakEwma, this.seed);
+      observeTypical(this.seed, latencyMs, peakEwma.peakFactor);
       state.lastSuccessMs = nowMs;
+    } else {
+      observeFailure(state, latencyMs, peakEwma.failurePenaltyMs, nowMs);
     }
 
     // Answers still arriving from an ejected or forgotten endpoint change nothing.
@@ -251,12 +253,6 @@ export class HealthRegistry {
   #forgetPenalty(state: EndpointState): void {
     state.observed = false;
     state.rttMs = this.#options.peakEwma.defaultRttMs;
-  }
-
-  #seedWith(latencyMs: number): void {
-    const seed = this.seed;
-    seed.rttMs = seed.observed ? seed.rttMs * 0.9 + latencyMs * 0.1 : latencyMs;
-    seed.observed = true;
   }
 
   #recomputeNextDue(): void {

@@ -51,8 +51,25 @@ export interface OutlierOptions {
 
 /** Peak-EWMA load estimate (Finagle's PeakEwma, linkerd2-proxy / tower's PeakEwma). */
 export interface PeakEwmaOptions {
-  /** Time constant of the exponential decay of the latency estimate. Default 10 s (linkerd2-proxy). */
+  /**
+   * Time constant of the decay of an estimate no answer refreshes (read as estimate × e^(−elapsed/τ)), so an
+   * endpoint left aside is tried again. Default 10 s (linkerd2-proxy, Finagle).
+   */
   readonly decayTimeMs: number;
+  /**
+   * A slower answer raises the estimate at once, to at most this multiple of the larger of the endpoint's
+   * estimate and the backend's typical latency: one late answer costs a bounded penalty that a few answers
+   * undo, while an endpoint that stays slow climbs this factor per answer. Default 4.
+   */
+  readonly peakFactor: number;
+  /** A faster answer moves the estimate this fraction of the way down (per answer, not per second). Default 0.5. */
+  readonly settleWeight: number;
+  /**
+   * An endpoint with nothing outstanding that loses a comparison has its estimate lowered by this fraction: no
+   * answer is coming to correct it, so its penalty fades with the requests that pass it by rather than with
+   * seconds. Default 0.02.
+   */
+  readonly idleLossDecay: number;
   /** The estimate for an endpoint that has not answered yet. Default 30 ms (linkerd2-proxy's default RTT). */
   readonly defaultRttMs: number;
   /**
@@ -183,6 +200,9 @@ export const DEFAULT_OUTLIER_OPTIONS: OutlierOptions = {
 
 export const DEFAULT_PEAK_EWMA_OPTIONS: PeakEwmaOptions = {
   decayTimeMs: 10_000,
+  peakFactor: 4,
+  settleWeight: 0.5,
+  idleLossDecay: 0.02,
   defaultRttMs: 30,
   failurePenaltyMs: 1_000,
   tieTolerancePercent: 20,
@@ -241,6 +261,9 @@ export function resolveBalancerOptions(input: BalancerOptionsInput = {}): Balanc
     Number.MAX_VALUE,
   );
   requireRange('peakEwma.decayTimeMs', options.peakEwma.decayTimeMs, Number.MIN_VALUE, Number.MAX_VALUE);
+  requireRange('peakEwma.peakFactor', options.peakEwma.peakFactor, 1, Number.MAX_VALUE);
+  requireRange('peakEwma.settleWeight', options.peakEwma.settleWeight, Number.MIN_VALUE, 1);
+  requireRange('peakEwma.idleLossDecay', options.peakEwma.idleLossDecay, 0, 1);
   requireRange('peakEwma.defaultRttMs', options.peakEwma.defaultRttMs, 0, Number.MAX_VALUE);
   requireRange('peakEwma.failurePenaltyMs', options.peakEwma.failurePenaltyMs, 0, Number.MAX_VALUE);
   requireRange('peakEwma.tieTolerancePercent', options.peakEwma.tieTolerancePercent, 0, 100);

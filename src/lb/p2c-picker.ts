@@ -11,8 +11,10 @@ const DRAWS = 8;
  * and take the one with the lower latency × (outstanding + 1). Loads within the tie band (a percentage of the
  * larger plus a margin; wider when both are idle, see PeakEwmaOptions.idleTieRatio) are a tie, broken at
  * random by weight: at one request at a time both loads are just latency noise, and a strict compare would
- * send nearly everything to whichever endpoint looked faster first.
- * O(1) per pick.
+ * send nearly everything to whichever endpoint looked faster first. An idle loser's estimate fades a little
+ * with each comparison it loses (PeakEwmaOptions.idleLossDecay): with two candidates P2C compares the same
+ * pair every time, and a penalty only time would lift kept the loser out for seconds. O(1) per pick, no
+ * allocation.
  */
 export class P2cPeakEwmaPicker implements TierPicker {
   #tier: TierEndpoints;
@@ -22,6 +24,7 @@ export class P2cPeakEwmaPicker implements TierPicker {
   #tieMarginMs: number;
   #idleTieRatio: number;
   #idleTieMarginMs: number;
+  #idleLossKeep: number;
   #sampler: WeightedSampler;
 
   constructor(tier: TierEndpoints, random: RandomSource, peakEwma: PeakEwmaOptions) {
@@ -32,6 +35,7 @@ export class P2cPeakEwmaPicker implements TierPicker {
     this.#tieMarginMs = peakEwma.tieMarginMs;
     this.#idleTieRatio = peakEwma.idleTieRatio;
     this.#idleTieMarginMs = peakEwma.idleTieMarginMs;
+    this.#idleLossKeep = 1 - peakEwma.idleLossDecay;
     this.#sampler = new WeightedSampler(tier.states.length);
   }
 
@@ -59,6 +63,9 @@ export class P2cPeakEwmaPicker implements TierPicker {
       const wa = weights[first]!;
       return this.#random() * (wa + weights[second]!) < wa ? first : second;
     }
+    // The loser's penalty fades with the requests that pass it by while no answer of its own is coming.
+    const passed = states[b < a ? first : second]!;
+    if (passed.outstanding === 0 && passed.observed) passed.rttMs *= this.#idleLossKeep;
     return b < a ? second : first;
   }
 

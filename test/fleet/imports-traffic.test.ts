@@ -103,11 +103,10 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
         new Set(['web-east-a', 'web-east-b', 'web-west-a']),
       ),
     );
-    // Polled as well: the balancer leaves an endpoint that answered slowly (a loaded CI machine) aside for a while.
-    await eventually(async () =>
-      expect(await podsAnswering(eastWestPort, HOST)).toEqual(
-        new Set(['web-east-a', 'web-east-b', 'web-west-a']),
-      ),
+    // Once the Gateway serves all three, east-west does too (same table); one slow answer no longer keeps an
+    // endpoint out of 40 requests (issue 42), so this is checked once, not polled.
+    expect(await podsAnswering(eastWestPort, HOST)).toEqual(
+      new Set(['web-east-a', 'web-east-b', 'web-west-a']),
     );
     const route = gw.reconciler.last?.result.statuses.find((s) => s.kind === 'HTTPRoute');
     expect(JSON.stringify(route?.status)).toContain('"type":"ResolvedRefs","status":"True"');
@@ -137,7 +136,7 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
       const west = gw.source.report().members.find((m) => m.name === 'west-1');
       expect(west).toMatchObject({ state: 'stale', reason: 'connect ECONNREFUSED 10.0.0.9:6443' });
     });
-    await eventually(async () => expect(await podsAnswering(eastWestPort, HOST)).toContain('web-west-a'));
+    expect(await podsAnswering(eastWestPort, HOST)).toContain('web-west-a');
     const report = gw.source.report();
     expect(report.members.find((m) => m.name === 'east-1')).toMatchObject({
       state: 'synced',

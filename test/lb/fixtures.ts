@@ -111,3 +111,45 @@ export function tally(
   }
   return { byKey, byTier, none };
 }
+
+export interface ClosedLoop {
+  /** Requests in flight at once: each client sends its next request when its answer arrives. */
+  readonly concurrency: number;
+  readonly requests: number;
+  /** Latency of one answer from the endpoint `key`, in ms; `random` is seeded. */
+  latencyMs(key: string, random: () => number): number;
+  readonly random: () => number;
+}
+
+/**
+ * Drives `balancer` as `concurrency` clients on the fake clock would: pick, begin, answer after the endpoint's
+ * latency (the clock jumps from answer to answer), then the next request. Counts picks per key.
+ */
+export function closedLoop(balancer: Balancer, clock: FakeClock, load: ClosedLoop): Map<string, number> {
+  const counts = new Map<string, number>();
+  const inFlight: {
+    at: number;
+    latencyMs: number;
+    end: (o: { result: AttemptResult; latencyMs: number }) => void;
+  }[] = [];
+  let sent = 0;
+  const send = (): void => {
+    if (sent === load.requests) return;
+    sent++;
+    const picked = balancer.pick();
+    if (picked === undefined) throw new Error('no endpoint picked');
+    counts.set(picked.key, (counts.get(picked.key) ?? 0) + 1);
+    const latencyMs = load.latencyMs(picked.key, load.random);
+    inFlight.push({ at: clock.now() + latencyMs, latencyMs, end: balancer.begin(picked) });
+  };
+  for (let i = 0; i < load.concurrency; i++) send();
+  while (inFlight.length > 0) {
+    let next = 0;
+    for (let i = 1; i < inFlight.length; i++) if (inFlight[i]!.at < inFlight[next]!.at) next = i;
+    const [answer] = inFlight.splice(next, 1);
+    clock.advance(Math.max(0, answer!.at - clock.now()));
+    answer!.end({ result: 'success', latencyMs: answer!.latencyMs });
+    send();
+  }
+  return counts;
+}
