@@ -10,6 +10,8 @@ export interface DumpedTranslation {
   readonly table: RouteTable;
   readonly statuses: readonly StatusUpdate[];
   readonly problems?: readonly string[];
+  /** What translation could not act on or degraded around; each is a problem line starting `warning: `. */
+  readonly warnings?: readonly { readonly message: string }[];
 }
 
 export interface ConfigDumpInput {
@@ -23,7 +25,7 @@ export interface ConfigDumpInput {
 /**
  * The /config_dump document: the routing table, every status keyed by `Kind/namespace/name` exactly as it
  * would be written to the API server (with the generation it was computed from), balancer health, and
- * problems found in the input.
+ * problems found in the input (errors, then warnings: objects the gateway cannot act on, and why).
  */
 export function buildConfigDump({ result, balancers, problems, fleet }: ConfigDumpInput): unknown {
   const statuses: Record<string, unknown> = {};
@@ -34,7 +36,12 @@ export function buildConfigDump({ result, balancers, problems, fleet }: ConfigDu
     statuses,
     routeTable: result?.table ?? null,
     balancers: balancers ?? null,
-    problems: [...problems, ...(result?.problems ?? [])],
+    problems: [
+      ...problems,
+      ...(result?.problems ?? []),
+      // The same backend warning comes from every route that uses the backend: listed once.
+      ...new Set((result?.warnings ?? []).map((w) => `warning: ${w.message}`)),
+    ],
     ...(fleet ? { fleet } : {}),
   });
 }

@@ -219,11 +219,10 @@ export class Reconciler {
     // late worker read it as it is now); the backend ids, and so the owner index, stay the same.
     const backends = table.backends as Record<string, BackendCluster>;
     for (const backend of refresh.backends) backends[backend.id] = backend;
-    const refreshedOwners = [...owners];
+    // The refreshed backends' warnings are replaced by their owner key (a prefix of the message would also
+    // match `shop/web-2` for `shop/web`); warnings about other objects (routes, policies) stay.
     const warnings = [
-      ...(last.result.warnings ?? []).filter(
-        (w) => !refreshedOwners.some((owner) => w.message.startsWith(owner)),
-      ),
+      ...(last.result.warnings ?? []).filter((w) => w.owner === undefined || !owners.has(w.owner)),
       ...refresh.warnings,
     ];
     this.#reportWarnings(warnings);

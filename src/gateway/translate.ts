@@ -1,8 +1,8 @@
+import type { ConfigWarning } from '../ir/config-warning.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { clusterSelections } from '../mcs/cluster-selection.ts';
-import type { McsWarning } from '../mcs/warnings.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
 import { type ClustersetListenerResult, translateClustersetListener } from './clusterset-listener.ts';
@@ -10,13 +10,17 @@ import { type GatewayListenersResult, translateGatewayListeners } from './gatewa
 import { guarded } from './guarded.ts';
 import type { TranslateOptions } from './options.ts';
 import { mergeRouteStatuses } from './route-status.ts';
+import { unservedObjects } from './unserved-objects.ts';
 
 export interface TranslationResult {
   readonly table: RouteTable;
   /** One entry per GatewayClass, Gateway and HTTPRoute this controller owns or that refers to its Gateways. */
   readonly statuses: readonly StatusUpdate[];
-  /** Bad input translation degraded around (from endpoint resolution); for logs and metrics. */
-  readonly warnings?: readonly McsWarning[];
+  /**
+   * What translation could not act on or degraded around: endpoint resolution's warnings, and every object refused
+   * or served nowhere (unserved-objects.ts). Problem lines of level warning in /config_dump, the log and metrics.
+   */
+  readonly warnings?: readonly ConfigWarning[];
   /** Objects whose translation failed unexpectedly and was skipped (each also has a condition). */
   readonly problems?: readonly string[];
 }
@@ -45,9 +49,15 @@ export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions)
     ? withTls.value
     : { ...result, problems: [...(result.problems ?? []), `BackendTLSPolicy: ${withTls.message}`] };
   const policies = guarded(() => clusterSelectionStatuses(snapshot, options.identity));
-  return policies.ok
+  result = policies.ok
     ? { ...result, statuses: [...result.statuses, ...policies.value] }
     : { ...result, problems: [...(result.problems ?? []), `ClusterSelectionPolicy: ${policies.message}`] };
+  yield;
+  const final = result;
+  const unserved = guarded(() => unservedObjects(snapshot, options, final.statuses));
+  return unserved.ok
+    ? { ...result, warnings: [...(result.warnings ?? []), ...unserved.value] }
+    : { ...result, problems: [...(result.problems ?? []), `unserved objects: ${unserved.message}`] };
 }
 
 /** Every ClusterSelectionPolicy's status: whether it attached, its tiers as resolved, what properties lacked. */

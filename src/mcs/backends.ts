@@ -1,3 +1,4 @@
+import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
 import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -211,6 +212,13 @@ function finish(input: FinishInput): BackendResolution {
       ? localityPlacement(collected.endpoints, parsed.policy, input.identity, id, warnings)
       : selectedPlacement(collected.endpoints, selection, parsed.policy, input.identity, id, warnings);
   const healthCheck = parseHealthCheckAnnotations(input.annotations, id, warnings);
+  const owner: ObjectKey = `${kind}/${namespace}/${name}`;
+  if (kind === 'ServiceImport' && collected.endpoints.length === 0) {
+    warnings.push({
+      code: 'ServiceImportWithoutEndpoints',
+      message: `${kind} ${namespace}/${name}: port ${port} has no endpoints in any cluster; requests to it are answered 503 until a cluster exports ready ones`,
+    });
+  }
   return {
     ok: true,
     backend: {
@@ -224,7 +232,8 @@ function finish(input: FinishInput): BackendResolution {
       ...placement,
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
-    warnings,
+    // Owned by the Service or ServiceImport: an endpoint-only refresh of it replaces exactly these.
+    warnings: warnings.map((warning) => ({ ...warning, owner })),
   };
 }
 

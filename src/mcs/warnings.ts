@@ -1,3 +1,5 @@
+import type { ConfigWarning } from '../ir/config-warning.ts';
+
 /**
  * Bad input that endpoint resolution degrades around instead of failing (issue 3, "Bad input"). The translator
  * surfaces each as a log line and a metric labelled by `code`; the message names the object and the field.
@@ -10,9 +12,10 @@ export type McsWarningCode =
   | 'ExternalNameService'
   | 'DerivedServiceNotFound'
   | 'ClusterNameUnknown'
-  | 'InvalidHealthCheckAnnotation';
+  | 'InvalidHealthCheckAnnotation'
+  /** Not an error: the import resolves and its routes stay accepted; its requests are answered 503 meanwhile. */
+  | 'ServiceImportWithoutEndpoints';
 
-export interface McsWarning {
+export interface McsWarning extends ConfigWarning {
   readonly code: McsWarningCode;
-  readonly message: string;
 }

@@ -10,7 +10,9 @@ import {
   gatewayClass as clusterset,
   gateway,
   httpRoute,
+  importedSlice,
   service,
+  serviceImport,
   serviceSlice,
 } from '../support/manifests.ts';
 
@@ -148,5 +150,45 @@ describe('Reconciler', () => {
     const metrics = await registry.metrics();
     expect(metrics).toMatch(/clusterset_gateway_translations_total\{result="ok"\} 1/);
     expect(metrics).toMatch(/clusterset_gateway_config_warnings\{code="UnknownTrafficDistribution"\} 1/);
+  });
+
+  it('replaces the warnings of exactly the backends an endpoint-only change refreshed, by owner', async () => {
+    const registry = new Registry();
+    const reconciler = new Reconciler({
+      translateOptions: () => ({ ...options, controllerName: CONTROLLER }),
+      logger: pino({ level: 'silent' }),
+      registry,
+      apply: async () => {},
+      applyEndpoints: async () => {},
+    });
+    const s0 = new Snapshot([
+      clusterset() as AnyResource,
+      gateway('gw', 'ns', [{ name: 'http', port: 80, protocol: 'HTTP' }]) as AnyResource,
+      httpRoute('web', 'ns', {
+        parentRefs: [{ name: 'gw' }],
+        rules: ['web', 'web-2'].map((name) => ({
+          matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }],
+          backendRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name, port: 80 }],
+        })),
+      }) as AnyResource,
+      serviceImport('web', 'ns') as AnyResource,
+      serviceImport('web-2', 'ns') as AnyResource,
+    ]);
+    reconciler.submit(s0);
+    await reconciler.settled();
+    const withoutEndpoints = () =>
+      (reconciler.last?.result.warnings ?? [])
+        .filter((w) => w.code === 'ServiceImportWithoutEndpoints')
+        .map((w) => w.owner);
+    expect(withoutEndpoints()).toEqual(['ServiceImport/ns/web', 'ServiceImport/ns/web-2']);
+
+    const arrived = importedSlice('web-west', 'web', 'ns', 'west', { port: 8080 }) as AnyResource & {
+      kind: 'EndpointSlice';
+    };
+    reconciler.submit(Snapshot.withEndpointSlices(s0, [{ before: undefined, after: arrived }]));
+    await reconciler.settled();
+    const translations = await registry.getSingleMetric('clusterset_gateway_translations_total')?.get();
+    expect(translations?.values.find((v) => v.labels.result === 'ok')?.value).toBe(1);
+    expect(withoutEndpoints()).toEqual(['ServiceImport/ns/web-2']);
   });
 });

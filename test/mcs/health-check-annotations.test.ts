@@ -66,6 +66,7 @@ describe('health check annotations', () => {
     expect(warnings).toEqual([
       {
         code: 'InvalidHealthCheckAnnotation',
+        owner: 'Service/shop/web',
         message: expect.stringContaining(`Service/shop/web:80: annotation ${name}="${value}"`),
       },
     ]);

@@ -123,7 +123,8 @@ endpoints:
   it('resolves an import with no slices to no tiers (503), not an error', () => {
     const res = resolveServiceImportBackend(new Snapshot([webImport()]), 'shop', 'web', 80, {});
     expect(res.ok && res.backend.tiers).toEqual([]);
-    expect(codes(res)).toEqual([]);
+    // Not an error: a warning that its requests are answered 503 until a cluster exports endpoints.
+    expect(codes(res)).toEqual(['ServiceImportWithoutEndpoints']);
   });
 
   it('reads v1beta1 fields from the top level when they were not folded into spec', () => {
@@ -152,6 +153,7 @@ endpoints:
     expect(res.ok && res.warnings?.filter((w) => w.code === 'SliceWithoutSourceCluster')).toEqual([
       {
         code: 'SliceWithoutSourceCluster',
+        owner: 'ServiceImport/shop/web',
         message:
           'ServiceImport/shop/web:80: EndpointSlice shop/web-x has no multicluster.kubernetes.io/source-cluster label; its endpoints count as cluster "unknown"',
       },
@@ -234,6 +236,7 @@ endpoints:
     ]);
     expect(codes(resolveServiceImportBackend(missing, 'shop', 'derived', 80, {}))).toEqual([
       'DerivedServiceNotFound',
+      'ServiceImportWithoutEndpoints',
     ]);
   });
 
@@ -324,6 +327,7 @@ endpoints:
     expect(res.ok && res.warnings).toEqual([
       {
         code: 'UnknownTrafficDistribution',
+        owner: 'ServiceImport/shop/web',
         message:
           'ServiceImport/shop/web: trafficDistribution "PreferSameGalaxy" is not understood; spreading over every endpoint',
       },
