@@ -26,7 +26,7 @@ const STOP_GRACE_MS = 5000;
 
 /**
  * The composition root: source ─> Snapshot ─> translate() ─> data plane + statuses, with the admin server
- * reading all of it (DESIGN.md §1).
+ * reading all of it (docs/ARCHITECTURE.md).
  */
 async function main(argv: readonly string[]): Promise<void> {
   tuneHeapForRequests(process.execArgv);

@@ -3,7 +3,10 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeNow, listen } from '../net/listen.ts';
 
-/** What the admin server reads; it never writes anything back (DESIGN.md §1). */
+/**
+ * What the admin server reads; it never writes anything back, so an admin request cannot change what the data
+ * plane serves (docs/ARCHITECTURE.md).
+ */
 export interface AdminState {
   /** Ready after the first translation has been applied and the listeners are up. */
   readiness(): { readonly ready: boolean; readonly reasons: readonly string[] };

@@ -26,9 +26,10 @@ export interface TranslationResult {
 }
 
 /**
- * Pure: no I/O, no clock, deterministic order (DESIGN.md §1). Two peer listener steps share the route core
- * (route-core.ts): the Gateway listeners, and the clusterset (east-west) listener when it is on; their tables
- * and route statuses are merged, then BackendTLSPolicies apply to every backend either step sends to.
+ * Pure: no I/O, no clock, deterministic order, so golden files can hold its output (docs/ARCHITECTURE.md).
+ * Two peer listener steps share the route core (route-core.ts): the Gateway listeners, and the clusterset
+ * (east-west) listener when it is on; their tables and route statuses are merged, then BackendTLSPolicies
+ * apply to every backend either step sends to.
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
   return runAllSteps(translateInSteps(snapshot, options));

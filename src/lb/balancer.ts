@@ -3,7 +3,8 @@ import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
 /**
  * The contract between the proxy and load balancing. The proxy asks a Balancer for an endpoint, tells it when
  * the request starts and how it ended; the Balancer owns locality tiers, weights, load estimates and health.
- * No sockets, no Kubernetes types: clock and random are injected (DESIGN.md §1, src/lb).
+ * No sockets, no Kubernetes types: clock and random are injected, so every decision replays under a fake clock
+ * and a seeded random (src/lb/README.md).
  */
 export interface Balancer {
   /**

@@ -3,7 +3,8 @@ import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
 
 /**
- * The one place where `unknown` from YAML or the API server becomes a typed resource (DESIGN.md §3, Types).
+ * The one place where `unknown` from YAML or the API server becomes a typed resource: past it, no code checks
+ * shapes again.
  * Checks the envelope every kind shares; the translator tolerates missing or odd `spec` fields and reports
  * them as conditions, so one bad object never stops the others.
  */

@@ -11,7 +11,10 @@ export interface Source {
   stop(): Promise<void>;
 }
 
-/** A config or I/O failure with a stable code (DESIGN.md §3, errors of the second kind). */
+/**
+ * A config or I/O failure with a stable code: what went wrong outside the program (a missing folder, a refused
+ * API server), which a caller reports or retries by code, unlike a bug, which is thrown as it is.
+ */
 export class SourceError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {

@@ -37,12 +37,12 @@ export function listenKey(address: string | undefined, port: number): string {
 }
 
 /**
- * Compiles the routing table once per apply (DESIGN.md "compile once"): balancers and metric series per
- * backend (compile-backends.ts), then per Gateway port its listeners, host maps, route indexes, predicates,
- * regexes, header operations and weight tables (compile-listeners.ts, compile-actions.ts) and its
- * certificates (compile-listener-tls.ts). Entries that cannot compile (an invalid regular expression) are
- * logged and left out; the rest keeps serving. Backends equal to `previous`'s keep their compiled form. The clusterset listener's ports are compiled by
- * east-west-compile.ts against the same backends.
+ * Compiles the routing table once per apply, so a request only looks up what was built ahead: balancers and
+ * metric series per backend (compile-backends.ts), then per Gateway port its listeners, host maps, route
+ * indexes, predicates, regexes, header operations and weight tables (compile-listeners.ts, compile-actions.ts)
+ * and its certificates (compile-listener-tls.ts). Entries that cannot compile (an invalid regular expression)
+ * are logged and left out; the rest keeps serving. Backends equal to `previous`'s keep their compiled form.
+ * The clusterset listener's ports are compiled by east-west-compile.ts against the same backends.
  */
 export function compileRouteTable(
   table: RouteTable,

@@ -2,7 +2,7 @@ import type { AttemptResult } from '../../lb/balancer.ts';
 
 /**
  * What a failed upstream attempt was: the balancer's outcome for the endpoint, and the status the client gets
- * when nothing retries it (504 for timeouts, 502 for the rest, DESIGN.md "Errors" 3).
+ * when nothing retries it (504 for timeouts, 502 for the rest: RFC 9110 §15.6.5 and §15.6.3).
  */
 
 /** Status recorded for requests whose client went away before the answer (nginx's convention). */
