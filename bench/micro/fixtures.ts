@@ -1,7 +1,7 @@
 import { DEFAULT_SERVICE_IMPORT_KINDS, type TranslateOptions } from '../../src/gateway/options.ts';
+import { decodeResource } from '../../src/snapshot/decode.ts';
 import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
-import { decodeResource } from '../../src/sources/decode.ts';
 import type { Endpoint } from '../harness/endpoints.ts';
 import {
   type BackendLayout,

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import type { FleetMembership } from '../fleet/fleet-membership.ts';
 import { readProviderFile } from '../fleet/provider-file.ts';
-import type { Source } from '../sources/source.ts';
+import type { Source } from '../snapshot/source.ts';
 
 /**
  * The fleet's members from the flags (`--clusterprofile-provider-file`, `--member-kubeconfigs`), or undefined

@@ -2,7 +2,7 @@ import type { AdminRoute } from '../admin/admin-server.ts';
 import type { FleetReport } from '../fleet/fleet-report.ts';
 import type { LocalIdentity } from '../gateway/options.ts';
 import type { TranslationResult } from '../gateway/translate.ts';
-import type { Source } from '../sources/source.ts';
+import type { Source } from '../snapshot/source.ts';
 
 /** One source of objects and everything that comes with it, whichever of file, demo or Kubernetes it is. */
 export interface SourceSetup {

@@ -2,12 +2,16 @@ import type { Logger } from 'pino';
 import { KubeApiClient, KubeApiError, resourcePath } from '../kube/api-client.ts';
 import type { ApiCredentials, ApiEndpoint } from '../kube/api-endpoint.ts';
 import { Backoff, sleep } from '../kube/backoff.ts';
+import { discoverKinds, type ResolvedKind } from '../kube/discovery.ts';
 import {
   type ExecConfig,
   type ExecCredential,
   ExecCredentialError,
   ExecCredentialSource,
 } from '../kube/exec-credential.ts';
+import { type Normalize, type NormalizeResult, normalizeObject } from '../kube/normalize.ts';
+import { Reflector } from '../kube/reflector.ts';
+import { BASE_KINDS, kindLabel, type WatchedKind } from '../kube/resource-kinds.ts';
 import type {
   AnyResource,
   ClusterProperty,
@@ -16,10 +20,6 @@ import type {
   ResourceKind,
   Service,
 } from '../snapshot/resources.ts';
-import { discoverKinds, type ResolvedKind } from '../sources/kube/discovery.ts';
-import { type Normalize, type NormalizeResult, normalizeObject } from '../sources/kube/normalize.ts';
-import { Reflector } from '../sources/kube/reflector.ts';
-import { BASE_KINDS, kindLabel, type WatchedKind } from '../sources/kube/resource-kinds.ts';
 import type { MemberState, ServiceExport } from './member-view.ts';
 import { execClusterInfo, type MemberCluster } from './profile-members.ts';
 

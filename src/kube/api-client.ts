@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { isRecord } from '../snapshot/json-object.ts';
 import { type ApiEndpoint, readBody, sendToApiServer } from './api-endpoint.ts';
-import { isRecord } from './json-object.ts';
 
 /**
  * Raw JSON requests to an API server (api-endpoint.ts: TLS and credentials). The gateway wants objects exactly

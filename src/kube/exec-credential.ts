@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { isRecord } from './json-object.ts';
+import { isRecord } from '../snapshot/json-object.ts';
 
 /**
  * Kubeconfig exec credential plugins (client.authentication.k8s.io v1 and v1beta1), run the way client-go's

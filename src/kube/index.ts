@@ -1,4 +1,4 @@
-/** src/kube: what talks to the Kubernetes API server and is not the source: client, status, leader election. */
+/** src/kube: what talks to the Kubernetes API server: client, discovery, the reflector, status, leader election. */
 export { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 export { type LeaderElectionOptions, type LeaderElector, startLeaderElection } from './leader-election.ts';
 export { CONTROLLER_PERMISSIONS, type PermissionRule } from './permissions.ts';

@@ -2,9 +2,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { controllerMetrics } from '../metrics/controller-metrics.ts';
+import { isRecord } from '../snapshot/json-object.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { sleep } from './backoff.ts';
-import { isRecord } from './json-object.ts';
 import { endpointFromKubeConfig } from './kubeconfig-endpoint.ts';
 
 export interface LeaderElectionOptions {

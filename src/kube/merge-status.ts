@@ -8,8 +8,8 @@ import type {
   RouteParentStatus,
   StatusUpdate,
 } from '../ir/status.ts';
+import { isRecord } from '../snapshot/json-object.ts';
 import type { Condition } from '../snapshot/resources.ts';
-import { isRecord } from './json-object.ts';
 
 type Json = Record<string, unknown>;
 

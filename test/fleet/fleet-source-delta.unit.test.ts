@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FleetSource } from '../../src/fleet/fleet-source.ts';
 import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
-import type { Source } from '../../src/sources/source.ts';
+import type { Source } from '../../src/snapshot/source.ts';
 import { exportOf, InMemoryFleetMembers, memberView, serviceOf, sliceOf } from './member-fixtures.ts';
 
 class StaticSource implements Source {

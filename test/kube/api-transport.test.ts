@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeApiClient } from '../../src/kube/api-client.ts';
 import { readBody, sendToApiServer } from '../../src/kube/api-endpoint.ts';
+import { type WatchEnd, watchOnce } from '../../src/kube/watch-once.ts';
 import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
-import { type WatchEnd, watchOnce } from '../../src/sources/kube/watch-once.ts';
 
 /** The project's own client on the wire: a hostile watch stream, and a member behind an HTTP proxy. */
 const servers: Server[] = [];

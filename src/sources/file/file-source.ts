@@ -5,11 +5,11 @@ import type { Logger } from 'pino';
 import { type Gauge, Registry } from 'prom-client';
 import { invalidObjectsGauge, MANIFEST_PROBLEMS } from '../../metrics/source-metrics.ts';
 import { BadInputReporter } from '../../net/bad-input.ts';
+import type { DecodeOptions } from '../../snapshot/decode.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
+import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
-import type { DecodeOptions } from '../decode.ts';
-import { type Source, SourceError } from '../source.ts';
 import { defaultFileValidator } from './file-validation.ts';
 import {
   type FieldLocation,

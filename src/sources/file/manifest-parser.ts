@@ -1,7 +1,7 @@
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments } from 'yaml';
+import { type DecodeOptions, decodeResource } from '../../snapshot/decode.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { CLUSTER_SCOPED_KINDS } from '../../snapshot/resources.ts';
-import { type DecodeOptions, decodeResource } from '../decode.ts';
 
 export interface ManifestProblem {
   readonly file: string;

@@ -3,17 +3,17 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { KubeApiClient } from '../../kube/api-client.ts';
 import { Backoff, sleep } from '../../kube/backoff.ts';
+import { discoverKinds } from '../../kube/discovery.ts';
 import { endpointFromKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
+import { Reflector } from '../../kube/reflector.ts';
+import { kindLabel, type WatchedKind, watchedKinds } from '../../kube/resource-kinds.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
 import { CREDENTIAL_REFERRING_KINDS } from '../../snapshot/credential-references.ts';
 import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
 import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
-import type { Source } from '../source.ts';
+import type { Source } from '../../snapshot/source.ts';
 import { Debouncer } from './debouncer.ts';
-import { discoverKinds } from './discovery.ts';
 import { type CredentialKind, ReferencedCredentials } from './referenced-credentials.ts';
-import { Reflector } from './reflector.ts';
-import { kindLabel, type WatchedKind, watchedKinds } from './resource-kinds.ts';
 
 export interface KubeSourceOptions {
   readonly kubeConfig: KubeConfig;

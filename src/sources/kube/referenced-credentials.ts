@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
 import { Backoff } from '../../kube/backoff.ts';
-import { isRecord } from '../../kube/json-object.ts';
+import { isDataTrimmed, type KeepsData, type Normalize, normalizeObject } from '../../kube/normalize.ts';
 import { type CredentialReferences, credentialReferences } from '../../snapshot/credential-references.ts';
+import { isRecord } from '../../snapshot/json-object.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { objectKey } from '../../snapshot/snapshot.ts';
-import { isDataTrimmed, type KeepsData, type Normalize, normalizeObject } from './normalize.ts';
 
 export type CredentialKind = 'Secret' | 'ConfigMap';
 

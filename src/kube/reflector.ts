@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
-import { Backoff, sleep } from '../../kube/backoff.ts';
-import { isRecord } from '../../kube/json-object.ts';
-import type { AnyResource } from '../../snapshot/resources.ts';
+import { isRecord } from '../snapshot/json-object.ts';
+import type { AnyResource } from '../snapshot/resources.ts';
+import { groupVersionPath, type KubeApiClient, KubeApiError } from './api-client.ts';
+import { Backoff, sleep } from './backoff.ts';
 import type { ResolvedKind } from './discovery.ts';
 import type { Normalize } from './normalize.ts';
 import { ReflectorStore, type StoredObject } from './reflector-store.ts';

@@ -1,4 +1,4 @@
-import type { Snapshot } from '../snapshot/snapshot.ts';
+import type { Snapshot } from './snapshot.ts';
 
 /**
  * Where objects come from: a folder of YAML, a Kubernetes API server, or the built-in demo.

@@ -1,6 +1,6 @@
-import { groupVersionPath, type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
-import { isRecord } from '../../kube/json-object.ts';
-import type { ResourceKind } from '../../snapshot/resources.ts';
+import { isRecord } from '../snapshot/json-object.ts';
+import type { ResourceKind } from '../snapshot/resources.ts';
+import { groupVersionPath, type KubeApiClient, KubeApiError } from './api-client.ts';
 import type { WatchedKind } from './resource-kinds.ts';
 
 export interface ResolvedKind<K extends string = ResourceKind> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { isRecord } from '../../kube/json-object.ts';
-import type { AnyResource } from '../../snapshot/resources.ts';
-import { apiGroupOf, decodeResource } from '../decode.ts';
+import { apiGroupOf, decodeResource } from '../snapshot/decode.ts';
+import { isRecord } from '../snapshot/json-object.ts';
+import type { AnyResource } from '../snapshot/resources.ts';
 
 export type NormalizeResult =
   | { readonly ok: true; readonly object: AnyResource; readonly fingerprint: string }

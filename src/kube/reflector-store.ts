@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { isRecord } from '../../kube/json-object.ts';
-import type { AnyResource } from '../../snapshot/resources.ts';
-import { objectKey } from '../../snapshot/snapshot.ts';
+import { isRecord } from '../snapshot/json-object.ts';
+import type { AnyResource } from '../snapshot/resources.ts';
+import { objectKey } from '../snapshot/snapshot.ts';
 import { type Normalize, normalizeObject } from './normalize.ts';
 
 export interface StoredObject {

@@ -1,4 +1,4 @@
-import type { ResourceKind } from '../../snapshot/resources.ts';
+import type { ResourceKind } from '../snapshot/resources.ts';
 
 /**
  * A kind the source watches, with the API versions to try in order of preference. `K` is wider than the

@@ -1,6 +1,6 @@
-import { isRecord } from '../kube/json-object.ts';
-import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
-import { RESOURCE_KINDS } from '../snapshot/resources.ts';
+import { isRecord } from './json-object.ts';
+import type { AnyResource, ResourceKind } from './resources.ts';
+import { RESOURCE_KINDS } from './resources.ts';
 
 /**
  * The one place where `unknown` from YAML or the API server becomes a typed resource: past it, no code checks

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
-import { type KubeApiClient, KubeApiError } from '../../kube/api-client.ts';
-import { isRecord } from '../../kube/json-object.ts';
+import { isRecord } from '../snapshot/json-object.ts';
+import { type KubeApiClient, KubeApiError } from './api-client.ts';
 
 export type WatchEnd =
   | { readonly kind: 'closed'; readonly events: number; readonly durationMs: number }
