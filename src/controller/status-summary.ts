@@ -31,7 +31,19 @@ function briefOf(value: unknown): string | number | undefined {
   if (value.every((item) => typeof item === 'string' || typeof item === 'number')) return value.join(',');
   if (value.every((item) => isRecord(item) && typeof item.value === 'string'))
     return value.map((item) => (item as { value: string }).value).join(',');
-  return value.length > LIST_LIMIT ? value.length : JSON.stringify(value);
+  if (value.length > LIST_LIMIT) return value.length;
+  if (value.every((item) => isRecord(item) && typeof item.name === 'string'))
+    return value.map((item) => namedText(item as Record<string, unknown>)).join('; ');
+  return JSON.stringify(value);
+}
+
+/** `local: east-1,east-2` for a ClusterSelectionPolicy tier: the name, then its other fields in brief. */
+function namedText(item: Record<string, unknown>): string {
+  const rest = Object.entries(item)
+    .filter(([key]) => key !== 'name')
+    .map(([, value]) => briefOf(value))
+    .filter((brief) => brief !== undefined);
+  return rest.length > 0 ? `${String(item.name)}: ${rest.join(' ')}` : String(item.name);
 }
 
 interface Condition {

@@ -70,14 +70,17 @@ describe('status change log lines', () => {
     expect(gatewayClassLine?.length).toBeGreaterThan(1_000);
   });
 
-  it('cut a long condition message and drop empty lists', () => {
+  it('cut a long condition message, drop empty lists, name named items', () => {
     const summary = statusSummary({
       conditions: [{ type: 'Accepted', status: 'False', reason: 'Invalid', message: 'x'.repeat(500) }],
       clustersWithoutProperties: [],
-      tiers: [{ name: 'local', clusters: ['east-1'] }],
+      tiers: [
+        { name: 'local', clusters: ['east-1'] },
+        { name: 'region', clusters: ['east-2', 'east-3'] },
+      ],
     });
     expect(summary.conditions).toBe(`Accepted=False (Invalid: ${'x'.repeat(160)}…)`);
     expect(summary).not.toHaveProperty('clustersWithoutProperties');
-    expect(summary.tiers).toBe('[{"name":"local","clusters":["east-1"]}]');
+    expect(summary.tiers).toBe('local: east-1; region: east-2,east-3');
   });
 });
