@@ -15,6 +15,7 @@ import { UsageError } from './cli/flag-values.ts';
 import { helpText } from './cli/flags.ts';
 import { Reconciler } from './controller/reconciler.ts';
 import type { TranslateOptions } from './gateway/options.ts';
+import { logFormatOptions } from './log/text-format.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { isLocalAddress } from './net/local-addresses.ts';
 import type { Snapshot } from './snapshot/snapshot.ts';
@@ -43,7 +44,11 @@ async function main(argv: readonly string[]): Promise<void> {
     return;
   }
 
-  const logger = pino({ level: cli.logLevel, base: { app: 'clusterset-gateway' } });
+  const logger = pino({
+    level: cli.logLevel,
+    base: { app: 'clusterset-gateway' },
+    ...logFormatOptions(cli.logFormat),
+  });
   const registry = new Registry();
   // With workers, process metrics come from each worker (aggregated); the primary adds the controller's.
   if (cli.workers <= 1) collectDefaultMetrics({ register: registry });

@@ -5,6 +5,7 @@ import { HealthChecker } from '../health-check/health-checker.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
+import { type LogFormat, logFormatOptions } from '../log/text-format.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/exchange/east-west-access-log.ts';
 import { ProxyServer } from '../proxy/index.ts';
@@ -94,7 +95,7 @@ export function startDataPlane(
         shared === undefined && backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
     },
   );
-  const accessLog = cli.accessLog ? accessLogger() : undefined;
+  const accessLog = cli.accessLog ? accessLogger(cli.logFormat) : undefined;
   const proxy = new ProxyServer({
     host: cli.address,
     listenerPortOffset: cli.listenerPortOffset,
@@ -161,8 +162,11 @@ export function startDataPlane(
  * Access lines go to stdout whatever --log-level says, through an asynchronous destination (cheap per line),
  * flushed on shutdown.
  */
-function accessLogger(): { readonly log: AccessLog; flush(): void } {
+function accessLogger(format: LogFormat): { readonly log: AccessLog; flush(): void } {
   const destination = pino.destination({ dest: 1, sync: false });
-  const logger = pino({ level: 'info', base: { app: 'clusterset-gateway', log: 'access' } }, destination);
+  const logger = pino(
+    { level: 'info', base: { app: 'clusterset-gateway', log: 'access' }, ...logFormatOptions(format) },
+    destination,
+  );
   return { log: new AccessLog(logger), flush: () => destination.flushSync() };
 }

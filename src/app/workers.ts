@@ -5,6 +5,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client
 import type { CliOptions } from '../cli/args.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
+import { logFormatOptions } from '../log/text-format.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
 
 /**
@@ -182,6 +183,7 @@ export function runWorker(cli: CliOptions): void {
   const logger = pino({
     level: cli.logLevel,
     base: { app: 'clusterset-gateway', worker: cluster.worker?.id },
+    ...logFormatOptions(cli.logFormat),
   });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

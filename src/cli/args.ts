@@ -85,6 +85,8 @@ export interface CliOptions {
   readonly statusWriteBurst: number;
   readonly topologyEndpointLimit: number;
   readonly logLevel: string;
+  /** `--log-format`: pino's JSON lines, or text for a terminal (src/log/text-format.ts). */
+  readonly logFormat: 'json' | 'text';
   readonly help: boolean;
 }
 
@@ -157,6 +159,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   const policy = str('lb-policy') ?? 'p2c';
   if (policy !== 'p2c' && policy !== 'wrr')
     throw new UsageError(`--lb-policy must be p2c or wrr, not ${policy}`);
+  const logFormat = str('log-format') ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'text')
+    throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
   const eastWest = str('east-west-port');
   const validation = str('validation') ?? 'strict';
   if (validation !== 'strict' && validation !== 'warn')
@@ -270,6 +275,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ),
     // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
     logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),
+    logFormat,
     help: values.help === true,
   };
 }

@@ -101,7 +101,7 @@ export const FLAGS = {
   },
   'access-log': {
     type: 'boolean',
-    help: 'Log one JSON line per request (direction, source, service, endpoint cluster/zone, status, duration).',
+    help: 'Log one line per request (direction, source, service, endpoint cluster/zone, status, duration), JSON or text as --log-format says.',
   },
   'controller-name': {
     type: 'string',
@@ -249,6 +249,11 @@ export const FLAGS = {
     type: 'string',
     arg: 'level',
     help: 'trace, debug, info, warn, error. Default info (warn for the demo).',
+  },
+  'log-format': {
+    type: 'string',
+    arg: 'format',
+    help: 'json: one pino JSON object a line, for log collectors (default). text: `HH:MM:SS.mmm LEVEL message key=value`, for a terminal (level coloured on a TTY unless NO_COLOR is set).',
   },
   help: { type: 'boolean', short: 'h', help: 'Show this help.' },
 } as const satisfies Record<

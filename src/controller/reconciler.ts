@@ -10,6 +10,7 @@ import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
 import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
+import { statusSummary } from './status-summary.ts';
 
 export interface ReconcilerOptions {
   /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
@@ -251,8 +252,14 @@ export class Reconciler {
       yield;
       const previous = this.#statusByKey.get(key);
       if (previous && isDeepStrictEqual(previous.status, update.status)) continue;
+      // The whole status of a GatewayClass alone is ~1,800 characters; a summary, and the whole at debug level.
       this.#logger.info(
-        { object: key, generation: update.generation, status: update.status },
+        {
+          object: key,
+          generation: update.generation,
+          ...statusSummary(update.status),
+          ...(this.#logger.isLevelEnabled('debug') ? { status: update.status } : {}),
+        },
         'status changed',
       );
     }

@@ -14,6 +14,14 @@ describe('parseCli', () => {
     expect(cli.controllerName).toBe('clusterset-gateway.io/gateway-controller');
   });
 
+  it('logs JSON by default; --log-format text for a terminal; anything else is a usage error', () => {
+    expect(parseCli([], {}).logFormat).toBe('json');
+    expect(parseCli(['--log-format', 'text'], {}).logFormat).toBe('text');
+    expect(() => parseCli(['--log-format', 'pretty'], {})).toThrow(
+      '--log-format must be json or text, not pretty',
+    );
+  });
+
   it('reads the flags the conformance runner and deploy/ pass', () => {
     const cli = parseCli(
       [
