@@ -10,7 +10,7 @@ import { type GatewayListenersResult, translateGatewayListeners } from './gatewa
 import { guarded } from './guarded.ts';
 import type { TranslateOptions } from './options.ts';
 import { mergeRouteStatuses } from './route-status.ts';
-import { unservedObjects } from './unserved-objects.ts';
+import { unservedObjectsInSteps } from './unserved-objects.ts';
 
 export interface TranslationResult {
   readonly table: RouteTable;
@@ -53,12 +53,18 @@ export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions)
   result = policies.ok
     ? { ...result, statuses: [...result.statuses, ...policies.value] }
     : { ...result, problems: [...(result.problems ?? []), `ClusterSelectionPolicy: ${policies.message}`] };
-  yield;
-  const final = result;
-  const unserved = guarded(() => unservedObjects(snapshot, options, final.statuses));
-  return unserved.ok
-    ? { ...result, warnings: [...(result.warnings ?? []), ...unserved.value] }
-    : { ...result, problems: [...(result.problems ?? []), `unserved objects: ${unserved.message}`] };
+  let unserved: readonly ConfigWarning[];
+  try {
+    unserved = yield* unservedObjectsInSteps(snapshot, options, result.statuses);
+  } catch (error) {
+    // A bug here must not cost the table: the warnings are missing, and that is said.
+    const detail = error instanceof Error ? error.message : String(error);
+    return {
+      ...result,
+      problems: [...(result.problems ?? []), `unserved objects: translation failed: ${detail}`],
+    };
+  }
+  return { ...result, warnings: [...(result.warnings ?? []), ...unserved] };
 }
 
 /** Every ClusterSelectionPolicy's status: whether it attached, its tiers as resolved, what properties lacked. */

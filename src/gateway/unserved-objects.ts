@@ -1,5 +1,6 @@
 import type { ConfigWarning, ObjectKey } from '../ir/config-warning.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import { runAllSteps, type Steps } from '../ir/steps.ts';
 import type { Condition, GRPCRoute, HTTPRoute, TLSRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { GATEWAY_GROUP, namespaceOf } from './defaults.ts';
@@ -41,6 +42,15 @@ export function unservedObjects(
   options: TranslateOptions,
   statuses: readonly StatusUpdate[],
 ): UnservedWarning[] {
+  return runAllSteps(unservedObjectsInSteps(snapshot, options, statuses));
+}
+
+/** unservedObjects() as steps (ir/steps.ts): a pause is possible after each route and each status. */
+export function* unservedObjectsInSteps(
+  snapshot: Snapshot,
+  options: TranslateOptions,
+  statuses: readonly StatusUpdate[],
+): Steps<UnservedWarning[]> {
   const warnings = new Map<string, UnservedWarning>();
   const add = (warning: UnservedWarning): void => {
     warnings.set(warning.message, warning);
@@ -65,10 +75,16 @@ export function unservedObjects(
     ...snapshot.grpcRoutes,
     ...snapshot.list('TLSRoute'),
   ];
-  for (const route of routes)
-    for (const warning of routeParentWarnings(snapshot, options, ourClasses, route)) add(warning);
+  const named = namesByNamespace(snapshot);
+  for (const route of routes) {
+    yield;
+    for (const warning of routeParentWarnings(snapshot, options, ourClasses, named, route)) add(warning);
+  }
   for (const warning of backendTlsTargetWarnings(snapshot, options)) add(warning);
-  for (const update of statuses) for (const warning of statusWarnings(update)) add(warning);
+  for (const update of statuses) {
+    yield;
+    for (const warning of statusWarnings(update)) add(warning);
+  }
   return [...warnings.values()];
 }
 
@@ -90,6 +106,7 @@ function routeParentWarnings(
   snapshot: Snapshot,
   options: TranslateOptions,
   ourClasses: ReadonlySet<string>,
+  named: NamesByNamespace,
   route: HTTPRoute | GRPCRoute | TLSRoute,
 ): UnservedWarning[] {
   const refs = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
@@ -112,7 +129,7 @@ function routeParentWarnings(
       warnings.push({
         code: 'ParentNotFound',
         owner: objectKey(route),
-        message: `${describeObject(route)}: ${field}: ${kind} ${parent.namespace}/${parent.name} not found${suggestions(snapshot, kind, parent.namespace)}; the route is not attached there`,
+        message: `${describeObject(route)}: ${field}: ${kind} ${parent.namespace}/${parent.name} not found${suggestions(named, kind, parent.namespace)}; the route is not attached there`,
       });
       continue;
     }
@@ -144,13 +161,24 @@ function routeParentWarnings(
   return warnings;
 }
 
+type NamesByNamespace = ReadonlyMap<string, readonly string[]>;
+
+/** The Gateways' and ListenerSets' names by `Kind/namespace`, sorted: indexed once, not once per route. */
+function namesByNamespace(snapshot: Snapshot): NamesByNamespace {
+  const names = new Map<string, string[]>();
+  for (const obj of [...snapshot.gateways, ...snapshot.listenerSets]) {
+    const key = `${obj.kind}/${namespaceOf(obj)}`;
+    const list = names.get(key);
+    if (list) list.push(obj.metadata.name);
+    else names.set(key, [obj.metadata.name]);
+  }
+  for (const list of names.values()) list.sort();
+  return names;
+}
+
 /** ` (Gateways in shop: edge, internal)`: what a mistyped name may have meant. */
-function suggestions(snapshot: Snapshot, kind: 'Gateway' | 'ListenerSet', namespace: string): string {
-  const names = snapshot
-    .list(kind)
-    .filter((o) => namespaceOf(o) === namespace)
-    .map((o) => o.metadata.name)
-    .sort();
+function suggestions(named: NamesByNamespace, kind: 'Gateway' | 'ListenerSet', namespace: string): string {
+  const names = named.get(`${kind}/${namespace}`) ?? [];
   if (names.length === 0) return ` (no ${kind} in namespace ${namespace})`;
   const more = names.length > MAX_SUGGESTIONS ? `, and ${names.length - MAX_SUGGESTIONS} more` : '';
   return ` (${kind}s in ${namespace}: ${names.slice(0, MAX_SUGGESTIONS).join(', ')}${more})`;
