@@ -57,7 +57,10 @@ async function main(argv: readonly string[]): Promise<void> {
   const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
   const workerPool = cli.workers > 1 ? await startWorkerPool(cli.workers, eastWestPort, logger) : undefined;
   const dataPlane = workerPool ?? startDataPlane(cli, eastWestPort, logger, registry);
-  const setup = await openSource(cli, eastWestPort, logger, registry);
+  const setup = await openSource(cli, eastWestPort, logger, registry, {
+    balancers: async () => (workerPool ? workerPool.balancers() : dataPlane.describeBalancers()),
+    settled: () => reconciler.settled(),
+  });
 
   const translateOptions = (snapshot: Snapshot): TranslateOptions => ({
     controllerName: cli.controllerName,
@@ -73,6 +76,7 @@ async function main(argv: readonly string[]): Promise<void> {
   });
 
   let applied = false;
+  let servingWhatSourcesHold = false;
   const reconciler = new Reconciler({
     translateOptions,
     translationSliceMs: cli.limits.translationSliceMs,
@@ -91,7 +95,7 @@ async function main(argv: readonly string[]): Promise<void> {
     readiness: () => {
       const reasons = [
         ...setup.notReady(),
-        ...(applied ? [] : ['the first routing table is not applied yet']),
+        ...(applied && servingWhatSourcesHold ? [] : ['the first routing table is not applied yet']),
         ...(stopping ? ['shutting down: draining connections'] : []),
       ];
       return { ready: reasons.length === 0, reasons };
@@ -160,7 +164,10 @@ async function main(argv: readonly string[]): Promise<void> {
   await setup.source.start((snapshot) => reconciler.submit(snapshot));
   await reconciler.settled();
   logger.info({ source: setup.source.name, adminPort: admin.port }, 'clusterset-gateway started');
-  if (setup.banner) process.stdout.write(setup.banner);
+  void servedOnceSourcesReady(setup.notReady, () => reconciler.settled()).then(() => {
+    servingWhatSourcesHold = true;
+    if (setup.banner) process.stdout.write(setup.banner);
+  });
 
   let stopSignalAtMs = 0;
   const stop = async (signal: string): Promise<void> => {
@@ -186,6 +193,20 @@ async function main(argv: readonly string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   followParentWhenRunByNpm(process.env, () => void stop('parent exited'));
+}
+
+/**
+ * What the sources hold when they turn ready reaches the routing table a moment later (a fleet member's first
+ * list: a debounce, a turn of the event loop, a translation). Readiness and the demo's banner wait for it, so
+ * the first request after either is answered from it.
+ */
+async function servedOnceSourcesReady(
+  notReady: () => readonly string[],
+  settled: () => Promise<void>,
+): Promise<void> {
+  while (notReady().length > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setImmediate(resolve));
+  await settled();
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
 import { startDemo } from '../demo/demo.ts';
+import type { DemoServedView } from '../demo/served.ts';
 import type { FleetMembership } from '../fleet/fleet-membership.ts';
 import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
@@ -15,13 +16,17 @@ export const DEMO_GATEWAY_PORT = 8080;
 export const DEMO_EAST_WEST_PORT = 15080;
 const DEMO_EXEC_TIMEOUT_MS = 30_000;
 
+/** What the demo's admin routes wait on, from the data plane and the reconciler. */
+export type ServedByGateway = Pick<DemoServedView, 'balancers' | 'settled'>;
+
 export async function openSource(
   cli: CliOptions,
   eastWestPort: number | undefined,
   logger: Logger,
   registry: Registry,
+  served: ServedByGateway,
 ): Promise<SourceSetup> {
-  if (cli.source.kind === 'demo') return openDemo(cli, eastWestPort, logger, registry);
+  if (cli.source.kind === 'demo') return openDemo(cli, eastWestPort, logger, registry, served);
   // Read before anything starts: a bad provider file is a start-up failure, not a running gateway without members.
   const members = await fleetMembersFromFlags(cli, logger, registry);
   return inFleet(await openPrimarySource(cli, logger, registry), members, cli, logger, registry);
@@ -85,8 +90,11 @@ async function openDemo(
   eastWestPort: number | undefined,
   logger: Logger,
   registry: Registry,
+  served: ServedByGateway,
 ): Promise<SourceSetup> {
+  let fleet: SourceSetup['fleet'];
   const demo = await startDemo({
+    served: { ...served, fleet: () => fleet?.() },
     logger,
     controllerName: cli.controllerName,
     gatewayPort: DEMO_GATEWAY_PORT,
@@ -114,7 +122,9 @@ async function openDemo(
       banner: demo.banner,
       close: () => demo.close(),
     };
-    return inFleet(setup, members, fleetCli, logger, registry);
+    const withMembers = inFleet(setup, members, fleetCli, logger, registry);
+    fleet = withMembers.fleet;
+    return withMembers;
   } catch (error) {
     await demo.close();
     throw error;

@@ -6,9 +6,18 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { AdminRoute } from '../admin/admin-server.ts';
 import { demoManifests } from './manifests.ts';
+import { type DemoServedView, waitForHealth, waitForMembers } from './served.ts';
 import { makeDemoFolder, removeStaleDemoFolders } from './temp-folders.ts';
 import { type DemoPod, GATEWAY_IDENTITY } from './topology.ts';
-import type { GatewayMessage, PodsChanged, WorldMessage, WorldStarted } from './world-protocol.ts';
+import type {
+  GatewayMessage,
+  MembersDescribed,
+  PodsChanged,
+  WorldMessage,
+  WorldStarted,
+} from './world-protocol.ts';
+
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
 export interface DemoOptions {
   readonly logger: Logger;
@@ -20,6 +29,8 @@ export interface DemoOptions {
   readonly adminPort: number;
   /** The east-west listener's port, when it is on: the banner shows calls to `*.svc.clusterset.local`. */
   readonly eastWestPort?: number;
+  /** What the gateway serves: `/demo/stop`, `/demo/start` and `/demo/sync` return once it serves their change. */
+  readonly served: DemoServedView;
 }
 
 export interface Demo {
@@ -28,7 +39,10 @@ export interface Demo {
   /** The demo's clusters as fleet members: the gateway's `--clusterprofile-provider-file`, a kubeconfig for kubectl. */
   readonly fleet: Pick<WorldStarted, 'providerFile' | 'kubeconfig' | 'kubeconfigFile'>;
   readonly identity: typeof GATEWAY_IDENTITY;
-  /** `/demo/stop` and `/demo/start` on the admin port: take pods down and up by zone, cluster or pod. */
+  /**
+   * `/demo/stop` and `/demo/start` on the admin port: take pods down and up by zone, cluster or pod; `/demo/sync`
+   * waits until the gateway serves what the member clusters hold (after a kubectl edit).
+   */
   readonly adminRoutes: ReadonlyMap<string, AdminRoute>;
   readonly banner: string;
   /** The child process that runs the pods and the member API servers. */
@@ -42,6 +56,8 @@ const WORLD_ENTRY = fileURLToPath(
 );
 const WORLD_START_TIMEOUT_MS = 60_000;
 const WORLD_STOP_TIMEOUT_MS = 5_000;
+/** Two failed health checks at the default 2 s interval, with room for a loaded machine. */
+const SERVED_TIMEOUT_MS = 15_000;
 
 /**
  * Forks the demo's world (src/demo/world.ts: a backend for every simulated pod on 127.0.0.1 and the member API
@@ -78,7 +94,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
 
   let exit: string | undefined;
   let closing = false;
-  const pending = new Map<number, (changed: PodsChanged) => void>();
+  const pending = new Map<number, (answer: PodsChanged | MembersDescribed) => void>();
   const goneAnswer = (): PodsChanged => ({
     type: 'changed',
     id: 0,
@@ -98,12 +114,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   // A channel that breaks is reported through 'exit' and the send callbacks; unhandled, it would end the gateway.
   child.on('error', (error) => logger.warn({ worldPid: pid, err: error }, "the demo's world channel failed"));
   child.on('message', (message: WorldMessage) => {
-    if (message.type !== 'changed') return;
+    if (message.type !== 'changed' && message.type !== 'members') return;
     pending.get(message.id)?.(message);
     pending.delete(message.id);
   });
   let nextId = 1;
-  const ask = (up: boolean, query: string): Promise<PodsChanged> =>
+  const ask = (question: DistributiveOmit<GatewayMessage, 'id'>): Promise<PodsChanged | MembersDescribed> =>
     new Promise((resolve) => {
       if (exit !== undefined || !child.connected) {
         resolve(goneAnswer());
@@ -111,7 +127,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       }
       const id = nextId++;
       pending.set(id, resolve);
-      const message: GatewayMessage = { type: 'set-running', id, up, query };
+      const message = { ...question, id } as GatewayMessage;
       child.send(message, (error) => {
         if (!error) return;
         pending.delete(id);
@@ -126,10 +142,35 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
         sendText(res, 405, `${url.pathname} changes the demo: use POST\n`, { allow: 'POST' });
         return;
       }
-      const changed = await ask(up, url.search);
-      if (changed.pods) logger.info({ pods: changed.pods }, up ? 'demo pods started' : 'demo pods stopped');
-      sendText(res, changed.status, `${changed.message}\n`);
+      const changed = await ask({ type: 'set-running', up, query: url.search });
+      if (changed.type !== 'changed') return;
+      if (!changed.pods) {
+        sendText(res, changed.status, `${changed.message}\n`);
+        return;
+      }
+      logger.info({ pods: changed.pods }, up ? 'demo pods started' : 'demo pods stopped');
+      // Returns once the health model has seen it: the next request goes where the change sends it.
+      const keys = new Set(
+        world.pods.filter((pod) => changed.pods?.includes(pod.pod)).map((pod) => `127.0.0.1:${pod.port}`),
+      );
+      const seen = await waitForHealth(options.served, keys, up, SERVED_TIMEOUT_MS);
+      const late = `the gateway's health checks have not seen it within ${SERVED_TIMEOUT_MS / 1000}s`;
+      sendText(res, changed.status, `${changed.message}\n${seen ? '' : `${late}\n`}`);
     };
+
+  const sync: AdminRoute = async (_req, res) => {
+    const described = await ask({ type: 'describe-members' });
+    if (described.type !== 'members') {
+      sendText(res, described.status, `${described.message}\n`);
+      return;
+    }
+    const behind = await waitForMembers(options.served, described.members, SERVED_TIMEOUT_MS);
+    if (behind.length > 0) {
+      sendText(res, 504, `not in sync within ${SERVED_TIMEOUT_MS / 1000}s: ${behind.join(' ')}\n`);
+      return;
+    }
+    sendText(res, 200, `in sync with ${described.members.map((m) => m.cluster).join(' ')}\n`);
+  };
 
   const web = `http://127.0.0.1:${options.servedPort}`;
   // `npm run demo:grpc` calls 127.0.0.1:8080 unless told otherwise.
@@ -153,7 +194,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     'Try:',
     `  curl -s ${web}/ | grep -E '"(pod|cluster|zone)"'          # ServiceImport web, PreferSameZone: zone us-east-1a`,
     `  curl -s ${web}/api | grep -E '"(pod|cluster)"'            # 90% local Service api, 10% ServiceImport api`,
-    `  for i in $(seq 300); do curl -s ${web}/ | grep -o '"zone": "[^"]*"'; done | sort | uniq -c   # where traffic goes`,
+    `  curl -s '${web}/?[1-300]' | grep -o '"zone": "[^"]*"' | sort | uniq -c   # where 300 requests go`,
     `  curl -s -X POST '${admin}/demo/stop?pod=web-us-east-1a-3'  # 1 of 3 near pods: ~93% stays near, ~7% to us-east-1b`,
     `  curl -s -X POST '${admin}/demo/start?pod=web-us-east-1a-3' # back to 100% near within seconds (health checks)`,
     `  curl -s -X POST '${admin}/demo/stop?zone=us-east-1a'       # a zone outage: traffic moves to us-east-1b`,
@@ -185,6 +226,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     adminRoutes: new Map([
       ['/demo/stop', setRunning(false)],
       ['/demo/start', setRunning(true)],
+      ['/demo/sync', sync],
       [
         '/demo/kubeconfig',
         (_req, res) => sendText(res, 200, world.kubeconfig, { 'content-type': 'application/yaml' }),

@@ -13,6 +13,7 @@ import {
   type RunningPod,
   TRAFFIC_DISTRIBUTION,
 } from './topology.ts';
+import type { MemberContents } from './world-protocol.ts';
 
 /** The access provider the demo's ClusterProfiles name, and the provider file names too. */
 export const DEMO_ACCESS_PROVIDER = 'clusterset-gateway-demo';
@@ -35,6 +36,8 @@ export interface DemoFleet {
   /** A kubeconfig with one context per member, authenticated by the same plugin, for kubectl. */
   readonly kubeconfig: string;
   readonly kubeconfigFile: string;
+  /** What each member's API server holds now (edits by kubectl included). */
+  contents(): MemberContents[];
   close(): Promise<void>;
 }
 
@@ -99,6 +102,19 @@ export async function startDemoFleet(pods: readonly RunningPod[], dir: string): 
 
   return {
     members,
+    contents: () =>
+      members.map(({ cluster, server }) => ({
+        cluster,
+        serviceExports: server
+          .list('serviceexports')
+          .map((o) => {
+            const meta = o.metadata as { namespace?: string; name?: string };
+            return `${meta.namespace}/${meta.name}`;
+          })
+          .sort(),
+        services: server.list('services').length,
+        endpointSlices: server.list('endpointslices').length,
+      })),
     clusterProfiles: members.map(({ cluster, region, server }) => ({
       apiVersion: 'multicluster.x-k8s.io/v1alpha1',
       kind: 'ClusterProfile',

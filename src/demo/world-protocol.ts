@@ -38,5 +38,25 @@ export interface PodsChanged {
   readonly pods?: readonly string[];
 }
 
-export type WorldMessage = WorldStarted | WorldFailed | PodsChanged;
-export type GatewayMessage = SetPodsRunning;
+/** What each member API server holds now, for `/demo/sync` to wait until the gateway serves the same. */
+export interface DescribeMembers {
+  readonly type: 'describe-members';
+  readonly id: number;
+}
+
+export interface MemberContents {
+  readonly cluster: string;
+  /** `namespace/name` of every ServiceExport, sorted. */
+  readonly serviceExports: readonly string[];
+  readonly services: number;
+  readonly endpointSlices: number;
+}
+
+export interface MembersDescribed {
+  readonly type: 'members';
+  readonly id: number;
+  readonly members: readonly MemberContents[];
+}
+
+export type WorldMessage = WorldStarted | WorldFailed | PodsChanged | MembersDescribed;
+export type GatewayMessage = SetPodsRunning | DescribeMembers;

@@ -69,6 +69,11 @@ async function main(): Promise<void> {
   // One change at a time, in the order asked: a stop and a start of the same pod never interleave.
   let queue = Promise.resolve();
   process.on('message', (message: GatewayMessage) => {
+    if (message.type === 'describe-members') {
+      // Behind the pod changes asked before it, as the gateway asked.
+      queue = queue.then(() => send({ type: 'members', id: message.id, members: fleet?.contents() ?? [] }));
+      return;
+    }
     if (message.type !== 'set-running') return;
     queue = queue.then(async () => send(await setRunning(pods, message.id, message.up, message.query)));
   });

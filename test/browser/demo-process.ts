@@ -56,7 +56,7 @@ export async function startProgram(
   });
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
     const ready = await fetch(`${adminUrl}/readyz`).then(
@@ -66,7 +66,7 @@ export async function startProgram(
     if (ready) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`gateway not ready within 30s:\n${output}`);
+      throw new Error(`gateway not ready within 60s:\n${output}`);
     }
     await new Promise((res) => setTimeout(res, 100));
   }

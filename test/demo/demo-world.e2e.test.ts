@@ -61,7 +61,7 @@ describe('the demo world in its own process', () => {
     const typo = await fetch(`${demo.adminUrl}/demo/stop?zone=mars`, { method: 'POST' });
     expect(typo.status).toBe(404);
     expect(await typo.text()).toContain('no zone named "mars"');
-  });
+  }, 60_000);
 
   it("survives its world's death: the gateway logs it and the demo's admin routes answer 503 saying why", async () => {
     demo = await startDemo();
@@ -79,12 +79,49 @@ describe('the demo world in its own process', () => {
     );
     const start = await fetch(`${demo.adminUrl}/demo/start?cluster=east-1`, { method: 'POST' });
     expect(start.status).toBe(503);
-    // Still a gateway: its admin server and its listener answer (no backend left to reach: a 5xx from the proxy).
+    // Still a gateway: its admin server and its listener answer. Every endpoint refuses: 502 (docs/fleet.md),
+    // before the health checks have seen it and after (nothing healthy: the nearest tier is tried in panic);
+    // /payments' ClusterSelectionPolicy boundary never panics: 503.
     expect((await fetch(`${demo.adminUrl}/config_dump`)).status).toBe(200);
-    const proxied = await fetch(`${demo.webUrl}/`);
-    await proxied.arrayBuffer();
-    expect(proxied.status).toBeGreaterThanOrEqual(500);
-  });
+    const status = async (path: string): Promise<number> => {
+      const response = await fetch(`${demo!.webUrl}${path}`);
+      await response.arrayBuffer();
+      return response.status;
+    };
+    expect(await status('/')).toBe(502);
+    await until('every web endpoint to be unhealthy', async () => {
+      const dump = (await (await fetch(`${demo!.adminUrl}/config_dump`)).json()) as {
+        balancers: Record<string, { endpoints: { healthy: boolean }[] }>;
+      };
+      return Object.values(dump.balancers).every((b) => b.endpoints.every((e) => !e.healthy));
+    });
+    for (let i = 0; i < 10; i++) expect([await status('/'), await status('/api')]).toEqual([502, 502]);
+    expect(await status('/payments')).toBe(503);
+  }, 60_000);
+
+  it("returns from /demo/stop and /demo/start once the gateway's health model has the change", async () => {
+    demo = await startDemo();
+    const zoneHealth = async (): Promise<boolean[]> => {
+      const dump = (await (await fetch(`${demo!.adminUrl}/config_dump`)).json()) as {
+        balancers: Record<string, { endpoints: { zone?: string; healthy: boolean }[] }>;
+      };
+      return Object.values(dump.balancers).flatMap((b) =>
+        b.endpoints.filter((e) => e.zone === 'us-east-1a').map((e) => e.healthy),
+      );
+    };
+    const before = await zoneHealth();
+    expect(before.length).toBeGreaterThan(3);
+    expect(before.every((healthy) => healthy)).toBe(true);
+    // No polling: the answer itself means the health model has it.
+    expect(await demo.adminPost('/demo/stop?zone=us-east-1a')).toMatch(/^stopped: web-us-east-1a-1 .*\n$/);
+    expect((await zoneHealth()).every((healthy) => !healthy)).toBe(true);
+    const served = await fetch(`${demo.webUrl}/`);
+    expect([served.status, ((await served.json()) as { zone: string }).zone]).toEqual([200, 'us-east-1b']);
+    await demo.adminPost('/demo/start?zone=us-east-1a');
+    expect((await zoneHealth()).every((healthy) => healthy)).toBe(true);
+    const back = await fetch(`${demo.webUrl}/`);
+    expect([back.status, ((await back.json()) as { zone: string }).zone]).toEqual([200, 'us-east-1a']);
+  }, 60_000);
 
   it('ends with the gateway, killed or stopped: no pod or member API server outlives it', async () => {
     demo = await startDemo();
