@@ -347,6 +347,7 @@ function* compareTables(before: RouteTable, after: RouteTable): Steps<TableChang
     if (
       old.protocol !== next.protocol ||
       !isDeepStrictEqual(old.tls, next.tls) ||
+      !isDeepStrictEqual(old.retryBudget, next.retryBudget) ||
       !isDeepStrictEqual(old.healthCheck, next.healthCheck)
     )
       return { kind: 'routes' };

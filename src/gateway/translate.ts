@@ -5,6 +5,7 @@ import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { clusterSelections } from '../mcs/cluster-selection.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
+import { applyBackendTrafficPolicies } from './backend-traffic-policy.ts';
 import { type ClustersetListenerResult, translateClustersetListener } from './clusterset-listener.ts';
 import { type GatewayListenersResult, translateGatewayListeners } from './gateway-listeners.ts';
 import { guarded } from './guarded.ts';
@@ -28,8 +29,8 @@ export interface TranslationResult {
 /**
  * Pure: no I/O, no clock, deterministic order, so golden files can hold its output (docs/ARCHITECTURE.md).
  * Two peer listener steps share the route core (route-core.ts): the Gateway listeners, and the clusterset
- * (east-west) listener when it is on; their tables and route statuses are merged, then BackendTLSPolicies
- * apply to every backend either step sends to.
+ * (east-west) listener when it is on; their tables and route statuses are merged, then BackendTLSPolicies and
+ * XBackendTrafficPolicies apply to every backend either step sends to.
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
   return runAllSteps(translateInSteps(snapshot, options));
@@ -49,6 +50,10 @@ export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions)
   result = withTls.ok
     ? withTls.value
     : { ...result, problems: [...(result.problems ?? []), `BackendTLSPolicy: ${withTls.message}`] };
+  const withTraffic = guarded(() => applyBackendTrafficPolicies(result, snapshot, options));
+  result = withTraffic.ok
+    ? withTraffic.value
+    : { ...result, problems: [...(result.problems ?? []), `XBackendTrafficPolicy: ${withTraffic.message}`] };
   const policies = guarded(() => clusterSelectionStatuses(snapshot, options.identity));
   result = policies.ok
     ? { ...result, statuses: [...result.statuses, ...policies.value] }

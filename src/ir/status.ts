@@ -14,6 +14,7 @@ export type StatusKind =
   | 'UDPRoute'
   | 'ListenerSet'
   | 'BackendTLSPolicy'
+  | 'XBackendTrafficPolicy'
   | 'ClusterSelectionPolicy';
 
 export interface StatusUpdate {
@@ -74,7 +75,10 @@ export interface HTTPRouteStatus {
   readonly parents: readonly RouteParentStatus[];
 }
 
-/** BackendTLSPolicy status (GEP-713 PolicyAncestorStatus): one entry per Gateway that uses the policy. */
+/**
+ * BackendTLSPolicy and XBackendTrafficPolicy status (GEP-713 PolicyAncestorStatus): one entry per Gateway that uses
+ * the policy.
+ */
 export interface PolicyStatus {
   readonly ancestors: readonly {
     readonly ancestorRef: {

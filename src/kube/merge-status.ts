@@ -101,7 +101,8 @@ export function desiredStatus(
         listeners: mergeListeners(status.listeners, base, generation, now),
       };
     }
-    case 'BackendTLSPolicy': {
+    case 'BackendTLSPolicy':
+    case 'XBackendTrafficPolicy': {
       const status = update.status as PolicyStatus;
       const old = Array.isArray(base.ancestors) ? base.ancestors.filter(isRecord) : [];
       const ancestors: Json[] = old.filter((a) => a.controllerName !== controllerName);

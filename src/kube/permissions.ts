@@ -55,6 +55,17 @@ export const CONTROLLER_PERMISSIONS: readonly PermissionRule[] = [
     verbs: ['get', 'list', 'watch'],
   },
   { apiGroup: 'about.k8s.io', resources: ['clusterproperties'], verbs: ['get', 'list', 'watch'] },
+  // GEP-3388 retry budgets (experimental channel): XBackendTrafficPolicy and its status.
+  {
+    apiGroup: 'gateway.networking.x-k8s.io',
+    resources: ['xbackendtrafficpolicies'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroup: 'gateway.networking.x-k8s.io',
+    resources: ['xbackendtrafficpolicies/status'],
+    verbs: ['patch'],
+  },
   {
     apiGroup: 'policy.clusterset-gateway.io',
     resources: ['clusterselectionpolicies'],

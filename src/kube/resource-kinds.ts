@@ -148,6 +148,15 @@ export const BASE_KINDS: readonly WatchedKind[] = [
     namespaced: true,
     required: false,
   },
+  // GEP-3388 retry budgets (issue 42): experimental channel only. Optional.
+  {
+    kind: 'XBackendTrafficPolicy',
+    group: 'gateway.networking.x-k8s.io',
+    versions: ['v1alpha1'],
+    plural: 'xbackendtrafficpolicies',
+    namespaced: true,
+    required: false,
+  },
   { kind: 'ConfigMap', group: '', versions: ['v1'], plural: 'configmaps', namespaced: true, required: false },
   // KEP-4322 Cluster Inventory API.
   {

@@ -62,11 +62,13 @@ const PLURALS: Record<StatusKind, string> = {
   TCPRoute: 'tcproutes',
   UDPRoute: 'udproutes',
   BackendTLSPolicy: 'backendtlspolicies',
+  XBackendTrafficPolicy: 'xbackendtrafficpolicies',
   ClusterSelectionPolicy: 'clusterselectionpolicies',
 };
-/** Kinds outside Gateway API v1: the project's own policy. */
+/** Kinds outside Gateway API v1: the project's own policy, and the experimental x-k8s.io one. */
 const GROUP_VERSIONS: Partial<Record<StatusKind, readonly [group: string, version: string]>> = {
   ClusterSelectionPolicy: ['policy.clusterset-gateway.io', 'v1alpha1'],
+  XBackendTrafficPolicy: ['gateway.networking.x-k8s.io', 'v1alpha1'],
 };
 const groupOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[0] ?? GATEWAY_GROUP;
 const versionOf = (kind: StatusKind) => GROUP_VERSIONS[kind]?.[1] ?? 'v1';
@@ -78,7 +80,14 @@ type Result = 'written' | 'unchanged' | 'skipped' | 'gone' | 'error';
  * API: "implementations MUST remove their own entries" once the object no longer names their parents; the
  * writer keeps a list of these objects that carry an entry of ours and prunes the ones translation stops naming.
  */
-type SharedStatusKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute' | 'BackendTLSPolicy';
+type SharedStatusKind =
+  | 'HTTPRoute'
+  | 'GRPCRoute'
+  | 'TLSRoute'
+  | 'TCPRoute'
+  | 'UDPRoute'
+  | 'BackendTLSPolicy'
+  | 'XBackendTrafficPolicy';
 const SHARED_STATUS_KINDS: readonly SharedStatusKind[] = [
   'HTTPRoute',
   'GRPCRoute',
@@ -86,16 +95,18 @@ const SHARED_STATUS_KINDS: readonly SharedStatusKind[] = [
   'TCPRoute',
   'UDPRoute',
   'BackendTLSPolicy',
+  'XBackendTrafficPolicy',
 ];
 const isSharedStatusKind = (kind: StatusKind): kind is SharedStatusKind =>
   (SHARED_STATUS_KINDS as readonly StatusKind[]).includes(kind);
-const entriesField = (kind: SharedStatusKind) => (kind === 'BackendTLSPolicy' ? 'ancestors' : 'parents');
+const hasAncestors = (kind: StatusKind) => kind === 'BackendTLSPolicy' || kind === 'XBackendTrafficPolicy';
+const entriesField = (kind: SharedStatusKind) => (hasAncestors(kind) ? 'ancestors' : 'parents');
 
 /** The update that leaves none of our entries on an object (other controllers' entries are kept by the merge). */
 function withoutOurEntries(ref: ObjectRef): StatusUpdate {
   const base = { kind: ref.kind, name: ref.name, generation: 0 };
   const withNamespace = ref.namespace !== undefined ? { ...base, namespace: ref.namespace } : base;
-  return ref.kind === 'BackendTLSPolicy'
+  return hasAncestors(ref.kind)
     ? { ...withNamespace, status: { ancestors: [] } }
     : { ...withNamespace, status: { parents: [] } };
 }

@@ -48,8 +48,8 @@ export type BackendRefresh =
 
 /**
  * Resolves again the endpoints of the backends `ids` of `previous`, as Envoy's EDS updates a cluster's
- * endpoints without touching routes. Pure. What translation added after resolution (BackendTLSPolicy's `tls`)
- * is carried over; a backend whose resolution changed in anything but its endpoints fails the refresh.
+ * endpoints without touching routes. Pure. What translation added after resolution (BackendTLSPolicy's `tls`,
+ * XBackendTrafficPolicy's `retryBudget`) is carried over; a backend whose resolution changed in anything but its endpoints fails the refresh.
  */
 export function refreshBackends(
   snapshot: Snapshot,
@@ -65,7 +65,11 @@ export function refreshBackends(
     const resolve = old.kind === 'Service' ? resolveServiceBackend : resolveServiceImportBackend;
     const resolution = resolve(snapshot, old.namespace, old.name, old.port, identity);
     if (!resolution.ok) return { ok: false, reason: `${id}: ${resolution.message}` };
-    const next: BackendCluster = old.tls ? { ...resolution.backend, tls: old.tls } : resolution.backend;
+    const next: BackendCluster = {
+      ...resolution.backend,
+      ...(old.tls ? { tls: old.tls } : {}),
+      ...(old.retryBudget ? { retryBudget: old.retryBudget } : {}),
+    };
     if (next.protocol !== old.protocol || !isDeepStrictEqual(next.healthCheck, old.healthCheck))
       return { ok: false, reason: `${id}: more than its endpoints changed` };
     warnings.push(...(resolution.warnings ?? []));

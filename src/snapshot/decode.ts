@@ -35,6 +35,7 @@ const GROUPS_BY_KIND: Readonly<Record<ResourceKind, readonly string[]>> = {
   TCPRoute: ['gateway.networking.k8s.io'],
   UDPRoute: ['gateway.networking.k8s.io'],
   BackendTLSPolicy: ['gateway.networking.k8s.io'],
+  XBackendTrafficPolicy: ['gateway.networking.x-k8s.io'],
   ConfigMap: [''],
   ClusterSelectionPolicy: ['policy.clusterset-gateway.io'],
 };

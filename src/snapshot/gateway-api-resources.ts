@@ -270,3 +270,15 @@ export interface BackendTLSPolicySpec {
   readonly options?: Readonly<Record<string, string>>;
 }
 export type BackendTLSPolicy = KubeObject<'BackendTLSPolicy', BackendTLSPolicySpec>;
+
+// ---- XBackendTrafficPolicy (gateway.networking.x-k8s.io/v1alpha1, GEP-3388 retry budgets; issue 42) ----
+
+export interface XBackendTrafficPolicySpec {
+  readonly targetRefs?: readonly { readonly group?: string; readonly kind?: string; readonly name: string }[];
+  readonly retryConstraint?: {
+    readonly budget?: { readonly percent?: number; readonly interval?: string };
+    readonly minRetryRate?: { readonly count?: number; readonly interval?: string };
+  };
+  readonly sessionPersistence?: Readonly<Record<string, unknown>>;
+}
+export type XBackendTrafficPolicy = KubeObject<'XBackendTrafficPolicy', XBackendTrafficPolicySpec>;

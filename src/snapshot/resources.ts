@@ -22,6 +22,7 @@ import type {
   TCPRoute,
   TLSRoute,
   UDPRoute,
+  XBackendTrafficPolicy,
 } from './gateway-api-resources.ts';
 import type { ClusterProfile, ClusterProperty, ServiceImport } from './mcs-resources.ts';
 import type { ClusterSelectionPolicy } from './policy-resources.ts';
@@ -37,6 +38,7 @@ export type AnyResource =
   | TCPRoute
   | UDPRoute
   | BackendTLSPolicy
+  | XBackendTrafficPolicy
   | ConfigMap
   | GatewayClass
   | Gateway
@@ -73,6 +75,7 @@ export const RESOURCE_KINDS: readonly ResourceKind[] = [
   'TCPRoute',
   'UDPRoute',
   'BackendTLSPolicy',
+  'XBackendTrafficPolicy',
   'ConfigMap',
   'ClusterSelectionPolicy',
 ];

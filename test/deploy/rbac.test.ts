@@ -30,6 +30,7 @@ const WATCHED: readonly (readonly [group: string, resources: readonly string[]])
   ['multicluster.x-k8s.io', ['serviceimports', 'clusterprofiles']],
   ['about.k8s.io', ['clusterproperties']],
   ['policy.clusterset-gateway.io', ['clusterselectionpolicies']],
+  ['gateway.networking.x-k8s.io', ['xbackendtrafficpolicies']],
 ];
 const STATUS: readonly string[] = [
   'gatewayclasses/status',
@@ -54,6 +55,11 @@ const CLUSTER_NEEDS: readonly Permission[] = [
   ...['update', 'patch'].map((verb) => ({
     group: 'policy.clusterset-gateway.io',
     resource: 'clusterselectionpolicies/status',
+    verb,
+  })),
+  ...['update', 'patch'].map((verb) => ({
+    group: 'gateway.networking.x-k8s.io',
+    resource: 'xbackendtrafficpolicies/status',
     verb,
   })),
   ...['', 'events.k8s.io'].flatMap((group) =>
