@@ -114,6 +114,7 @@ export function startDataPlane(
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,
       responseTimeoutMs: cli.limits.upstreamResponseTimeoutMs,
+      connectTimeoutMs: cli.limits.upstreamConnectTimeoutMs,
       onConnectionRetry: balancerMetrics.countConnectionRetry,
       onRetry: balancerMetrics.countRetry,
       onRetryBudgetExhausted: balancerMetrics.countRetryBudgetExhausted,

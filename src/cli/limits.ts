@@ -95,6 +95,12 @@ const LIMITS = {
     max: 1_000_000,
     help: 'Requests waiting for a connection per endpoint; more are answered 503. Default 1024.',
   },
+  'upstream-connect-timeout-ms': {
+    key: 'upstreamConnectTimeoutMs',
+    default: 5_000,
+    max: 300_000,
+    help: 'A connection to a backend must be up within this; else the attempt is a connect failure, retried on another endpoint. Default 5000.',
+  },
   'retry-budget-percent': {
     key: 'retryBudgetPercent',
     default: 20,
