@@ -8,10 +8,12 @@ import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
  */
 export interface Balancer {
   /**
-   * The endpoint for the next attempt, skipping endpoint keys in `tried` (attempts already made for this request).
+   * The endpoint for the next attempt, skipping endpoint keys in `tried` (attempts already made for this request)
+   * and, while another tier can take it, the tiers of the endpoints in `failed` (those of them whose failure was
+   * the endpoint's, not a stale keep-alive connection's; default: all of `tried`).
    * Undefined when no endpoint can be chosen: the proxy answers 503.
    */
-  pick(tried?: ReadonlySet<string>): UpstreamEndpoint | undefined;
+  pick(tried?: ReadonlySet<string>, failed?: ReadonlySet<string>): UpstreamEndpoint | undefined;
   /** Marks an attempt as started (outstanding load) and returns the function that ends it. */
   begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void;
   /**

@@ -76,14 +76,17 @@ export class LocalityBalancer implements Balancer {
     this.#recompute();
   }
 
-  pick(tried?: ReadonlySet<string>): UpstreamEndpoint | undefined {
+  pick(
+    tried?: ReadonlySet<string>,
+    failed: ReadonlySet<string> | undefined = tried,
+  ): UpstreamEndpoint | undefined {
     const now = this.#options.clock.now();
     this.#health.refresh(now);
     if (this.#seenVersion !== this.#health.version) this.#recompute();
     const tiers = this.#tiers;
     const count = tiers.length;
     if (count === 0) return undefined;
-    if (tried !== undefined && tried.size > 0) return this.#pickRetry(tried, now);
+    if (tried !== undefined && tried.size > 0) return this.#pickRetry(tried, failed ?? tried, now);
 
     const chosen = this.#chooseTier();
     const start = Math.max(chosen, 0);
@@ -105,19 +108,24 @@ export class LocalityBalancer implements Balancer {
 
   /**
    * A retry (Envoy's `previous_hosts` and `previous_priorities` predicates): never an endpoint in `tried`, and no
-   * tier where an attempt of this request already failed while another tier may be chosen. The tier comes from
+   * tier where an attempt of this request already failed (an endpoint in `failedKeys`) while another tier may be
+   * chosen. The tier comes from
    * the shares recomputed without those tiers (their health counted as none), so a request whose nearest tier
    * just failed goes where the traffic would go if that tier were down, not to another endpoint of a tier that
    * is likely failing as a whole (two clusters that die together). When every tier with endpoints has failed,
    * the exclusion is dropped (Envoy resets it too): an untried endpoint, nearest tier first.
    */
-  #pickRetry(tried: ReadonlySet<string>, now: number): UpstreamEndpoint | undefined {
+  #pickRetry(
+    tried: ReadonlySet<string>,
+    failedKeys: ReadonlySet<string>,
+    now: number,
+  ): UpstreamEndpoint | undefined {
     const tiers = this.#tiers;
     const count = tiers.length;
     const tierOf = this.#keyTiers();
     const failed = new Array<boolean>(count).fill(false);
     let lastFailed = -1;
-    for (const key of tried) {
+    for (const key of failedKeys) {
       const t = tierOf.get(key);
       if (t === undefined) continue;
       failed[t] = true;

@@ -131,6 +131,12 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)('retries acros
     expect(balancer.pick(all)).toBeUndefined();
   });
 
+  it("a retry after a stale keep-alive connection (not the endpoint's failure) stays in its tier", () => {
+    const { balancer } = setup(policy);
+    const tried = new Set(['zone-1:8080']);
+    for (let i = 0; i < 100; i++) expect(balancer.pick(tried, new Set())?.key).toMatch(/^zone-[023]:8080$/);
+  });
+
   it('a retry after a failure in a far tier may come back to a nearer tier that did not fail', () => {
     const { balancer } = setup(policy);
     report(balancer, 'zone-0:8080', 'success');

@@ -47,6 +47,7 @@ import { relayedResponseHeaders } from './response-head.ts';
 import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
 
 const RETRY_BUDGET_TEXT = 'retry budget exhausted';
+const NOTHING_FAILED: ReadonlySet<string> = new Set();
 
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
@@ -87,6 +88,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #body: IncomingMessage | PassThrough | null;
   #current: UpstreamAttempt | undefined;
   #tried: Set<string> | undefined;
+  /** Of those, the endpoints whose failure was theirs: their tiers are skipped by the retries (previous priorities). */
+  #failed: Set<string> | undefined;
   #failovers = 0;
   #resetRetries = 0;
   /** Endpoints that reset this request before a response (allocated on the first). */
@@ -158,7 +161,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
   #attempt(fresh?: UpstreamEndpoint): void {
     const backend = this.backend!;
-    const endpoint = fresh ?? backend.balancer.pick(this.#tried) ?? this.#again;
+    const endpoint =
+      fresh ?? backend.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? this.#again;
     if (endpoint === undefined) {
       // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
       this.#finish(this.#tried === undefined ? 503 : 502);
@@ -219,6 +223,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       // Another endpoint (and tier) when there is one, else this one again (Envoy's previous_hosts falls back too).
       this.#tried ??= new Set();
       this.#tried.add(attempt.endpoint.key);
+      this.#failed ??= new Set();
+      this.#failed.add(attempt.endpoint.key);
       this.#again = attempt.endpoint;
       if (retry.backoffMs > 0) {
         this.#backoffTimer ??= new Deadline<Exchange>(this, onBackoffTimer);
@@ -313,6 +319,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       }
       this.#tried ??= new Set();
       this.#tried.add(attempt.endpoint.key);
+      // A stale keep-alive connection says nothing about its endpoint's tier: the retry may stay in it.
+      if (!notTheEndpoints) {
+        this.#failed ??= new Set();
+        this.#failed.add(attempt.endpoint.key);
+      }
       if (decision.reason === 'connect-failure') {
         this.#failovers++;
         this.#attempt();
@@ -321,7 +332,9 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
         this.#resetBy ??= new Set();
         this.#resetBy.add(attempt.endpoint.key);
         // Another endpoint when there is one, else the same; on a connection of its own either way.
-        this.#attempt(this.backend!.balancer.pick(this.#tried) ?? attempt.endpoint);
+        this.#attempt(
+          this.backend!.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? attempt.endpoint,
+        );
       }
       return;
     }
