@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ListenerMetrics } from '../../src/metrics/listener-metrics.ts';
-import { ListenerBindings } from '../../src/proxy/listener-bindings.ts';
+import { ListenerBindings } from '../../src/proxy/listen/listener-bindings.ts';
 
 const inUse = Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:8080'), {
   code: 'EADDRINUSE',
