@@ -75,13 +75,17 @@ describe('a listener whose port cannot be bound', () => {
       identity: { namespace: NS, service: 'web', pod: 'web-a', cluster: 'local', zone: 'z1' },
     });
     const httpPort = await freePort();
+    const tlsPort = await freePort();
     const eastWestPort = await freePort();
-    blockers.push(await hold(httpPort), await hold(eastWestPort));
+    blockers.push(await hold(httpPort), await hold(tlsPort), await hold(eastWestPort));
     gw = await startGateway({
       manifests: {
         'gateway.yaml': yamlDocs(
           gatewayClass(),
-          gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port: httpPort }]),
+          gateway('edge', NS, [
+            { name: 'http', protocol: 'HTTP', port: httpPort },
+            { name: 'tls', protocol: 'TLS', port: tlsPort, tls: { mode: 'Passthrough' } },
+          ]),
           service('web', NS),
           serviceSlice('web-a', 'web', NS, { port: echo.port, pod: 'web-a' }),
           httpRoute('web', NS, {
@@ -128,6 +132,17 @@ describe('a listener whose port cannot be bound', () => {
         ),
       ),
     );
+    expect(held.problems).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^error: TLS listener port ${tlsPort} at 127\\.0\\.0\\.1:${tlsPort} \\(${NS}/edge/tls\\) cannot be bound: .*EADDRINUSE`,
+        ),
+      ),
+    );
+    expect(programmed(status?.listeners[1]?.conditions ?? [])).toMatchObject({
+      status: 'False',
+      reason: 'PortUnavailable',
+    });
     const notReady = await running.adminGet('/readyz');
     expect(notReady.status).toBe(503);
     expect(notReady.body).toContain(
@@ -136,12 +151,12 @@ describe('a listener whose port cannot be bound', () => {
     expect(notReady.body).toContain(`east-west listener not bound at 127.0.0.1:${eastWestPort}: EADDRINUSE`);
     const metrics = (await running.adminGet('/metrics')).body;
     expect(metrics).toContain('clusterset_gateway_listeners{kind="http",state="unbound"} 1');
+    expect(metrics).toContain('clusterset_gateway_listeners{kind="tls",state="unbound"} 1');
     expect(metrics).toContain('clusterset_gateway_listeners{kind="east-west",state="unbound"} 1');
     expect(metrics).toMatch(
       /clusterset_gateway_listener_bind_failures_total\{kind="http",code="EADDRINUSE"\} \d+/,
     );
 
-    // The other processes let go: within the retry backoff (300 ms here) both are bound and everything says so.
     await Promise.all(blockers.map(release));
     await eventually(async () => {
       expect((await running.adminGet('/readyz')).status).toBe(200);
@@ -152,12 +167,14 @@ describe('a listener whose port cannot be bound', () => {
       status: 'True',
       reason: 'Programmed',
     });
+    expect(programmed(freedStatus?.listeners[1]?.conditions ?? [])?.status).toBe('True');
     expect(programmed(freedStatus?.conditions ?? [])?.status).toBe('True');
     expect(freed.problems.filter((p) => p.includes('cannot be bound'))).toEqual([]);
     expect(await probe(httpPort)).toMatch(/^200 /);
     const after = (await running.adminGet('/metrics')).body;
     expect(after).toContain('clusterset_gateway_listeners{kind="http",state="bound"} 1');
     expect(after).toContain('clusterset_gateway_listeners{kind="http",state="unbound"} 0');
+    expect(after).toContain('clusterset_gateway_listeners{kind="tls",state="bound"} 1');
     expect(after).toContain('clusterset_gateway_listeners{kind="east-west",state="bound"} 1');
   }, 120_000);
 });
