@@ -6,6 +6,7 @@ import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { tuneHeapForRequests } from './app/heap-tuning.ts';
+import { listenerProblems, listenerReadiness, withListenerBindings } from './app/listener-truth.ts';
 import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
@@ -87,7 +88,15 @@ async function main(argv: readonly string[]): Promise<void> {
       applied = true;
     },
     applyEndpoints: (backends, table) => dataPlane.applyEndpoints(backends, table),
-    publishStatuses: (result) => setup.onApplied(result),
+    publishStatuses: (result) => setup.onApplied(withListenerBindings(result, dataPlane.listeners())),
+  });
+  // A listener bound (or lost) between tables changes its Gateway's status without a new translation.
+  dataPlane.watchListeners(() => {
+    const last = reconciler.last;
+    if (last === undefined) return;
+    setup.onApplied(withListenerBindings(last.result, dataPlane.listeners())).catch((error: unknown) => {
+      logger.error({ err: error }, 'publishing statuses failed');
+    });
   });
 
   let stopping = false;
@@ -96,16 +105,20 @@ async function main(argv: readonly string[]): Promise<void> {
       const reasons = [
         ...setup.notReady(),
         ...(applied && servingWhatSourcesHold ? [] : ['the first routing table is not applied yet']),
+        ...listenerReadiness(dataPlane.listeners()),
         ...(stopping ? ['shutting down: draining connections'] : []),
       ];
       return { ready: reasons.length === 0, reasons };
     },
     configDump: async () =>
       buildConfigDump({
-        result: reconciler.last?.result,
+        result: reconciler.last && withListenerBindings(reconciler.last.result, dataPlane.listeners()),
         // With workers: the prober's balancers (probe verdicts are shared; passive signals are per worker).
         balancers: workerPool ? await workerPool.balancers() : dataPlane.describeBalancers(),
-        problems: setup.problems(),
+        problems: [
+          ...listenerProblems(reconciler.last?.result.table, dataPlane.listeners()),
+          ...setup.problems(),
+        ],
         fleet: setup.fleet?.(),
       }),
   };

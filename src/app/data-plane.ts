@@ -8,7 +8,7 @@ import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
 import { type LogFormat, logFormatOptions } from '../log/text-format.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/exchange/east-west-access-log.ts';
-import { ProxyServer } from '../proxy/index.ts';
+import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
@@ -19,6 +19,10 @@ export interface DataPlane {
    */
   applyEndpoints(backends: readonly BackendCluster[], table?: RouteTable): Promise<void>;
   describeBalancers(): Record<string, BalancerState>;
+  /** Every listening socket of the table in force, bound or not (readiness, statuses, problems read it). */
+  listeners(): readonly ListenerBinding[];
+  /** `onChange` is called whenever a socket is bound, fails to bind or leaves the table. */
+  watchListeners(onChange: () => void): void;
   close(): Promise<void>;
 }
 
@@ -96,7 +100,12 @@ export function startDataPlane(
     },
   );
   const accessLog = cli.accessLog ? accessLogger(cli.logFormat) : undefined;
+  const listenerWatchers: (() => void)[] = [];
   const proxy = new ProxyServer({
+    bindRetry: { maxMs: cli.limits.listenerBindRetryMaxMs },
+    onListenersChange: () => {
+      for (const watcher of listenerWatchers) watcher();
+    },
     host: cli.address,
     listenerPortOffset: cli.listenerPortOffset,
     balancers,
@@ -150,6 +159,8 @@ export function startDataPlane(
         await balancerMetrics.retainSelections([...current.values()].map((b) => b.cluster));
     },
     describeBalancers: () => proxy.describeBalancers(),
+    listeners: () => proxy.listeners(),
+    watchListeners: (onChange) => listenerWatchers.push(onChange),
     recordProbe,
     async close() {
       healthChecks.close();

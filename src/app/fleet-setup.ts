@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { FleetSource } from '../fleet/fleet-source.ts';
-import type { FleetMembers, MemberView } from '../fleet/member-view.ts';
+import { awaitingFirstList, FIRST_LIST, type FleetMembers, type MemberView } from '../fleet/member-view.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
 
 /**
@@ -14,8 +14,16 @@ export function withFleet(
   logger: Logger,
   registry: Registry,
   writeExportStatus = false,
+  firstListTimeoutMs?: number,
 ): SourceSetup {
-  const source = new FleetSource({ primary: setup.source, members, logger, registry, writeExportStatus });
+  const source = new FleetSource({
+    primary: setup.source,
+    members,
+    logger,
+    registry,
+    writeExportStatus,
+    ...(firstListTimeoutMs !== undefined ? { firstListTimeoutMs } : {}),
+  });
   return {
     ...setup,
     source,
@@ -25,15 +33,7 @@ export function withFleet(
   };
 }
 
-const FIRST_LIST = 'waiting for the first list';
-
-/**
- * Members whose first list is still under way hold readiness back, as Envoy's initial fetch does: a gateway
- * ready before them would answer their routes with errors. A member that failed (unreachable, refused
- * credentials, an exec plugin past its timeout) does not: it must not keep the gateway out of service.
- */
+/** Members whose first list is still under way hold readiness back (awaitingFirstList). */
 function firstListsPending(members: readonly MemberView[]): string[] {
-  return members
-    .filter((m) => m.state === 'connecting' && (m.reason === undefined || m.reason === FIRST_LIST))
-    .map((m) => `fleet member ${m.name}: ${FIRST_LIST}`);
+  return members.filter(awaitingFirstList).map((m) => `fleet member ${m.name}: ${FIRST_LIST}`);
 }

@@ -50,6 +50,7 @@ function inFleet(
     logger,
     registry,
     cli.fleet?.writeExportStatus === true,
+    cli.limits.memberFirstListTimeoutMs,
   );
 }
 

@@ -6,6 +6,7 @@ import type { CliOptions } from '../cli/args.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { logFormatOptions } from '../log/text-format.ts';
+import type { ListenerBinding } from '../proxy/index.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
 
 /**
@@ -31,7 +32,9 @@ type FromWorker =
   | { readonly type: 'route-table-applied'; readonly id: number }
   | { readonly type: 'route-table-failed'; readonly id: number; readonly error: string }
   | { readonly type: 'probe-result'; readonly result: ProbeResult }
-  | { readonly type: 'balancers'; readonly id: number; readonly balancers: Record<string, BalancerState> };
+  | { readonly type: 'balancers'; readonly id: number; readonly balancers: Record<string, BalancerState> }
+  /** The worker's listening sockets changed (bound, failed to bind, left the table). */
+  | { readonly type: 'listeners'; readonly listeners: readonly ListenerBinding[] };
 
 export interface WorkerPool extends DataPlane {
   /** Prometheus text of every worker's registry, aggregated (counters summed, gauges per worker summed). */
@@ -80,6 +83,11 @@ export async function startWorkerPool(
   let prober: Worker | undefined;
   let nextDescribe = 1;
   const describing = new Map<number, (balancers: Record<string, BalancerState>) => void>();
+  const listenersByWorker = new Map<number, readonly ListenerBinding[]>();
+  const listenerWatchers: (() => void)[] = [];
+  const listenersChanged = (): void => {
+    for (const watcher of listenerWatchers) watcher();
+  };
 
   const fork = (probes: boolean): Worker => {
     const worker = cluster.fork({
@@ -94,6 +102,9 @@ export async function startWorkerPool(
         for (const other of workers()) {
           if (other !== worker && other.isConnected()) other.send(message);
         }
+      } else if (message.type === 'listeners') {
+        listenersByWorker.set(worker.id, message.listeners);
+        listenersChanged();
       } else if (message.type === 'balancers') {
         describing.get(message.id)?.(message.balancers);
         describing.delete(message.id);
@@ -108,6 +119,7 @@ export async function startWorkerPool(
     });
     worker.on('exit', (code, signal) => {
       settle(worker.id, Number.POSITIVE_INFINITY);
+      if (listenersByWorker.delete(worker.id)) listenersChanged();
       if (stopping) return;
       log.error({ worker: worker.id, code, signal }, 'worker exited; starting another');
       // The replacement of the prober probes, so health checks never stop nor run twice.
@@ -145,6 +157,8 @@ export async function startWorkerPool(
       return broadcast({ type: 'endpoints', id, backends });
     },
     describeBalancers: () => ({}),
+    listeners: () => mergeListeners(listenersByWorker.values()),
+    watchListeners: (onChange) => listenerWatchers.push(onChange),
     balancers() {
       const target = prober?.isConnected() ? prober : undefined;
       if (target === undefined) return Promise.resolve({});
@@ -200,6 +214,9 @@ export function runWorker(cli: CliOptions): void {
         }
       : {}),
   });
+  dataPlane.watchListeners(() =>
+    process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),
+  );
   process.on('message', (message: ToWorker) => {
     if (message?.type === 'probe-result') {
       dataPlane.recordProbe(message.result);
@@ -236,4 +253,17 @@ export function runWorker(cli: CliOptions): void {
   process.once('SIGTERM', () => {
     void dataPlane.close().then(() => process.exit(0));
   });
+}
+
+/** A socket is bound when every worker bound it: a worker that could not is named (its error is the one shown). */
+function mergeListeners(perWorker: Iterable<readonly ListenerBinding[]>): ListenerBinding[] {
+  const merged = new Map<string, ListenerBinding>();
+  for (const listeners of perWorker) {
+    for (const binding of listeners) {
+      const key = `${binding.kind} ${binding.address ?? ''} ${binding.port}`;
+      const seen = merged.get(key);
+      if (seen === undefined || (seen.bound && !binding.bound)) merged.set(key, binding);
+    }
+  }
+  return [...merged.values()];
 }

@@ -131,6 +131,18 @@ const LIMITS = {
     max: 10_000_000,
     help: 'Objects read from the manifests folder; files past the cap are refused. Default 10000.',
   },
+  'listener-bind-retry-max-ms': {
+    key: 'listenerBindRetryMaxMs',
+    default: 5_000,
+    max: 600_000,
+    help: 'A listener port that cannot be bound (in use, or below 1024 without the right) is tried again with backoff from 250 ms, doubled up to this. Default 5000.',
+  },
+  'member-first-list-timeout-ms': {
+    key: 'memberFirstListTimeoutMs',
+    default: 15_000,
+    max: 3_600_000,
+    help: "Fleet mode: the first routing table (and so every listener) waits for the members' first lists at most this long; a member listed later is served when it arrives. Default 15000.",
+  },
 } as const;
 
 type LimitName = keyof typeof LIMITS;

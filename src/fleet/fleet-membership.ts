@@ -232,6 +232,11 @@ export class FleetMembership implements FleetMembers {
     return entry.connection.current().clusterName ?? entry.candidate.fallbackName;
   }
 
+  /** FleetMembers.viewsNow: what the next `onChange` will publish. */
+  viewsNow(): readonly MemberView[] {
+    return this.views();
+  }
+
   /** Every member's current view, in order of arrival. */
   views(): readonly MemberView[] {
     const claimed = new Map<string, Entry>();

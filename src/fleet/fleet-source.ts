@@ -9,7 +9,7 @@ import type { Source } from '../snapshot/source.ts';
 import { MCS_SERVICE_NAME_LABEL, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import { deriveImports, type ExportStatus, type FleetDerivation } from './derive-imports.ts';
 import { type FleetReport, fleetReport, memberProblems } from './fleet-report.ts';
-import type { FleetMembers, MemberView, ServiceExport } from './member-view.ts';
+import { awaitingFirstList, type FleetMembers, type MemberView, type ServiceExport } from './member-view.ts';
 
 export interface FleetSourceOptions {
   /** The gateway's own source (manifests folder, hub API server, demo): Gateways, routes, local Services. */
@@ -19,7 +19,14 @@ export interface FleetSourceOptions {
   readonly registry?: Registry;
   /** `--write-export-status`: write each export's conditions to its member (when the members can write). */
   readonly writeExportStatus?: boolean;
+  /**
+   * The first snapshot waits for every member's first list at most this long (`--member-first-list-timeout-ms`,
+   * default 15 s, as Envoy's initial fetch timeout).
+   */
+  readonly firstListTimeoutMs?: number;
 }
+
+export const DEFAULT_FIRST_LIST_TIMEOUT_MS = 15_000;
 
 /**
  * The primary source's Snapshot plus what the member clusters export (derived ServiceImports, their MCS
@@ -41,6 +48,8 @@ export class FleetSource implements Source {
     | undefined;
   #scheduled: NodeJS.Immediate | undefined;
   #started = false;
+  /** Called on each members' change while start() waits for their first lists. */
+  #firstListWaiter: ((stopping?: boolean) => void) | undefined;
   readonly #metrics: ReturnType<typeof fleetMetrics> | undefined;
   #lastStates = new Map<string, string>();
   readonly #writing = new Set<string>();
@@ -58,6 +67,7 @@ export class FleetSource implements Source {
       this.#members = members;
       this.#derivation = undefined;
       this.#logStateChanges(members);
+      this.#firstListWaiter?.();
       this.#schedule();
     });
     await this.#options.primary.start((snapshot) => {
@@ -66,12 +76,48 @@ export class FleetSource implements Source {
       this.#primaryObjects = allObjects(snapshot);
       this.#schedule();
     });
+    await this.#firstLists();
     this.#started = true;
     // The first combined snapshot goes out before start() resolves, as every Source's does.
     this.#emit();
   }
 
+  /**
+   * Waits until no member is still on its first list (each has listed, or failed), as Envoy's listeners wait for
+   * their initial fetch: a first table without the members' imports would open the listeners and answer their
+   * routes 500 (invalid backend) until the lists arrive. A member that takes longer is served when it arrives.
+   */
+  async #firstLists(): Promise<void> {
+    const timeoutMs = this.#options.firstListTimeoutMs ?? DEFAULT_FIRST_LIST_TIMEOUT_MS;
+    // The primary's first snapshot may have just named members (ClusterProfiles) not yet published.
+    const current = (): readonly MemberView[] => this.#options.members.viewsNow?.() ?? this.#members;
+    const pending = (): MemberView[] => current().filter(awaitingFirstList);
+    if (pending().length > 0) await this.#firstListsOf(pending, timeoutMs);
+    this.#members = current();
+    this.#derivation = undefined;
+  }
+
+  async #firstListsOf(pending: () => MemberView[], timeoutMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#firstListWaiter = undefined;
+        this.#options.logger.warn(
+          { members: pending().map((m) => m.name), timeoutMs },
+          'first routing table without members still on their first list',
+        );
+        resolve();
+      }, timeoutMs);
+      this.#firstListWaiter = (stopping = false) => {
+        if (!stopping && pending().length > 0) return;
+        clearTimeout(timer);
+        this.#firstListWaiter = undefined;
+        resolve();
+      };
+    });
+  }
+
   async stop(): Promise<void> {
+    this.#firstListWaiter?.(true);
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
     await this.#options.primary.stop();

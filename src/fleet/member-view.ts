@@ -62,6 +62,8 @@ export interface FleetMembers {
   /** Calls `onChange` with every member's current view after each (coalesced) change. */
   start(onChange: (members: readonly MemberView[]) => void): Promise<void>;
   stop(): Promise<void>;
+  /** Every member's view now, before the (debounced) next `onChange`. */
+  viewsNow?(): readonly MemberView[];
   /**
    * Replaces the `status.conditions` of a member's ServiceExport (`--write-export-status`). Rejects with a
    * message naming the member and never a credential.
@@ -72,4 +74,16 @@ export interface FleetMembers {
     name: string,
     conditions: readonly Condition[],
   ): Promise<void>;
+}
+
+/** Why a member that never listed and has not failed is `connecting` (its `reason`). */
+export const FIRST_LIST = 'waiting for the first list';
+
+/**
+ * A member whose first list is still under way: readiness and the first routing table wait for it, as Envoy's
+ * initial fetch does. One that failed (unreachable, refused credentials, an exec plugin past its timeout) does
+ * not: it must not keep the gateway out of service.
+ */
+export function awaitingFirstList(member: MemberView): boolean {
+  return member.state === 'connecting' && (member.reason === undefined || member.reason === FIRST_LIST);
 }

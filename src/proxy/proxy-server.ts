@@ -3,15 +3,17 @@ import { Registry } from 'prom-client';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import { runInSlices } from '../ir/steps.ts';
 import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
+import { ListenerMetrics } from '../metrics/listener-metrics.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
 import { backendPoolKeys } from './compile/compile-backends.ts';
-import { type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
+import { type CompiledPort, type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
 import type { AccessLog } from './exchange/east-west-access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
+import { type BindRetryOptions, type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
 import { ListenerServer } from './listen/listener-server.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './listen/request-guard.ts';
 import type { TlsPortOptions } from './listen/tls-port-server.ts';
@@ -58,6 +60,10 @@ export interface ProxyServerOptions {
    * off. Never with `accessLog`.
    */
   readonly leanHttp1?: boolean;
+  /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
+  readonly bindRetry?: Partial<BindRetryOptions>;
+  /** Called when a listening socket is bound, fails to bind, or leaves the table (read `listeners()`). */
+  readonly onListenersChange?: () => void;
 }
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
@@ -92,6 +98,7 @@ export class ProxyServer {
   /** How many backends of the table in force name each pool key: an endpoint update closes pools it orphans. */
   #poolUsers = new Map<string, number>();
   #closed = false;
+  readonly #bindings: ListenerBindings;
 
   constructor(options: ProxyServerOptions) {
     this.#host = options.host ?? '127.0.0.1';
@@ -113,7 +120,16 @@ export class ProxyServer {
       REJECTED_REQUESTS,
     );
     this.#accessLog = options.accessLog;
+    this.#bindings = new ListenerBindings({
+      logger: this.#logger,
+      metrics: new ListenerMetrics(options.registry ?? new Registry()),
+      ...(options.bindRetry ? { retry: options.bindRetry } : {}),
+      ...(options.onListenersChange ? { onChange: options.onListenersChange } : {}),
+    });
+    const serialize = (task: () => Promise<void>): void => this.#enqueue(task);
     this.#tlsPorts = new TlsPorts({
+      bindings: this.#bindings,
+      serialize,
       host: this.#host,
       bindPort: this.#bindPort,
       logger: this.#logger,
@@ -127,6 +143,8 @@ export class ProxyServer {
         : new EastWestProxy({
             host: this.#host,
             port: options.eastWestPort,
+            bindings: this.#bindings,
+            serialize,
             pools: this.#pools,
             logger: this.#logger,
             registry: options.registry ?? new Registry(),
@@ -156,7 +174,15 @@ export class ProxyServer {
     return out;
   }
 
-  /** Applies a routing table; calls are serialised. A port that cannot be bound is logged and left closed. */
+  /**
+   * Every listening socket of the table in force (Gateway HTTP and TLS ports, east-west), bound or not; one that
+   * could not be bound is tried again with backoff until it is, or until a table no longer has it.
+   */
+  listeners(): readonly ListenerBinding[] {
+    return this.#bindings.list();
+  }
+
+  /** Applies a routing table; calls are serialised. A port that cannot be bound is retried with backoff. */
   apply(table: RouteTable): Promise<void> {
     const next = this.#queue.then(() => this.#apply(table));
     this.#queue = next.catch(() => {});
@@ -190,41 +216,16 @@ export class ProxyServer {
         this.#logger.info({ port: server.gatewayPort, boundPort: server.boundPort }, 'listener port closed');
       }
     }
+    for (const key of this.#bindings.keys('http')) {
+      if (!compiled.ports.has(httpKey(key))) this.#bindings.forget(key);
+    }
     // A port whose protocol changed must be released before it is bound again.
     await Promise.all(closing.map((p) => Promise.race([p, new Promise((r) => setTimeout(r, 50))])));
     const opened: ListenerServer[] = [];
     for (const [key, compiledPort] of compiled.ports) {
       if (this.#servers.has(key)) continue;
-      const { port } = compiledPort;
-      const address = compiledPort.address ?? this.#host;
-      const server = new ListenerServer(
-        {
-          pools: this.#pools,
-          logger: this.#logger,
-          rejections: this.#rejections,
-          sendTimeoutMs: this.#limits.sendTimeoutMs,
-          tunnelIdleTimeoutMs: this.#limits.tunnelIdleTimeoutMs,
-          ...(this.#paths ? { paths: this.#paths } : {}),
-        },
-        compiledPort,
-        this.#accessLog,
-        this.#limits,
-        this.#leanHttp1,
-      );
-      try {
-        const bound = await server.listen(address, this.#bindPort(port));
-        this.#servers.set(key, server);
-        opened.push(server);
-        this.#logger.info(
-          { address, port, boundPort: bound, protocol: compiledPort.protocol },
-          'listener port opened',
-        );
-      } catch (err) {
-        this.#logger.error(
-          { address, port, err: (err as Error).message },
-          'listener port could not be opened',
-        );
-      }
+      const server = await this.#openPort(key, compiledPort);
+      if (server) opened.push(server);
     }
     for (const [key, server] of this.#servers) {
       const compiledPort = compiled.ports.get(key);
@@ -243,6 +244,61 @@ export class ProxyServer {
       { ports: compiled.ports.size, backends: compiled.backends.size, routeEntries: compiled.routeEntries },
       'routing table applied',
     );
+  }
+
+  /** Binds one Gateway port; a failure is recorded and retried with backoff (on the apply queue). */
+  async #openPort(key: string, compiledPort: CompiledPort): Promise<ListenerServer | undefined> {
+    const { port } = compiledPort;
+    const address = compiledPort.address ?? this.#host;
+    const bindPort = this.#bindPort(port);
+    const server = new ListenerServer(
+      {
+        pools: this.#pools,
+        logger: this.#logger,
+        rejections: this.#rejections,
+        sendTimeoutMs: this.#limits.sendTimeoutMs,
+        tunnelIdleTimeoutMs: this.#limits.tunnelIdleTimeoutMs,
+        ...(this.#paths ? { paths: this.#paths } : {}),
+      },
+      compiledPort,
+      this.#accessLog,
+      this.#limits,
+      this.#leanHttp1,
+    );
+    const socket = {
+      kind: 'http' as const,
+      port,
+      ...(compiledPort.address !== undefined ? { address: compiledPort.address } : {}),
+      endpoint: `${address}:${bindPort}`,
+    };
+    try {
+      const bound = await server.listen(address, bindPort);
+      this.#servers.set(key, server);
+      this.#bindings.bound(bindingKey(key), { ...socket, endpoint: `${address}:${bound}` });
+      this.#logger.info(
+        { address, port, boundPort: bound, protocol: compiledPort.protocol },
+        'listener port opened',
+      );
+      return server;
+    } catch (err) {
+      this.#bindings.failed(bindingKey(key), socket, err, () => {
+        this.#enqueue(() => this.#retryPort(key));
+      });
+      return undefined;
+    }
+  }
+
+  /** A retry runs between tables, never beside one. */
+  #enqueue(task: () => Promise<void>): void {
+    this.#queue = this.#queue.then(task).catch((err: unknown) => {
+      this.#logger.error({ err }, 'listener bind retry failed');
+    });
+  }
+
+  async #retryPort(key: string): Promise<void> {
+    const compiledPort = this.#table?.ports.get(key);
+    if (this.#closed || compiledPort === undefined || this.#servers.has(key)) return;
+    await this.#openPort(key, compiledPort);
   }
 
   /**
@@ -303,6 +359,7 @@ export class ProxyServer {
     this.#closed = true;
     const servers = [...this.#servers.values()];
     this.#servers.clear();
+    this.#bindings.close();
     this.#logger.info({ drainMs: this.#drainMs, ports: servers.length }, 'draining');
     await Promise.all([
       ...servers.map((s) => s.close(this.#drainMs)),
@@ -313,6 +370,9 @@ export class ProxyServer {
     this.#logger.info('proxy closed');
   }
 }
+
+const bindingKey = (portKey: string): string => `http ${portKey}`;
+const httpKey = (bindingKey: string): string => bindingKey.slice('http '.length);
 
 function countKeys(keys: readonly string[]): Map<string, number> {
   const counts = new Map<string, number>();

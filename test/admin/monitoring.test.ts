@@ -133,6 +133,7 @@ describe('deploy/monitoring', () => {
       'ClustersetGatewayHighErrorRatio',
       'ClustersetGatewayConfigTranslationFailing',
       'ClustersetGatewayConfigWatchSilent',
+      'ClustersetGatewayListenerUnbound',
     ]);
     const monitor = parse(readFileSync(join(MONITORING, 'servicemonitor.yaml'), 'utf8'));
     expect([monitor.kind, monitor.spec.endpoints[0].port, monitor.spec.endpoints[0].path]).toEqual([

@@ -29,6 +29,10 @@ export interface StartOptions {
   readonly manifests: Readonly<Record<string, string>>;
   readonly listenerPortOffset?: number;
   readonly args?: readonly string[];
+  /** What start waits for: /readyz 200 (default), or only the admin server (a gateway that is not ready yet). */
+  readonly waitFor?: 'ready' | 'admin';
+  /** How long start waits for that; default 20 s. */
+  readonly startTimeoutMs?: number;
 }
 
 /** Starts `src/main.ts` as a user would (`npm start -- --manifests DIR ...`) and waits for /readyz. */
@@ -75,17 +79,19 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
     const response = await fetch(`http://127.0.0.1:${adminPort}${path}`);
     return { status: response.status, body: await response.text() };
   };
-  const deadline = Date.now() + 20_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 20_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
     try {
-      if ((await adminGet('/readyz')).status === 200) break;
+      const { status } = await adminGet(options.waitFor === 'admin' ? '/healthz' : '/readyz');
+      if (status === 200) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`gateway not ready within 20s:\n${output}`);
+      throw new Error(`gateway not ready within ${startTimeoutMs} ms:\n${output}`);
     }
     await new Promise((res) => setTimeout(res, 100));
   }

@@ -4,11 +4,12 @@ import type { RouteTable } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { ListenerDeps } from '../compile/compile-listeners.ts';
-import { compileEastWest } from '../compile/east-west-compile.ts';
+import { type CompiledEastWest, compileEastWest } from '../compile/east-west-compile.ts';
 import type { AccessLog } from '../exchange/east-west-access-log.ts';
 import type { PathNormalization } from '../exchange/path-normalization.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
 import { EastWestServer } from './east-west-server.ts';
+import type { ListenerBindings } from './listener-bindings.ts';
 import type { ListenerLimits } from './request-guard.ts';
 
 export interface EastWestProxyOptions {
@@ -17,6 +18,10 @@ export interface EastWestProxyOptions {
   /** Bound exactly: `--listener-port-offset` is for Gateway listener ports only. 0 picks a free port. */
   readonly port: number;
   readonly pools: UpstreamPools;
+  /** Where the listener's bind state is recorded; a listener that could not be bound is retried through it. */
+  readonly bindings: ListenerBindings;
+  /** Runs a retry between routing tables (the proxy's apply queue). */
+  readonly serialize: (task: () => Promise<void>) => void;
   readonly logger: Logger;
   readonly registry: Registry;
   readonly accessLog?: AccessLog;
@@ -28,13 +33,15 @@ export interface EastWestProxyOptions {
 
 /**
  * The east-west side of ProxyServer: compiles `RouteTable.clusterset` against the backends the north-south
- * compile already built (same balancers, pools and metrics), opens the listener with the first table and
- * swaps the compiled table on every later one.
+ * compile already built (same balancers, pools and metrics), opens the listener with the first table (a port
+ * that cannot be bound is retried with backoff) and swaps the compiled table on every later one.
  */
 export class EastWestProxy {
   readonly #options: EastWestProxyOptions;
   #server: EastWestServer | undefined;
-  #opening: Promise<void> | undefined;
+  /** The table in force, for a retry of the bind. */
+  #compiled: CompiledEastWest | undefined;
+  #closed = false;
 
   constructor(options: EastWestProxyOptions) {
     this.#options = options;
@@ -51,46 +58,55 @@ export class EastWestProxy {
     deps: ListenerDeps,
   ): Promise<void> {
     const compiled = compileEastWest(table, backends, deps);
-    const logger = this.#options.logger;
-    if (this.#server !== undefined) {
-      this.#server.swap(compiled);
-    } else if (this.#opening === undefined) {
-      const { host, port, pools, registry, accessLog, rejections, limits, paths } = this.#options;
-      const server = new EastWestServer(
-        {
-          services: {
-            pools,
-            logger,
-            ...(rejections ? { rejections } : {}),
-            ...(limits
-              ? { sendTimeoutMs: limits.sendTimeoutMs, tunnelIdleTimeoutMs: limits.tunnelIdleTimeoutMs }
-              : {}),
-            ...(paths ? { paths } : {}),
-          },
-          registry,
-          ...(accessLog ? { accessLog } : {}),
-          ...(limits ? { limits } : {}),
+    this.#compiled = compiled;
+    if (this.#server !== undefined) this.#server.swap(compiled);
+    else await this.#open(compiled);
+    this.#options.logger.debug(
+      { services: compiled.services, ports: compiled.ports.size },
+      'east-west table applied',
+    );
+  }
+
+  async #open(compiled: CompiledEastWest): Promise<void> {
+    const { host, port, pools, registry, accessLog, rejections, limits, paths, logger, bindings } =
+      this.#options;
+    const server = new EastWestServer(
+      {
+        services: {
+          pools,
+          logger,
+          ...(rejections ? { rejections } : {}),
+          ...(limits
+            ? { sendTimeoutMs: limits.sendTimeoutMs, tunnelIdleTimeoutMs: limits.tunnelIdleTimeoutMs }
+            : {}),
+          ...(paths ? { paths } : {}),
         },
-        compiled,
-      );
-      this.#opening = server.listen(host, port).then(
-        (bound) => {
-          this.#server = server;
-          logger.info({ port: bound, address: host }, 'east-west listener opened');
-        },
-        (err: Error) => {
-          // Tried again with the next table: the port may be free by then.
-          this.#opening = undefined;
-          logger.error({ port, address: host, err: err.message }, 'east-west listener could not be opened');
-        },
-      );
-      await this.#opening;
+        registry,
+        ...(accessLog ? { accessLog } : {}),
+        ...(limits ? { limits } : {}),
+      },
+      compiled,
+    );
+    const socket = { kind: 'east-west' as const, port, endpoint: `${host}:${port}` };
+    try {
+      const bound = await server.listen(host, port);
+      this.#server = server;
+      bindings.bound(BINDING_KEY, { ...socket, endpoint: `${host}:${bound}` });
+      logger.info({ port: bound, address: host }, 'east-west listener opened');
+    } catch (err) {
+      bindings.failed(BINDING_KEY, socket, err, () => {
+        this.#options.serialize(async () => {
+          const current = this.#compiled;
+          if (current !== undefined && this.#server === undefined && !this.#closed) await this.#open(current);
+        });
+      });
     }
-    logger.debug({ services: compiled.services, ports: compiled.ports.size }, 'east-west table applied');
   }
 
   async close(drainMs: number): Promise<void> {
-    await this.#opening;
+    this.#closed = true;
     await this.#server?.close(drainMs);
   }
 }
+
+const BINDING_KEY = 'east-west';

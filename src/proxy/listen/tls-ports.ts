@@ -3,7 +3,8 @@ import type { Registry } from 'prom-client';
 import type { RouteTable } from '../../ir/route-table.ts';
 import { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import { compileTlsPorts } from '../compile/tls-compile.ts';
+import { type CompiledTlsPort, compileTlsPorts } from '../compile/tls-compile.ts';
+import type { ListenerBindings } from './listener-bindings.ts';
 import { DEFAULT_TLS_PORT_OPTIONS, type TlsPortOptions, TlsPortServer } from './tls-port-server.ts';
 
 export interface TlsPortsOptions {
@@ -13,6 +14,10 @@ export interface TlsPortsOptions {
   readonly registry: Registry;
   readonly drainMs: number;
   readonly server?: Partial<TlsPortOptions>;
+  /** Where each port's bind state is recorded; a port that could not be bound is retried through it. */
+  readonly bindings: ListenerBindings;
+  /** Runs a retry between routing tables (the proxy's apply queue). */
+  readonly serialize: (task: () => Promise<void>) => void;
 }
 
 /**
@@ -24,6 +29,8 @@ export class TlsPorts {
   readonly #options: TlsPortsOptions;
   readonly #metrics: TlsMetrics;
   readonly #serverOptions: TlsPortOptions;
+  /** The compiled ports of the table in force, for retries. */
+  #compiled: ReadonlyMap<string, CompiledTlsPort> = new Map();
 
   constructor(options: TlsPortsOptions) {
     this.#options = options;
@@ -47,31 +54,51 @@ export class TlsPorts {
       closing.push(server.close(this.#options.drainMs));
       logger.info({ port: server.gatewayPort }, 'TLS listener port closed');
     }
+    for (const key of this.#options.bindings.keys('tls')) {
+      if (!compiled.has(portKey(key))) this.#options.bindings.forget(key);
+    }
     await Promise.all(closing.map((p) => Promise.race([p, new Promise((r) => setTimeout(r, 50))])));
+    this.#compiled = compiled;
     for (const [key, port] of compiled) {
       const existing = this.#servers.get(key);
-      if (existing) {
-        existing.swap(port);
-        continue;
-      }
-      const server = new TlsPortServer(port, logger, this.#metrics, this.#serverOptions);
-      const address = port.address ?? this.#options.host;
-      try {
-        const bound = await server.listen(address, this.#options.bindPort(port.port));
-        this.#servers.set(key, server);
-        logger.info({ address, port: port.port, boundPort: bound, protocol: 'TLS' }, 'listener port opened');
-      } catch (err) {
-        logger.error(
-          { address, port: port.port, err: (err as Error).message },
-          'listener port could not be opened',
-        );
-      }
+      if (existing) existing.swap(port);
+      else await this.#open(key, port);
+    }
+  }
+
+  async #open(key: string, port: CompiledTlsPort): Promise<void> {
+    const { logger, bindings } = this.#options;
+    const server = new TlsPortServer(port, logger, this.#metrics, this.#serverOptions);
+    const address = port.address ?? this.#options.host;
+    const bindPort = this.#options.bindPort(port.port);
+    const socket = {
+      kind: 'tls' as const,
+      port: port.port,
+      ...(port.address !== undefined ? { address: port.address } : {}),
+      endpoint: `${address}:${bindPort}`,
+    };
+    try {
+      const bound = await server.listen(address, bindPort);
+      this.#servers.set(key, server);
+      bindings.bound(bindingKey(key), { ...socket, endpoint: `${address}:${bound}` });
+      logger.info({ address, port: port.port, boundPort: bound, protocol: 'TLS' }, 'listener port opened');
+    } catch (err) {
+      bindings.failed(bindingKey(key), socket, err, () => {
+        this.#options.serialize(async () => {
+          const current = this.#compiled.get(key);
+          if (current !== undefined && !this.#servers.has(key)) await this.#open(key, current);
+        });
+      });
     }
   }
 
   async close(drainMs: number): Promise<void> {
     const servers = [...this.#servers.values()];
     this.#servers.clear();
+    this.#compiled = new Map();
     await Promise.all(servers.map((s) => s.close(drainMs)));
   }
 }
+
+const bindingKey = (key: string): string => `tls ${key}`;
+const portKey = (bindingKey: string): string => bindingKey.slice('tls '.length);
