@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Http1ResponseParser } from '../../src/proxy/upstream/http1-response-parser.ts';
-import { nativeHttpParser } from '../../src/proxy/upstream/http1-upstream.ts';
+import { nativeHttpParser } from '../support/native-http-parser.ts';
 
 /**
  * Issue 31: the upstream client's own response parser, fed bytes as a socket would (whole, or split at every

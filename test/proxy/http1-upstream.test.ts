@@ -4,14 +4,11 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Http1Handler } from '../../src/proxy/upstream/http1-request.ts';
 import { Http1ResponseParser } from '../../src/proxy/upstream/http1-response-parser.ts';
-import {
-  type Http1Handler,
-  Http1Upstream,
-  type Http1UpstreamOptions,
-  nativeHttpParser,
-} from '../../src/proxy/upstream/http1-upstream.ts';
+import { Http1Upstream, type Http1UpstreamOptions } from '../../src/proxy/upstream/http1-upstream.ts';
 import { requestDeadlines } from '../../src/proxy/upstream/request-deadlines.ts';
+import { nativeHttpParser } from '../support/native-http-parser.ts';
 
 /**
  * Issue 15: the proxy's own HTTP/1.1 client, against real backends on 127.0.0.1 — Node's HTTP server where the

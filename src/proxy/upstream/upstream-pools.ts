@@ -3,8 +3,9 @@ import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../../ir/rou
 import { poolKey } from '../compile/pool-key.ts';
 import type { RetryReason } from './connection-retry.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
+import type { Http1Handler } from './http1-request.ts';
 import { Http1ResponseParser } from './http1-response-parser.ts';
-import { type Http1Handler, Http1Upstream } from './http1-upstream.ts';
+import { Http1Upstream } from './http1-upstream.ts';
 import { upstreamTlsConnector } from './tls-upstream.ts';
 import { loadUndici } from './undici-loader.ts';
 
