@@ -1,4 +1,4 @@
-import type { StatusCause } from './api-status.ts';
+import type { StatusCause, Target } from './api-status.ts';
 import { admitCustomResource } from './crd-admission.ts';
 import type { JsonObject } from './json.ts';
 import type { NameRule } from './validation.ts';
@@ -356,3 +356,27 @@ export function groupVersion(group: string, version: string): string {
 }
 
 export const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** The resource of an object's `apiVersion` and `kind`. */
+export function resourceDefOf(apiVersion: string, kind: string): ResourceDef {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const def = RESOURCES.find((r) => r.group === group && r.kind === kind);
+  if (!def) throw new Error(`unknown resource ${apiVersion} ${kind}`);
+  return def;
+}
+
+/** The resource by plural name, optionally `<plural>.<group>`. */
+export function resourceDefNamed(resource: string): ResourceDef {
+  const [plural, ...group] = resource.split('.');
+  const def = RESOURCES.find(
+    (r) => r.resource === plural && (group.length === 0 || r.group === group.join('.')),
+  );
+  if (!def) throw new Error(`unknown resource ${resource}`);
+  return def;
+}
+
+/** The API status target naming `def` (and the object `name`) in a failure. */
+export function resourceTarget(def: ResourceDef, name?: string): Target {
+  return { group: def.group, kind: def.kind, resource: def.resource, ...(name ? { name } : {}) };
+}

@@ -3,93 +3,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { ApiFailure, badRequest, forbidden, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
-import { unknownFields } from './crd-admission.ts';
-import {
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  openApiV3GroupVersion,
-  openApiV3Root,
-  type ServedResource,
-} from './discovery.ts';
+import { ApiFailure, forbidden } from './api-status.ts';
+import type { ServedResource } from './discovery.ts';
 import { isObject, type JsonObject, metadataOf } from './json.ts';
-import { applyJsonPatch, applyMergePatch } from './patch.ts';
-import { ALL_CRDS, groupVersion, RESOURCES, type ResourceDef } from './resources.ts';
-import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { ObjectStore, type Watcher, type WatchFilter } from './store.ts';
-import { dropFields, duplicateJsonFields, type FieldValidation, fieldValidationOf } from './validation.ts';
-
-export interface KubeApiServerOptions {
-  /** CRDs installed at start (`<plural>.<group>`); all of them by default. */
-  readonly crds?: readonly string[];
-  /** Served versions per CRD, overriding the upstream set (e.g. only `v1alpha1` of ServiceImport). */
-  readonly crdVersions?: Readonly<Record<string, readonly string[]>>;
-  /** How often watches that asked for bookmarks get one. */
-  readonly bookmarkIntervalMs?: number;
-  /** Events kept for watches to resume from; older ones are compacted away (410 Gone). */
-  readonly historyLimit?: number;
-  /** The user named in Forbidden messages. */
-  readonly user?: string;
-  /** Create the `default` and `kube-system` namespaces, as a fresh cluster has them. */
-  readonly defaultNamespaces?: boolean;
-  /** Serve HTTPS with this certificate (PEM) instead of plain HTTP. */
-  readonly tls?: {
-    readonly cert: string;
-    readonly key: string;
-    /** Client certificates signed by this CA authenticate as `x509:<CN>` (see acceptToken). */
-    readonly clientCa?: string;
-  };
-  /**
-   * Bearer-token authentication: every request (discovery included) whose token this refuses gets 401
-   * Unauthorized, as kube-apiserver answers an unknown or expired token. A request without a token but with a
-   * verified client certificate is asked about as `x509:<CN>`. Unset: every request is let in.
-   */
-  readonly acceptToken?: (token: string | undefined) => boolean;
-  /**
-   * Accept EndpointSlice addresses in 127.0.0.0/8 and ::1, which kube-apiserver refuses: the demo's simulated
-   * clusters run their pods as processes on this machine's loopback.
-   */
-  readonly allowLoopbackEndpoints?: boolean;
-}
-
-export interface RequestRecord {
-  readonly method: string;
-  readonly verb: string;
-  readonly path: string;
-  readonly group: string;
-  readonly resource: string;
-  readonly subresource: string | undefined;
-  readonly namespace: string | undefined;
-  readonly name: string | undefined;
-  readonly contentType: string | undefined;
-  /** The bearer token the client sent: tells apart clients given different kubeconfigs. */
-  readonly token: string | undefined;
-  readonly status: number;
-}
-
-interface Route {
-  readonly def: ResourceDef;
-  readonly version: string;
-  readonly namespace: string | undefined;
-  readonly name: string | undefined;
-  readonly subresource: string | undefined;
-}
-
-interface ActiveWatch extends Watcher {
-  readonly res: ServerResponse;
-  readonly bookmarks: boolean;
-  readonly apiVersion: string;
-  close(): void;
-}
-
-const PATCH_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/apply-patch+yaml',
-];
-const BUILTIN_PATCH_TYPES = [...PATCH_TYPES, 'application/strategic-merge-patch+json'];
+import { kubeconfigYaml } from './kubeconfig.ts';
+import { applyMergePatch } from './patch.ts';
+import { discoveryDocument, type Route, routeOf, verbOf } from './request-route.ts';
+import { ALL_CRDS, RESOURCES, resourceDefNamed, resourceDefOf } from './resources.ts';
+import type { KubeApiServerOptions, RequestRecord } from './server-options.ts';
+import { ObjectStore } from './store.ts';
+import { dispatchVerb, namespaceExists, notFoundError } from './verbs.ts';
+import { type ActiveWatch, openWatch } from './watch-stream.ts';
 
 /**
  * A Kubernetes API server that speaks the wire protocol over plain HTTP on 127.0.0.1, for tests that drive the
@@ -208,28 +132,7 @@ export class KubeApiServer {
 
   /** A kubeconfig for this server: plain http with a bearer token. */
   kubeconfigYaml(namespace = 'default', token = 'test-token'): string {
-    return [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: test',
-      '  cluster:',
-      `    server: ${this.url}`,
-      // client-node refuses plain http unless TLS verification is explicitly off.
-      '    insecure-skip-tls-verify: true',
-      'contexts:',
-      '- name: test',
-      '  context:',
-      '    cluster: test',
-      '    user: test',
-      `    namespace: ${namespace}`,
-      'current-context: test',
-      'users:',
-      '- name: test',
-      '  user:',
-      `    token: ${token}`,
-      '',
-    ].join('\n');
+    return kubeconfigYaml(this.url, namespace, token);
   }
 
   writeKubeconfig(path: string, token?: string): string {
@@ -292,28 +195,11 @@ export class KubeApiServer {
 
   // ---- direct store access for test setup and assertions (same validation as the HTTP path) ----
 
-  #defFor(apiVersion: string, kind: string): ResourceDef {
-    const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    const def = RESOURCES.find((r) => r.group === group && r.kind === kind);
-    if (!def) throw new Error(`unknown resource ${apiVersion} ${kind}`);
-    return def;
-  }
-
-  #resourceDef(resource: string): ResourceDef {
-    const [plural, ...group] = resource.split('.');
-    const def = RESOURCES.find(
-      (r) => r.resource === plural && (group.length === 0 || r.group === group.join('.')),
-    );
-    if (!def) throw new Error(`unknown resource ${resource}`);
-    return def;
-  }
-
   create(obj: JsonObject): JsonObject {
-    const def = this.#defFor(String(obj.apiVersion), String(obj.kind));
+    const def = resourceDefOf(String(obj.apiVersion), String(obj.kind));
     const meta = metadataOf(obj);
     const ns = def.namespaced ? String(meta.namespace ?? 'default') : undefined;
-    return this.#store.create(def, ns, obj, (n) => this.#namespaceExists(n));
+    return this.#store.create(def, ns, obj, (n) => namespaceExists(this.#store, n));
   }
 
   /** Merge-patches an object (or its status) as `kubectl patch --type=merge` would. */
@@ -324,7 +210,7 @@ export class KubeApiServer {
     patch: JsonObject,
     subresource?: 'status',
   ): JsonObject {
-    const def = this.#resourceDef(resource);
+    const def = resourceDefNamed(resource);
     const current = this.#store.require(def, namespace, name);
     const patched = applyMergePatch(current, patch);
     if (!isObject(patched)) throw new Error('patch result is not an object');
@@ -332,20 +218,20 @@ export class KubeApiServer {
   }
 
   delete(resource: string, namespace: string | undefined, name: string): JsonObject {
-    return this.#store.delete(this.#resourceDef(resource), namespace, name, undefined);
+    return this.#store.delete(resourceDefNamed(resource), namespace, name, undefined);
   }
 
   get(resource: string, namespace: string | undefined, name: string): JsonObject | undefined {
-    return this.#store.get(this.#resourceDef(resource), namespace, name);
+    return this.#store.get(resourceDefNamed(resource), namespace, name);
   }
 
   list(resource: string): JsonObject[] {
-    return this.#store.list(this.#resourceDef(resource), { namespace: undefined, labels: [], fields: [] });
+    return this.#store.list(resourceDefNamed(resource), { namespace: undefined, labels: [], fields: [] });
   }
 
   /** Stores an object without validation, as a CRD without a schema (or a hand edit of etcd) would allow. */
   putUnvalidated(resource: string, obj: JsonObject): JsonObject {
-    return this.#store.putUnvalidated(this.#resourceDef(resource), obj);
+    return this.#store.putUnvalidated(resourceDefNamed(resource), obj);
   }
 
   // ---- HTTP ----
@@ -356,10 +242,6 @@ export class KubeApiServer {
       const versions = this.#installed.get(def.crd);
       return versions ? [{ def, versions }] : [];
     });
-  }
-
-  #namespaceExists(name: string): boolean {
-    return this.#store.namespaceExists(name, this.#resourceDef('namespaces'));
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -384,7 +266,7 @@ export class KubeApiServer {
     }
 
     if (method === 'GET') {
-      const doc = this.#discovery(segments, served);
+      const doc = discoveryDocument(segments, served);
       if (doc !== null) {
         if (doc === undefined) this.#sendNotFound(res);
         else this.#sendJson(res, 200, doc);
@@ -392,7 +274,7 @@ export class KubeApiServer {
       }
     }
 
-    const route = this.#route(segments, served);
+    const route = routeOf(segments, served);
     if (!route) {
       this.#sendNotFound(res);
       return;
@@ -425,11 +307,11 @@ export class KubeApiServer {
     try {
       this.#authorize(verb, route);
       if (verb === 'watch') {
-        this.#watch(route, url, res);
+        openWatch(this.#store, this.#watches, route, url, res);
         record(200);
         return;
       }
-      const [status, result, warnings] = this.#dispatch(verb, route, url, body, contentType);
+      const [status, result, warnings] = dispatchVerb(this.#store, verb, route, url, body, contentType);
       record(status);
       this.#sendJson(res, status, result, warnings);
     } catch (err) {
@@ -437,73 +319,6 @@ export class KubeApiServer {
       record(err.code);
       this.#sendJson(res, err.code, err.toStatus());
     }
-  }
-
-  /** `null`: not a discovery path; `undefined`: a discovery path for something not served (404). */
-  #discovery(
-    segments: readonly string[],
-    served: readonly ServedResource[],
-  ): Record<string, unknown> | undefined | null {
-    const [root, a, b, c] = segments;
-    if (root === 'version' && segments.length === 1) {
-      return { major: '1', minor: '33', gitVersion: 'v1.33.0', platform: 'linux/amd64' };
-    }
-    if ((root === 'healthz' || root === 'readyz' || root === 'livez') && segments.length === 1)
-      return { status: 'ok' };
-    if (root === 'openapi' && a === 'v3') {
-      if (segments.length === 2) return openApiV3Root(served);
-      if (b === 'api' && segments.length === 4 && c) return openApiV3GroupVersion(served, '', c);
-      const [, , , group, version] = segments;
-      if (b === 'apis' && segments.length === 5 && group && version)
-        return openApiV3GroupVersion(served, group, version);
-      return undefined;
-    }
-    if (root === 'api') {
-      if (segments.length === 1) return apiVersions();
-      if (segments.length === 2)
-        return a === 'v1' ? (apiResourceList(served, '', 'v1') ?? undefined) : undefined;
-      return null;
-    }
-    if (root === 'apis') {
-      if (segments.length === 1) return apiGroupList(served);
-      if (segments.length === 2 && a) return apiGroup(served, a);
-      if (segments.length === 3 && a && b && c === undefined) return apiResourceList(served, a, b);
-    }
-    return null;
-  }
-
-  #route(segments: readonly string[], served: readonly ServedResource[]): Route | undefined {
-    let group: string;
-    let version: string | undefined;
-    let rest: readonly string[];
-    if (segments[0] === 'api') {
-      group = '';
-      version = segments[1];
-      rest = segments.slice(2);
-    } else if (segments[0] === 'apis') {
-      group = segments[1] ?? '';
-      version = segments[2];
-      rest = segments.slice(3);
-    } else return undefined;
-    if (!version) return undefined;
-    const find = (resource: string | undefined): ResourceDef | undefined =>
-      served.find((s) => s.def.group === group && s.def.resource === resource && s.versions.includes(version))
-        ?.def;
-
-    // /namespaces/{ns}/{resource}[/{name}[/{sub}]] for namespaced resources.
-    if (
-      rest[0] === 'namespaces' &&
-      rest.length >= 3 &&
-      !(rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))
-    ) {
-      const def = find(rest[2]);
-      if (!def?.namespaced || rest.length > 5) return undefined;
-      return { def, version, namespace: rest[1], name: rest[3], subresource: rest[4] };
-    }
-    const def = find(rest[0]);
-    if (!def || rest.length > 3) return undefined;
-    if (def.namespaced && rest.length > 1) return undefined;
-    return { def, version, namespace: undefined, name: rest[1], subresource: rest[2] };
   }
 
   #authorize(verb: string, route: Route): void {
@@ -526,214 +341,8 @@ export class KubeApiServer {
     }
   }
 
-  #dispatch(
-    verb: string,
-    route: Route,
-    url: URL,
-    body: string,
-    contentType: string | undefined,
-  ): [number, unknown, (readonly string[])?] {
-    const { def, namespace, name } = route;
-    const gv = groupVersion(def.group, route.version);
-    const out = (obj: JsonObject): JsonObject => ({ ...obj, apiVersion: gv, kind: def.kind });
-    if (route.subresource !== undefined && route.subresource !== 'status') throw this.#notFoundError();
-    if (route.subresource === 'status' && !def.status) throw this.#notFoundError();
-    switch (verb) {
-      case 'list':
-        return [200, this.#list(route, url)];
-      case 'get':
-        return [200, out(this.#store.require(def, namespace, name as string))];
-      case 'create': {
-        const directive = fieldValidationOf(url, 'CreateOptions');
-        const obj = parseJsonBody(body);
-        checkTypeMeta(obj, gv, def.kind);
-        obj.apiVersion = gv;
-        obj.kind = def.kind;
-        const warnings = strictDecoding(directive, obj, duplicateJsonFields(body), def.kind, route.version);
-        return [201, out(this.#store.create(def, namespace, obj, (n) => this.#namespaceExists(n))), warnings];
-      }
-      case 'update': {
-        const directive = fieldValidationOf(url, 'UpdateOptions');
-        const obj = parseJsonBody(body);
-        checkTypeMeta(obj, gv, def.kind);
-        const typed = { ...obj, apiVersion: gv, kind: def.kind };
-        const warnings = strictDecoding(directive, typed, duplicateJsonFields(body), def.kind, route.version);
-        const { apiVersion: _a, kind: _k, ...fields } = typed;
-        for (const key of Object.keys(obj))
-          if (!(key in fields) && key !== 'apiVersion' && key !== 'kind') delete obj[key];
-        return [
-          200,
-          out(
-            this.#store.update(
-              def,
-              namespace,
-              name as string,
-              obj,
-              route.subresource === 'status' ? 'status' : undefined,
-            ),
-          ),
-          warnings,
-        ];
-      }
-      case 'patch': {
-        const directive = fieldValidationOf(url, 'PatchOptions');
-        const current = out(this.#store.require(def, namespace, name as string));
-        const accepted = def.crd ? PATCH_TYPES : BUILTIN_PATCH_TYPES;
-        if (!contentType || !accepted.includes(contentType))
-          throw unsupportedMediaType(contentType ?? '', accepted);
-        let patched: unknown;
-        if (contentType === 'application/json-patch+json') patched = applyJsonPatch(current, parseJson(body));
-        else if (contentType === 'application/apply-patch+yaml') {
-          if (!url.searchParams.get('fieldManager')) {
-            throw new ApiFailure(
-              422,
-              'Invalid',
-              'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
-            );
-          }
-          // Server-side apply without field ownership: the applied configuration is merged in (JSON is valid YAML).
-          patched = applyMergePatch(current, parseJson(body));
-        } else {
-          // Strategic merge on built-ins is approximated by a merge patch: the client here never relies on the
-          // difference (list merge keys), and CRDs reject it with 415 as kube-apiserver does.
-          patched = applyMergePatch(current, parseJson(body));
-        }
-        if (!isObject(patched)) throw badRequest('patch result is not an object');
-        // Repeated keys of a merge patch are the object's own paths; a JSON patch is a list of operations.
-        const duplicates = contentType === 'application/json-patch+json' ? [] : duplicateJsonFields(body);
-        const warnings = strictDecoding(directive, patched, duplicates, def.kind, route.version, true);
-        return [
-          200,
-          out(
-            this.#store.update(
-              def,
-              namespace,
-              name as string,
-              patched,
-              route.subresource === 'status' ? 'status' : undefined,
-            ),
-          ),
-          warnings,
-        ];
-      }
-      case 'delete': {
-        const opts = body ? parseJson(body) : undefined;
-        const preconditions = isObject(opts) && isObject(opts.preconditions) ? opts.preconditions : undefined;
-        if (def.kind === 'Namespace') {
-          for (const item of this.#store.contents(RESOURCES, name as string)) {
-            this.#store.delete(item.def, name, item.name, undefined);
-          }
-        }
-        return [200, out(this.#store.delete(def, namespace, name as string, preconditions))];
-      }
-      default:
-        throw methodNotAllowed(`the server does not allow this method on the requested resource (${verb})`);
-    }
-  }
-
-  #notFoundError(): ApiFailure {
-    return new ApiFailure(404, 'NotFound', 'the server could not find the requested resource', {});
-  }
-
-  #filter(route: Route, url: URL): WatchFilter {
-    const fields = parseFieldSelector(url.searchParams.get('fieldSelector'), [
-      'metadata.name',
-      'metadata.namespace',
-      ...(route.def.fieldSelectors ?? []),
-    ]);
-    return {
-      namespace: route.namespace,
-      labels: parseLabelSelector(url.searchParams.get('labelSelector')),
-      fields,
-    };
-  }
-
-  #list(route: Route, url: URL): JsonObject {
-    const { def } = route;
-    const gv = groupVersion(def.group, route.version);
-    const token = url.searchParams.get('continue');
-    const start = token ? Buffer.from(token, 'base64').toString('utf8') : undefined;
-    const limit = Number(url.searchParams.get('limit') ?? '0');
-    const { items, remaining } = this.#store.listPage(def, this.#filter(route, url), start, limit);
-    const next =
-      remaining > 0
-        ? Buffer.from(itemKey(items[items.length - 1] as JsonObject)).toString('base64')
-        : undefined;
-    return {
-      kind: `${def.kind}List`,
-      apiVersion: gv,
-      metadata: {
-        resourceVersion: String(this.#store.resourceVersion),
-        ...(next ? { continue: next, remainingItemCount: remaining } : {}),
-      },
-      // Built-in lists carry items without kind/apiVersion; custom resource lists keep them.
-      items: items.map((item) => {
-        if (def.crd) return { ...item, apiVersion: gv, kind: def.kind };
-        const { apiVersion: _a, kind: _k, ...rest } = item;
-        return rest;
-      }),
-    };
-  }
-
-  #watch(route: Route, url: URL, res: ServerResponse): void {
-    const { def } = route;
-    const gv = groupVersion(def.group, route.version);
-    const filter = this.#filter(route, url);
-    const rvParam = url.searchParams.get('resourceVersion') ?? '';
-    let fromRv: number | undefined;
-    if (rvParam !== '' && rvParam !== '0') {
-      if (!/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: ${rvParam}`);
-      fromRv = Number(rvParam);
-    }
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Transfer-Encoding': 'chunked',
-      'Cache-Control': 'no-cache, private',
-    });
-    res.flushHeaders();
-    let closed = false;
-    const watch: ActiveWatch = {
-      def,
-      filter,
-      res,
-      apiVersion: gv,
-      bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
-      send: (type, object) => {
-        if (closed) return;
-        const obj = type === 'ERROR' ? object : { ...object, apiVersion: gv, kind: def.kind };
-        res.write(`${JSON.stringify({ type, object: obj })}\n`);
-      },
-      close: () => {
-        if (closed) return;
-        closed = true;
-        this.#store.removeWatcher(watch);
-        this.#watches.delete(watch);
-        clearTimeout(timer);
-        res.end();
-      },
-    };
-    const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? '0');
-    const timer = timeoutSeconds > 0 ? setTimeout(() => watch.close(), timeoutSeconds * 1000) : undefined;
-    res.on('close', () => watch.close());
-    if (fromRv === undefined) {
-      for (const obj of this.#store.list(def, filter)) watch.send('ADDED', obj);
-    } else {
-      try {
-        this.#store.replay(watch, fromRv);
-      } catch (err) {
-        if (!(err instanceof ApiFailure)) throw err;
-        // The watch cache reports an expired resourceVersion as an ERROR event on an open stream.
-        watch.send('ERROR', err.toStatus());
-        watch.close();
-        return;
-      }
-    }
-    this.#store.addWatcher(watch);
-    this.#watches.add(watch);
-  }
-
   #sendNotFound(res: ServerResponse): void {
-    this.#sendJson(res, 404, this.#notFoundError().toStatus());
+    this.#sendJson(res, 404, notFoundError().toStatus());
   }
 
   #sendJson(res: ServerResponse, status: number, body: unknown, warnings: readonly string[] = []): void {
@@ -745,89 +354,6 @@ export class KubeApiServer {
       ...(warnings.length > 0 ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {}),
     });
     res.end(text);
-  }
-}
-
-/**
- * Strict decoding as kube-apiserver does it for a create, update or patch (KEP-2885): repeated keys and fields the
- * kind does not declare (its schema, or its Go struct and ObjectMeta) are dropped from `obj`; Strict refuses the
- * request (400 `cannot be handled as a <Kind>: strict decoding error: ...`, a 422 on `patch` for patches), Warn
- * returns them as warnings, Ignore says nothing.
- */
-function strictDecoding(
-  directive: FieldValidation,
-  obj: JsonObject,
-  duplicates: readonly string[],
-  kind: string,
-  version: string,
-  patch = false,
-): readonly string[] {
-  const unknown = unknownFields(obj);
-  if (directive === 'Strict' && (duplicates.length > 0 || unknown.length > 0)) {
-    const problems = [
-      ...duplicates.map((d) => `duplicate field "${d}"`),
-      ...unknown.map((u) => `unknown field "${u}"`),
-    ];
-    const error = `strict decoding error: ${problems.join(', ')}`;
-    if (patch) {
-      const message = `Invalid value: ${JSON.stringify(JSON.stringify(obj))}: ${error}`;
-      throw new ApiFailure(422, 'Invalid', ` "" is invalid: patch: ${message}`, {
-        causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }],
-      });
-    }
-    throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${error}`);
-  }
-  dropFields(obj, unknown);
-  if (directive === 'Ignore') return [];
-  return [...duplicates.map((d) => `duplicate field "${d}"`), ...unknown.map((u) => `unknown field "${u}"`)];
-}
-
-function verbOf(method: string, route: Route, url: URL): string {
-  const watch = url.searchParams.get('watch');
-  switch (method) {
-    case 'GET':
-      if (route.name === undefined) return watch === 'true' || watch === '1' ? 'watch' : 'list';
-      return 'get';
-    case 'POST':
-      return route.name === undefined ? 'create' : 'unsupported';
-    case 'PUT':
-      return route.name === undefined ? 'unsupported' : 'update';
-    case 'PATCH':
-      return route.name === undefined ? 'unsupported' : 'patch';
-    case 'DELETE':
-      return route.name === undefined ? 'deletecollection' : 'delete';
-    default:
-      return 'unsupported';
-  }
-}
-
-function itemKey(item: JsonObject): string {
-  const meta = metadataOf(item);
-  return meta.namespace ? `${String(meta.namespace)}/${String(meta.name)}` : String(meta.name);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
-  }
-}
-
-function parseJsonBody(text: string): JsonObject {
-  const value = parseJson(text);
-  if (!isObject(value)) throw badRequest('the body of the request must be a JSON object');
-  return value;
-}
-
-function checkTypeMeta(obj: JsonObject, gv: string, kind: string): void {
-  if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
-    throw badRequest(
-      `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`,
-    );
-  }
-  if (obj.kind !== undefined && obj.kind !== kind) {
-    throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${kind})`);
   }
 }
 

@@ -9,34 +9,19 @@ import {
   expired,
   invalid,
   notFound,
-  type Target,
 } from './api-status.ts';
+import { prepare } from './defaulting.ts';
 import { clone, deepEqual, isObject, type JsonObject, metadataOf } from './json.ts';
-import type { ResourceDef } from './resources.ts';
-import { type FieldRequirement, type LabelRequirement, matchesFields, matchesLabels } from './selectors.ts';
+import { type ResourceDef, resourceTarget } from './resources.ts';
 import { isLoopbackEndpointCause, validateMetadata, validateName } from './validation.ts';
-
-export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-interface HistoryEntry {
-  readonly rv: number;
-  readonly def: ResourceDef;
-  readonly type: EventType;
-  readonly object: JsonObject;
-  readonly old: JsonObject | undefined;
-}
-
-export interface WatchFilter {
-  readonly namespace: string | undefined;
-  readonly labels: readonly LabelRequirement[];
-  readonly fields: readonly FieldRequirement[];
-}
-
-export interface Watcher {
-  readonly def: ResourceDef;
-  readonly filter: WatchFilter;
-  send(type: EventType | 'BOOKMARK' | 'ERROR', object: JsonObject): void;
-}
+import {
+  deliver,
+  type EventType,
+  type HistoryEntry,
+  matchesFilter,
+  type Watcher,
+  type WatchFilter,
+} from './watch-events.ts';
 
 export function defKey(def: ResourceDef): string {
   return `${def.group}/${def.resource}`;
@@ -44,16 +29,6 @@ export function defKey(def: ResourceDef): string {
 
 function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
-}
-
-function target(def: ResourceDef, name?: string): Target {
-  return { group: def.group, kind: def.kind, resource: def.resource, ...(name ? { name } : {}) };
-}
-
-export function matchesFilter(obj: JsonObject, filter: WatchFilter): boolean {
-  const meta = isObject(obj.metadata) ? obj.metadata : {};
-  if (filter.namespace !== undefined && meta.namespace !== filter.namespace) return false;
-  return matchesLabels(obj, filter.labels) && matchesFields(obj, filter.fields);
 }
 
 /**
@@ -114,7 +89,7 @@ export class ObjectStore {
 
   require(def: ResourceDef, namespace: string | undefined, name: string): JsonObject {
     const obj = this.get(def, namespace, name);
-    if (!obj) throw notFound(target(def, name));
+    if (!obj) throw notFound(resourceTarget(def, name));
     return obj;
   }
 
@@ -208,10 +183,10 @@ export class ObjectStore {
     prepare(def, obj, undefined, this);
     def.defaults?.(obj);
     causes.push(...this.#validate(def, obj));
-    if (causes.length > 0) throw invalid(target(def, name), causes);
+    if (causes.length > 0) throw invalid(resourceTarget(def, name), causes);
     const bucket = this.#bucket(def);
     const key = objectKey(def.namespaced ? namespace : undefined, name);
-    if (bucket.has(key)) throw alreadyExists(target(def, name));
+    if (bucket.has(key)) throw alreadyExists(resourceTarget(def, name));
     this.#rv++;
     meta.uid = randomUUID();
     meta.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -252,12 +227,12 @@ export class ObjectStore {
     if (meta.resourceVersion === undefined || meta.resourceVersion === '') {
       // Custom resources do not allow unconditional updates (apiextensions-apiserver customResourceStrategy).
       if (def.crd) {
-        throw invalid(target(def, name), [
+        throw invalid(resourceTarget(def, name), [
           cause.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
         ]);
       }
     } else if (meta.resourceVersion !== currentMeta.resourceVersion) {
-      throw conflict(target(def, name));
+      throw conflict(resourceTarget(def, name));
     }
     if (meta.uid !== undefined && meta.uid !== currentMeta.uid) {
       throw new ApiFailure(
@@ -290,11 +265,11 @@ export class ObjectStore {
       const causes = [...validateMetadata(nextMeta)];
       prepare(def, next, current, this);
       causes.push(...this.#validate(def, next, current));
-      if (causes.length > 0) throw invalid(target(def, name), causes);
+      if (causes.length > 0) throw invalid(resourceTarget(def, name), causes);
     }
     if (subresource === 'status') {
       const causes = this.#validate(def, next, current);
-      if (causes.length > 0) throw invalid(target(def, name), causes);
+      if (causes.length > 0) throw invalid(resourceTarget(def, name), causes);
     }
     next.apiVersion = current.apiVersion;
     next.kind = current.kind;
@@ -324,7 +299,7 @@ export class ObjectStore {
         preconditions.resourceVersion !== undefined &&
         preconditions.resourceVersion !== meta.resourceVersion
       ) {
-        throw conflict(target(def, name));
+        throw conflict(resourceTarget(def, name));
       }
       if (preconditions.uid !== undefined && preconditions.uid !== meta.uid) {
         throw new ApiFailure(
@@ -388,73 +363,10 @@ export class ObjectStore {
   }
 }
 
-/** A watch sees an object leave its selector as DELETED and enter it as ADDED, as kube-apiserver's cacher does. */
-function deliver(watcher: Watcher, entry: HistoryEntry): void {
-  const now = matchesFilter(entry.object, watcher.filter);
-  if (entry.type === 'MODIFIED') {
-    const before = entry.old ? matchesFilter(entry.old, watcher.filter) : false;
-    if (now && before) watcher.send('MODIFIED', clone(entry.object));
-    else if (now) watcher.send('ADDED', clone(entry.object));
-    else if (before) watcher.send('DELETED', clone(entry.object));
-    return;
-  }
-  if (now) watcher.send(entry.type, clone(entry.object));
-}
-
 function specChanged(a: JsonObject, b: JsonObject): boolean {
   const strip = (o: JsonObject): JsonObject => {
     const { metadata: _m, status: _s, ...rest } = o;
     return rest;
   };
   return !deepEqual(strip(a), strip(b));
-}
-
-/** Built-in defaulting and normalisation the real server applies before validation. */
-function prepare(def: ResourceDef, obj: JsonObject, old: JsonObject | undefined, store: ObjectStore): void {
-  if (def.kind === 'Secret') {
-    if (isObject(obj.stringData)) {
-      const data: JsonObject = isObject(obj.data) ? { ...obj.data } : {};
-      for (const [key, value] of Object.entries(obj.stringData)) {
-        data[key] = Buffer.from(String(value), 'utf8').toString('base64');
-      }
-      obj.data = data;
-      delete obj.stringData;
-    }
-    obj.type ??= 'Opaque';
-    if (old && old.type !== obj.type) {
-      throw invalid(target(def, String(metadataOf(obj).name)), [
-        cause.invalid('type', obj.type, 'field is immutable'),
-      ]);
-    }
-  }
-  if (def.kind === 'Service') {
-    const spec: JsonObject = isObject(obj.spec) ? obj.spec : {};
-    obj.spec = spec;
-    spec.type ??= 'ClusterIP';
-    const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
-    if (spec.type !== 'ExternalName') {
-      if (spec.clusterIP === undefined || spec.clusterIP === '') {
-        spec.clusterIP = oldSpec?.clusterIP ?? store.allocateClusterIP();
-      } else if (oldSpec && oldSpec.clusterIP !== spec.clusterIP) {
-        throw invalid(target(def, String(metadataOf(obj).name)), [
-          cause.invalid('spec.clusterIP', spec.clusterIP, 'field is immutable'),
-        ]);
-      }
-      spec.clusterIPs = [spec.clusterIP];
-      spec.ipFamilies ??= ['IPv4'];
-      spec.ipFamilyPolicy ??= 'SingleStack';
-      spec.internalTrafficPolicy ??= 'Cluster';
-    }
-    spec.sessionAffinity ??= 'None';
-    if (Array.isArray(spec.ports)) {
-      for (const port of spec.ports) {
-        if (!isObject(port)) continue;
-        port.protocol ??= 'TCP';
-        port.targetPort ??= port.port;
-      }
-    }
-  }
-  if (def.kind === 'EndpointSlice' && Array.isArray(obj.ports)) {
-    for (const port of obj.ports) if (isObject(port)) port.protocol ??= 'TCP';
-  }
 }
