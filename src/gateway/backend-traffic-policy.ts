@@ -1,3 +1,4 @@
+import type { ConfigWarning } from '../ir/config-warning.ts';
 import type { BackendCluster, ListenerGroup, RouteTable } from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
 import type { Condition, XBackendTrafficPolicy } from '../snapshot/resources.ts';
@@ -10,6 +11,7 @@ import type { TranslateOptions } from './options.ts';
 interface Result {
   readonly table: RouteTable;
   readonly statuses: readonly StatusUpdate[];
+  readonly warnings?: readonly ConfigWarning[];
 }
 
 /** GEP-3388's defaults: 20 % of active requests, and 10 retries (per second in the GEP; concurrently here). */
@@ -102,6 +104,7 @@ export function applyBackendTrafficPolicies<R extends Result>(
         : cluster;
   }
   const users = gatewaysByBackend(result.table);
+  const warnings: ConfigWarning[] = [];
   const statuses = candidates.map((candidate): StatusUpdate => {
     const generation = candidate.policy.metadata.generation ?? 0;
     const gateways = new Set<string>();
@@ -110,6 +113,14 @@ export function applyBackendTrafficPolicies<R extends Result>(
       if (candidate.targets.includes(object)) for (const gateway of using) gateways.add(gateway);
     }
     const conditions = conditionsOf(candidate.verdict, generation);
+    // Refused with no Gateway to carry the condition (a missing target is warned of with the other policies').
+    const verdict = candidate.verdict;
+    if (!verdict.ok && verdict.reason !== 'TargetNotFound' && gateways.size === 0)
+      warnings.push({
+        code: 'NotAccepted',
+        owner: `XBackendTrafficPolicy/${candidate.key}`,
+        message: `XBackendTrafficPolicy ${candidate.key}: Accepted=False ${verdict.reason}: ${verdict.message}`,
+      });
     const status: PolicyStatus = {
       ancestors: [...gateways].sort().map((gateway) => {
         const [namespace, name] = gateway.split('/') as [string, string];
@@ -132,6 +143,7 @@ export function applyBackendTrafficPolicies<R extends Result>(
     ...result,
     table: { ...result.table, backends },
     statuses: [...result.statuses, ...statuses],
+    ...(warnings.length > 0 ? { warnings: [...(result.warnings ?? []), ...warnings] } : {}),
   };
 }
 

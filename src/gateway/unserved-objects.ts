@@ -185,12 +185,12 @@ function suggestions(named: NamesByNamespace, kind: 'Gateway' | 'ListenerSet', n
 }
 
 /**
- * BackendTLSPolicy targets: its status lists only the Gateways that use a target, so a policy whose target does
- * not exist has no condition anywhere.
+ * BackendTLSPolicy and XBackendTrafficPolicy targets: their status lists only the Gateways that use a target, so
+ * a policy whose target does not exist has no condition anywhere.
  */
 function backendTlsTargetWarnings(snapshot: Snapshot, options: TranslateOptions): UnservedWarning[] {
   const warnings: UnservedWarning[] = [];
-  for (const policy of snapshot.list('BackendTLSPolicy')) {
+  for (const policy of [...snapshot.list('BackendTLSPolicy'), ...snapshot.list('XBackendTrafficPolicy')]) {
     const namespace = namespaceOf(policy);
     for (const [index, ref] of (policy.spec?.targetRefs ?? []).entries()) {
       const group = ref.group ?? '';
