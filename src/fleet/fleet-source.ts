@@ -48,8 +48,10 @@ export class FleetSource implements Source {
     | undefined;
   #scheduled: NodeJS.Immediate | undefined;
   #started = false;
-  /** Called on each members' change while start() waits for their first lists. */
-  #firstListWaiter: ((stopping?: boolean) => void) | undefined;
+  /** Until it fires, the first snapshot waits for members on their first list. */
+  #firstListTimer: NodeJS.Timeout | undefined;
+  /** Resolves start() once the first snapshot is out. */
+  #firstEmitted: (() => void) | undefined;
   readonly #metrics: ReturnType<typeof fleetMetrics> | undefined;
   #lastStates = new Map<string, string>();
   readonly #writing = new Set<string>();
@@ -67,7 +69,6 @@ export class FleetSource implements Source {
       this.#members = members;
       this.#derivation = undefined;
       this.#logStateChanges(members);
-      this.#firstListWaiter?.();
       this.#schedule();
     });
     await this.#options.primary.start((snapshot) => {
@@ -76,48 +77,42 @@ export class FleetSource implements Source {
       this.#primaryObjects = allObjects(snapshot);
       this.#schedule();
     });
-    await this.#firstLists();
     this.#started = true;
-    // The first combined snapshot goes out before start() resolves, as every Source's does.
+    const timeoutMs = this.#options.firstListTimeoutMs ?? DEFAULT_FIRST_LIST_TIMEOUT_MS;
+    this.#firstListTimer = setTimeout(() => {
+      this.#firstListTimer = undefined;
+      const pending = this.#pendingFirstLists();
+      if (this.#emitted === undefined && pending.length > 0)
+        this.#options.logger.warn(
+          { members: pending.map((m) => m.name), timeoutMs },
+          'first routing table without members still on their first list',
+        );
+      this.#schedule();
+    }, timeoutMs);
+    this.#firstListTimer.unref();
+    const firstEmitted = new Promise<void>((resolve) => {
+      this.#firstEmitted = resolve;
+    });
     this.#emit();
+    // The first combined snapshot goes out before start() resolves when the primary has one (the manifests
+    // folder); a hub API server's comes when it has synced, and the members' first lists are awaited then.
+    if (this.#primary !== undefined) await firstEmitted;
   }
 
   /**
-   * Waits until no member is still on its first list (each has listed, or failed), as Envoy's listeners wait for
-   * their initial fetch: a first table without the members' imports would open the listeners and answer their
-   * routes 500 (invalid backend) until the lists arrive. A member that takes longer is served when it arrives.
+   * Members still on their first list (none listed yet, none failed): the first snapshot waits for them, as
+   * Envoy's listeners wait for their initial fetch, else its table would open the listeners and answer the
+   * members' routes 500 (invalid backend) until the lists arrive. A member that takes longer than
+   * `firstListTimeoutMs` is served when it arrives. The primary's snapshot may have just named members
+   * (ClusterProfiles) the membership has not published yet: its views now are read.
    */
-  async #firstLists(): Promise<void> {
-    const timeoutMs = this.#options.firstListTimeoutMs ?? DEFAULT_FIRST_LIST_TIMEOUT_MS;
-    // The primary's first snapshot may have just named members (ClusterProfiles) not yet published.
-    const current = (): readonly MemberView[] => this.#options.members.viewsNow?.() ?? this.#members;
-    const pending = (): MemberView[] => current().filter(awaitingFirstList);
-    if (pending().length > 0) await this.#firstListsOf(pending, timeoutMs);
-    this.#members = current();
-    this.#derivation = undefined;
-  }
-
-  async #firstListsOf(pending: () => MemberView[], timeoutMs: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#firstListWaiter = undefined;
-        this.#options.logger.warn(
-          { members: pending().map((m) => m.name), timeoutMs },
-          'first routing table without members still on their first list',
-        );
-        resolve();
-      }, timeoutMs);
-      this.#firstListWaiter = (stopping = false) => {
-        if (!stopping && pending().length > 0) return;
-        clearTimeout(timer);
-        this.#firstListWaiter = undefined;
-        resolve();
-      };
-    });
+  #pendingFirstLists(): MemberView[] {
+    return (this.#options.members.viewsNow?.() ?? this.#members).filter(awaitingFirstList);
   }
 
   async stop(): Promise<void> {
-    this.#firstListWaiter?.(true);
+    clearTimeout(this.#firstListTimer);
+    this.#firstEmitted?.();
     if (this.#scheduled) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
     await this.#options.primary.stop();
@@ -149,6 +144,14 @@ export class FleetSource implements Source {
 
   #emit(): void {
     if (!this.#primary || !this.#onSnapshot) return;
+    if (this.#emitted === undefined) {
+      if (this.#firstListTimer !== undefined && this.#pendingFirstLists().length > 0) return;
+      clearTimeout(this.#firstListTimer);
+      this.#firstListTimer = undefined;
+      // Members published a moment from now are in the first snapshot already.
+      if (this.#options.members.viewsNow) this.#members = this.#options.members.viewsNow();
+      this.#derivation = undefined;
+    }
     const derivation = this.#derive();
     const last = this.#emitted;
     const slices =
@@ -163,6 +166,8 @@ export class FleetSource implements Source {
           : Snapshot.withEndpointSlices(last.snapshot, slices);
     this.#emitted = { primary: this.#primary, derivation, snapshot };
     if (snapshot !== last?.snapshot) this.#onSnapshot(snapshot);
+    this.#firstEmitted?.();
+    this.#firstEmitted = undefined;
     this.#metrics?.observe(this.#members, derivation);
     this.#writeExportStatuses(derivation);
   }
