@@ -1,7 +1,7 @@
 import type { ConfigWarning, ObjectKey } from '../ir/config-warning.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
 import { runAllSteps, type Steps } from '../ir/steps.ts';
-import type { Condition, GRPCRoute, HTTPRoute, TLSRoute } from '../snapshot/resources.ts';
+import type { Condition, GRPCRoute, HTTPRoute, TCPRoute, TLSRoute, UDPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { GATEWAY_GROUP, namespaceOf } from './defaults.ts';
 import { describeObject } from './guarded.ts';
@@ -70,10 +70,12 @@ export function* unservedObjectsInSteps(
       });
     }
   }
-  const routes: (HTTPRoute | GRPCRoute | TLSRoute)[] = [
+  const routes: AnyRoute[] = [
     ...snapshot.httpRoutes,
     ...snapshot.grpcRoutes,
     ...snapshot.list('TLSRoute'),
+    ...snapshot.list('TCPRoute'),
+    ...snapshot.list('UDPRoute'),
   ];
   const named = namesByNamespace(snapshot);
   for (const route of routes) {
@@ -107,7 +109,7 @@ function routeParentWarnings(
   options: TranslateOptions,
   ourClasses: ReadonlySet<string>,
   named: NamesByNamespace,
-  route: HTTPRoute | GRPCRoute | TLSRoute,
+  route: AnyRoute,
 ): UnservedWarning[] {
   const refs = Array.isArray(route.spec?.parentRefs) ? route.spec.parentRefs : [];
   const routeNamespace = namespaceOf(route);
@@ -160,6 +162,8 @@ function routeParentWarnings(
   }
   return warnings;
 }
+
+type AnyRoute = HTTPRoute | GRPCRoute | TLSRoute | TCPRoute | UDPRoute;
 
 type NamesByNamespace = ReadonlyMap<string, readonly string[]>;
 

@@ -236,7 +236,9 @@ export function parseExecCredential(stdout: string, apiVersion: string, command:
     throw bad('something that is not JSON');
   }
   if (!isRecord(doc))
-    throw bad(`JSON that is not an object (${Array.isArray(doc) ? 'an array' : typeof doc})`);
+    throw bad(
+      `JSON that is not an object (${doc === null ? 'null' : Array.isArray(doc) ? 'an array' : typeof doc})`,
+    );
   if (doc.kind !== 'ExecCredential') {
     throw bad(doc.kind === undefined ? 'an object without kind' : 'an object of another kind');
   }

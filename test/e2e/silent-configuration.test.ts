@@ -55,6 +55,7 @@ describe('a gateway that says what it cannot act on', () => {
       manifests: { 'first-try.yaml': readFileSync(FIXTURE, 'utf8') },
       listenerPortOffset: port - 80,
       args: ['--member-kubeconfigs', kubeconfigs, '--cluster', 'east'],
+      startTimeoutMs: 50_000,
     });
   }, 60_000);
 
@@ -77,6 +78,7 @@ describe('a gateway that says what it cannot act on', () => {
     }, 15_000);
     const expected = [
       'warning: HTTPRoute shop/typo: spec.parentRefs[0]: Gateway shop/egde not found (Gateways in shop: classless, edge, theirs); the route is not attached there',
+      'warning: TCPRoute shop/db: spec.parentRefs[0]: Gateway shop/egde not found (Gateways in shop: classless, edge, theirs); the route is not attached there',
       'warning: HTTPRoute shop/elsewhere: no parent of this route is served by clusterset-gateway.io/gateway-controller: spec.parentRefs[0]: Gateway shop/theirs is of GatewayClass other (controller example.com/other-controller)',
       'warning: Gateway shop/classless: spec.gatewayClassName: GatewayClass clusterest not found; no controller serves this Gateway',
       'warning: HTTPRoute shop/missing-backends: ResolvedRefs=False BackendNotFound: spec.rules[0].backendRefs[0]: Service shop/wbe not found; spec.rules[1].backendRefs[0]: ServiceImport shop/payments not found',

@@ -140,6 +140,19 @@ describe('start-up failures exit non-zero with their message, before any port is
     );
     expect(none.code).toBe(1);
     expect(none.stderr).toContain(`no current cluster in the Kubernetes configuration ${empty}`);
+
+    // A zero-byte file (a Secret mounted before it was filled): named, not a TypeError from inside the client.
+    const nothing = join(scratch, 'nothing.kubeconfig');
+    writeFileSync(nothing, '');
+    const zero = await run(
+      ['--kubernetes', '--kubeconfig', nothing, '--admin-port', String(await freePort())],
+      { HOME: scratch },
+    );
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toContain(
+      `cannot load Kubernetes configuration from --kubeconfig ${nothing}: not a kubeconfig: no clusters`,
+    );
+    expect(zero.stderr).not.toContain('Cannot read properties');
   });
 
   it('--kubeconfig with an unset current-context, or one naming a missing context or cluster, says which', async () => {

@@ -147,7 +147,14 @@ describe('ExecCredential output', () => {
   });
 
   it.each([
-    ['token=secret', /not JSON/],
+    ['token=secret', /^not an ExecCredential: .* not JSON/],
+    ['null', /^not an ExecCredential: .* JSON that is not an object \(null\)/],
+    ['["secret"]', /^not an ExecCredential: .* JSON that is not an object \(an array\)/],
+    ['{"token":"secret"}', /^not an ExecCredential: .* an object without kind/],
+    [
+      '{"kind":"Config","users":[{"user":{"token":"secret"}}]}',
+      /^not an ExecCredential: .* an object of another kind/,
+    ],
     [ok({ token: 'secret' }, `${V1}beta1`), /apiVersion/],
     [ok({}), /neither a token nor a client certificate/],
     [ok({ clientCertificateData: 'secret' }), /only one of/],

@@ -44,6 +44,9 @@ describe('objects the gateway cannot act on', () => {
     expect(problems).toContain(
       'warning: HTTPRoute shop/typo: spec.parentRefs[0]: Gateway shop/egde not found (Gateways in shop: classless, edge, theirs); the route is not attached there',
     );
+    expect(problems).toContain(
+      'warning: TCPRoute shop/db: spec.parentRefs[0]: Gateway shop/egde not found (Gateways in shop: classless, edge, theirs); the route is not attached there',
+    );
   });
 
   it('names a route whose only Gateway is another controller’s, and not a route served here as well', () => {
@@ -81,13 +84,13 @@ describe('objects the gateway cannot act on', () => {
   });
 
   it('lists nothing else: every line is a warning about one of the mistakes above', () => {
-    expect(problems).toHaveLength(7);
+    expect(problems).toHaveLength(8);
     expect(problems.every((p) => p.startsWith('warning: '))).toBe(true);
   });
 
   it('lists nothing once the mistakes are fixed', () => {
     const fixed = objects()
-      .filter((o) => !['elsewhere', 'classless', 'pin-payments', 'web-tls'].includes(o.metadata.name))
+      .filter((o) => !['elsewhere', 'classless', 'pin-payments', 'web-tls', 'db'].includes(o.metadata.name))
       .map((o) => {
         const text = JSON.stringify(o)
           .replaceAll('"egde"', '"edge"')

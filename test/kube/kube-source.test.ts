@@ -275,9 +275,9 @@ describe('Kubernetes source against the API test server', () => {
     server = await withServer();
     const { recorder } = startSource(server);
     await recorder.waitFor(() => true, 'initial snapshot');
-    // 17 watched kinds: the 14 of before plus GRPCRoute, ListenerSet and ClusterSelectionPolicy.
-    await eventually(() => server?.watchCount === 17, 'all watches open');
-    expect(server.dropWatches()).toBe(17);
+    // 19 watched kinds: the 14 of before plus GRPCRoute, ListenerSet, ClusterSelectionPolicy, TCPRoute and UDPRoute.
+    await eventually(() => server?.watchCount === 19, 'all watches open');
+    expect(server.dropWatches()).toBe(19);
     server.create(service('after-drop'));
     await recorder.waitFor(
       (s) => s.get('Service', 'default', 'after-drop') !== undefined,

@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { kubeconfigShapeProblem } from '../../kube/kubeconfig-shape.ts';
 import { SourceError } from '../../snapshot/source.ts';
 
 const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -40,7 +41,7 @@ export function loadKubeConfig(path?: string, places: KubeConfigPlaces = {}): Lo
     if (!existsSync(path)) {
       throw new SourceError('KUBECONFIG_NOT_FOUND', `--kubeconfig ${path}: no such file`);
     }
-    load(() => kubeConfig.loadFromFile(path), `--kubeconfig ${path}`);
+    load(() => kubeConfig.loadFromFile(path), `--kubeconfig ${path}`, [path]);
     origin = 'kubeconfig';
     from = ` ${path}`;
   } else {
@@ -60,6 +61,7 @@ export function loadKubeConfig(path?: string, places: KubeConfigPlaces = {}): Lo
           }
         },
         `KUBECONFIG ${present.join(delimiter)}`,
+        present,
       );
       origin = 'KUBECONFIG';
       from = ` ${present.join(delimiter)}`;
@@ -77,7 +79,7 @@ export function loadKubeConfig(path?: string, places: KubeConfigPlaces = {}): Lo
         );
         const defaultFile = join(home, '.kube', 'config');
         if (existsSync(defaultFile)) {
-          load(() => kubeConfig.loadFromFile(defaultFile), defaultFile);
+          load(() => kubeConfig.loadFromFile(defaultFile), defaultFile, [defaultFile]);
           origin = 'default';
           from = ` ${defaultFile}`;
         } else looked.push(`${defaultFile}: no such file`);
@@ -148,7 +150,23 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-function load(read: () => void, where: string): void {
+/** Reads a configuration; `files` are checked first, so a malformed one is named rather than crashing the reader. */
+function load(read: () => void, where: string, files: readonly string[] = []): void {
+  for (const file of files) {
+    let problem: string | undefined;
+    try {
+      problem = kubeconfigShapeProblem(readFileSync(file, 'utf8'), { requireClusters: false });
+    } catch {
+      continue; // unreadable: `read` says why
+    }
+    if (problem !== undefined) {
+      const which = files.length > 1 ? `${file}: ` : '';
+      throw new SourceError(
+        'KUBECONFIG_INVALID',
+        `cannot load Kubernetes configuration from ${where}: ${which}not a kubeconfig: ${problem}`,
+      );
+    }
+  }
   try {
     read();
   } catch (err) {
