@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { GREETER_SERVICE } from '../greeter/greeter-messages.ts';
+import { GREETER_SERVICE } from './greeter/greeter-messages.ts';
 import {
   DEMO_FLEET_NAMESPACE,
   DEMO_NAMESPACE,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { type KubeApiServer, startKubeApiServer } from '../kube-sim/index.ts';
 import { selfSignedCertificate } from '../net/self-signed-certificate.ts';
+import { type KubeApiServer, startKubeApiServer } from './kube-sim/index.ts';
 import {
   DEMO_FLEET_NAMESPACE,
   DEMO_NAMESPACE,

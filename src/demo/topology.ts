@@ -4,7 +4,7 @@
  */
 export interface DemoPod {
   readonly service: string;
-  /** `http`: an echo server (src/echo); `grpc`: a Greeter server speaking h2c (src/greeter). */
+  /** `http`: an echo server (src/demo/echo); `grpc`: a Greeter server speaking h2c (src/demo/greeter). */
   readonly protocol: 'http' | 'grpc';
   readonly pod: string;
   readonly cluster: string;

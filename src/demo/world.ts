@@ -3,8 +3,8 @@
 // and CPU are then the gateway's alone (issue 31). It lives as long as the IPC channel to the gateway: when the
 // gateway exits, however it exits, the channel closes and so does the world.
 import { rmSync } from 'node:fs';
-import { startEchoServer } from '../echo/echo-server.ts';
-import { startGreeterServer } from '../greeter/greeter-server.ts';
+import { startEchoServer } from './echo/echo-server.ts';
+import { startGreeterServer } from './greeter/greeter-server.ts';
 import { type DemoFleet, startDemoFleet } from './members.ts';
 import { selectPods } from './pod-selection.ts';
 import { makeDemoFolder } from './temp-folders.ts';

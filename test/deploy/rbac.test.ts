@@ -148,7 +148,7 @@ function apiClientFiles(): string[] {
         const rel = relative(REPO_ROOT, path);
         const inApiFolder = /^src\/(sources\/kube|status|leader)\//.test(rel);
         // The simulated API server answers calls; it makes none.
-        const isServer = rel.startsWith('src/kube-sim/');
+        const isServer = rel.startsWith('src/demo/kube-sim/');
         if (!isServer && (inApiFolder || readFileSync(path, 'utf8').includes('@kubernetes/client-node')))
           out.push(path);
       }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { gateway, gatewayClass, httpRoute, service, serviceSlice, yamlDocs } from '../support/manifests.ts';
 

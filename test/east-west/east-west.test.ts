@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { Agent, ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
   gateway,

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { Agent, ProxyAgent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
-import { type GreeterServer, startGreeterServer } from '../../src/greeter/greeter-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
+import { type GreeterServer, startGreeterServer } from '../../src/demo/greeter/greeter-server.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { greeterStub, hello, helloStream } from '../support/greeter-stub.ts';
 import { httpRoute, serviceSlice, yamlDocs } from '../support/manifests.ts';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import { freePort } from '../support/gateway-process.ts';
 import { gateway, gatewayClass, yamlDocs } from '../support/manifests.ts';
 import { type FleetGateway, startFleetGateway } from './fleet-pipeline.ts';

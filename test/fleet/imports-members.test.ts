@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import type { FleetReport } from '../../src/fleet/fleet-report.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { type KubeApiServer, startKubeApiServer } from '../support/kube-api-server/index.ts';

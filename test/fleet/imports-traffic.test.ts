@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfigDump } from '../../src/admin/config-dump.ts';
 import { TopologyService } from '../../src/admin/topology-service.ts';
-import { type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import type { MemberView } from '../../src/fleet/member-view.ts';
 import { eventually, freePort } from '../support/gateway-process.ts';
 import { gateway, gatewayClass, httpRoute, yamlDocs } from '../support/manifests.ts';

@@ -4,10 +4,14 @@ import {
   decodeHelloRequest,
   encodeHelloReply,
   encodeHelloRequest,
-} from '../../src/greeter/greeter-messages.ts';
-import { encodeGrpcFrame, GrpcFrameError, GrpcFrameReader } from '../../src/greeter/grpc-frames.ts';
-import { decodeGrpcMessage, describeGrpcStatus, encodeGrpcMessage } from '../../src/greeter/grpc-status.ts';
-import { decodeStringFields, ProtobufError } from '../../src/greeter/protobuf-strings.ts';
+} from '../../src/demo/greeter/greeter-messages.ts';
+import { encodeGrpcFrame, GrpcFrameError, GrpcFrameReader } from '../../src/demo/greeter/grpc-frames.ts';
+import {
+  decodeGrpcMessage,
+  describeGrpcStatus,
+  encodeGrpcMessage,
+} from '../../src/demo/greeter/grpc-status.ts';
+import { decodeStringFields, ProtobufError } from '../../src/demo/greeter/protobuf-strings.ts';
 
 /** The demo's hand-written gRPC wire format, against bytes as protoc-generated code writes them. */
 describe('protobuf string fields', () => {

@@ -8,7 +8,7 @@ import { type GreeterStub, greeterStub, hello, helloStream } from '../support/gr
 /**
  * Issue 13, "Demo and docs": the demo's gRPC service `demo.Greeter` through the demo Gateway (GRPCRoute to
  * ServiceImport greeter, h2c on the HTTP listener), called by a real gRPC stack (grpc-js with protobufjs
- * reading src/greeter/greeter.proto, so the hand-written wire format is checked against a real codec) and by
+ * reading src/demo/greeter/greeter.proto, so the hand-written wire format is checked against a real codec) and by
  * the project's own client, `npm run demo:grpc`. Stopping pods through the admin endpoint moves the answers
  * to the next locality tier.
  */
@@ -31,7 +31,7 @@ function runClientScript(
   return new Promise((done, fail) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/greeter/grpc-hello.ts', '--url', url, '--count', String(count), ...extra],
+      ['--import', 'tsx', 'src/demo/greeter/grpc-hello.ts', '--url', url, '--count', String(count), ...extra],
       { cwd: ROOT, timeout: 20_000 },
       (error, stdout) => {
         if (error && typeof error.code !== 'number') return fail(error);

@@ -1,8 +1,8 @@
 import { connect } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GreeterClient } from '../../src/greeter/greeter-client.ts';
-import { type GreeterServer, startGreeterServer } from '../../src/greeter/greeter-server.ts';
+import { GreeterClient } from '../../src/demo/greeter/greeter-client.ts';
+import { type GreeterServer, startGreeterServer } from '../../src/demo/greeter/greeter-server.ts';
 import { freePort } from '../support/gateway-process.ts';
 import { greeterDefinition, greeterStub, hello, helloStream } from '../support/greeter-stub.ts';
 

@@ -149,7 +149,7 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
       [
         '--import',
         'tsx',
-        'src/echo/main.ts',
+        'src/demo/echo/main.ts',
         '--host',
         netns.address,
         '--port',
@@ -356,7 +356,7 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
       [
         '--import',
         'tsx',
-        'src/echo/main.ts',
+        'src/demo/echo/main.ts',
         '--host',
         netns.address,
         '--port',

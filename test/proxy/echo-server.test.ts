@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalHeaderName, type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
-import { parseGoDurationMs } from '../../src/echo/go-duration.ts';
+import { canonicalHeaderName, type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
+import { parseGoDurationMs } from '../../src/demo/echo/go-duration.ts';
 import { send } from './fixtures.ts';
 
 describe('echo server', () => {

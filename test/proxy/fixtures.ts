@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { EchoResponse } from '../../src/echo/echo-server.ts';
+import type { EchoResponse } from '../../src/demo/echo/echo-server.ts';
 import type {
   BackendCluster,
   BackendProtocol,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EchoResponse } from '../../src/echo/echo-server.ts';
+import type { EchoResponse } from '../../src/demo/echo/echo-server.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
 import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';

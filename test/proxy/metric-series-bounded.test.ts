@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DataPlane, startDataPlane } from '../../src/app/data-plane.ts';
 import { parseCli } from '../../src/cli/args.ts';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
 import { freePort } from '../support/gateway-process.ts';
 import { backend, entry, httpPort, listener, to, vhost } from './fixtures.ts';

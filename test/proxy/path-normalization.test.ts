@@ -1,6 +1,6 @@
 import { connect as connectH2 } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EchoResponse } from '../../src/echo/echo-server.ts';
+import type { EchoResponse } from '../../src/demo/echo/echo-server.ts';
 import type { RouteTable } from '../../src/ir/route-table.ts';
 import type { PathNormalization } from '../../src/proxy/exchange/path-normalization.ts';
 import { rawExchange } from '../hostile/raw-client.ts';

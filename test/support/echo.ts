@@ -1,4 +1,4 @@
-import { type EchoIdentity, type EchoServer, startEchoServer } from '../../src/echo/echo-server.ts';
+import { type EchoIdentity, type EchoServer, startEchoServer } from '../../src/demo/echo/echo-server.ts';
 
 export interface RunningEcho extends EchoServer {
   readonly identity: EchoIdentity;

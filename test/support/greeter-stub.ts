@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-/** src/greeter/greeter.proto read by protobufjs: a real codec to hold the hand-written wire format to. */
-export const GREETER_PROTO = resolve(import.meta.dirname, '../../src/greeter/greeter.proto');
+/** src/demo/greeter/greeter.proto read by protobufjs: a real codec to hold the hand-written wire format to. */
+export const GREETER_PROTO = resolve(import.meta.dirname, '../../src/demo/greeter/greeter.proto');
 
 export function greeterDefinition(): protoLoader.PackageDefinition {
   return protoLoader.loadSync(GREETER_PROTO, { keepCase: true });

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoServer } from '../../src/echo/echo-server.ts';
+import { startEchoServer } from '../../src/demo/echo/echo-server.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { gateway, gatewayClass, service, serviceSlice, yamlDocs } from '../support/manifests.ts';
 

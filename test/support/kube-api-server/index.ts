@@ -1,2 +1,2 @@
 // The simulated API server ships in src/ (the demo's member clusters run on it); tests use the same one.
-export * from '../../../src/kube-sim/index.ts';
+export * from '../../../src/demo/kube-sim/index.ts';

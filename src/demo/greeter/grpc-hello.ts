@@ -3,7 +3,7 @@ import { GreeterClient } from './greeter-client.ts';
 import type { HelloReply } from './greeter-messages.ts';
 import { describeGrpcStatus, GRPC_STATUS } from './grpc-status.ts';
 
-const USAGE = `Usage: npm run demo:grpc -- [flags]   (node --import tsx src/greeter/grpc-hello.ts [flags])
+const USAGE = `Usage: npm run demo:grpc -- [flags]   (node --import tsx src/demo/greeter/grpc-hello.ts [flags])
 Calls the demo's gRPC service demo.Greeter through the gateway over h2c and prints who answered.
   --url <url>        the gateway's HTTP listener (default http://127.0.0.1:8080)
   --authority <a>    the :authority to send, e.g. greeter.demo.svc.clusterset.local:50051 for east-west

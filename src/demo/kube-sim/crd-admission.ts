@@ -1,5 +1,5 @@
-import { loadCrds } from '../validation/crd-loader.ts';
-import { CrdValidator } from '../validation/index.ts';
+import { loadCrds } from '../../validation/crd-loader.ts';
+import { CrdValidator } from '../../validation/index.ts';
 import type { StatusCause } from './api-status.ts';
 import type { JsonObject } from './json.ts';
 

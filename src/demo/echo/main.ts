@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { startEchoServer } from './echo-server.ts';
 
-const USAGE = `Usage: node --import tsx src/echo/main.ts [flags]
+const USAGE = `Usage: node --import tsx src/demo/echo/main.ts [flags]
   --host <addr>         address to listen on (default 127.0.0.1)
   --port <n>            port (default 0: any free port)
   --namespace <ns>      reported namespace (default default)

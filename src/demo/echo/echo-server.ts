@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeNow, listen } from '../net/listen.ts';
+import { closeNow, listen } from '../../net/listen.ts';
 import { parseGoDurationMs } from './go-duration.ts';
 
 export interface EchoIdentity {

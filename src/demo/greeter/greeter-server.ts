@@ -5,7 +5,7 @@ import {
   type OutgoingHttpHeaders,
   type ServerHttp2Stream,
 } from 'node:http2';
-import { listen } from '../net/listen.ts';
+import { listen } from '../../net/listen.ts';
 import {
   decodeHelloRequest,
   encodeHelloReply,

@@ -1,5 +1,5 @@
-import { builtInObjectErrors, isLoopbackEndpointError } from '../validation/built-in-objects.ts';
-import { isBase64 } from '../validation/formats.ts';
+import { builtInObjectErrors, isLoopbackEndpointError } from '../../validation/built-in-objects.ts';
+import { isBase64 } from '../../validation/formats.ts';
 import { ApiFailure, cause, type StatusCause } from './api-status.ts';
 import { isObject, type JsonObject } from './json.ts';
 
