@@ -82,7 +82,7 @@ export function* unservedObjectsInSteps(
     yield;
     for (const warning of routeParentWarnings(snapshot, options, ourClasses, named, route)) add(warning);
   }
-  for (const warning of backendTlsTargetWarnings(snapshot, options)) add(warning);
+  for (const warning of backendPolicyTargetWarnings(snapshot, options)) add(warning);
   for (const update of statuses) {
     yield;
     for (const warning of statusWarnings(update)) add(warning);
@@ -189,10 +189,10 @@ function suggestions(named: NamesByNamespace, kind: 'Gateway' | 'ListenerSet', n
 }
 
 /**
- * BackendTLSPolicy and XBackendTrafficPolicy targets: their status lists only the Gateways that use a target, so
+ * BackendTLSPolicy and XBackendTrafficPolicy targets: their statuses list only the Gateways that use a target, so
  * a policy whose target does not exist has no condition anywhere.
  */
-function backendTlsTargetWarnings(snapshot: Snapshot, options: TranslateOptions): UnservedWarning[] {
+function backendPolicyTargetWarnings(snapshot: Snapshot, options: TranslateOptions): UnservedWarning[] {
   const warnings: UnservedWarning[] = [];
   for (const policy of [...snapshot.list('BackendTLSPolicy'), ...snapshot.list('XBackendTrafficPolicy')]) {
     const namespace = namespaceOf(policy);

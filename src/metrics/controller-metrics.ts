@@ -69,7 +69,7 @@ export function createTranslationMetrics(registry: Registry): TranslationMetrics
     }),
     warnings: new Gauge({
       name: 'clusterset_gateway_config_warnings',
-      help: 'Input the last translation degraded around (unknown trafficDistribution, slices without a source cluster, ...), by code.',
+      help: 'Objects the last translation could not act on or degraded around (a parentRef to a missing Gateway, a missing backend, a policy without target, an unknown trafficDistribution, ...), by code.',
       labelNames: ['code'],
       registers: [registry],
     }),

@@ -84,6 +84,7 @@ describe('a gateway that says what it cannot act on', () => {
       'warning: HTTPRoute shop/missing-backends: ResolvedRefs=False BackendNotFound: spec.rules[0].backendRefs[0]: Service shop/wbe not found; spec.rules[1].backendRefs[0]: ServiceImport shop/payments not found',
       'warning: ClusterSelectionPolicy shop/pin-payments: Accepted=False TargetNotFound: no target exists: ServiceImport/shop/payments',
       'warning: BackendTLSPolicy shop/web-tls: spec.targetRefs[0]: Service shop/wbe not found; the policy applies to no backend there',
+      'warning: XBackendTrafficPolicy shop/web-budget: spec.targetRefs[0]: Service shop/wbe not found; the policy applies to no backend there',
       'warning: ServiceImport shop/cart: port 80 has no endpoints in any cluster; requests to it are answered 503 until a cluster exports ready ones',
       `${join(kubeconfigs, 'empty.yaml')}: not a kubeconfig: no clusters`,
     ];

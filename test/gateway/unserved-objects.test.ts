@@ -72,6 +72,9 @@ describe('objects the gateway cannot act on', () => {
     expect(problems).toContain(
       'warning: BackendTLSPolicy shop/web-tls: spec.targetRefs[0]: Service shop/wbe not found; the policy applies to no backend there',
     );
+    expect(problems).toContain(
+      'warning: XBackendTrafficPolicy shop/web-budget: spec.targetRefs[0]: Service shop/wbe not found; the policy applies to no backend there',
+    );
   });
 
   it('names a ServiceImport without endpoints as a warning; its route stays accepted', () => {
@@ -84,13 +87,18 @@ describe('objects the gateway cannot act on', () => {
   });
 
   it('lists nothing else: every line is a warning about one of the mistakes above', () => {
-    expect(problems).toHaveLength(8);
+    expect(problems).toHaveLength(9);
     expect(problems.every((p) => p.startsWith('warning: '))).toBe(true);
   });
 
   it('lists nothing once the mistakes are fixed', () => {
     const fixed = objects()
-      .filter((o) => !['elsewhere', 'classless', 'pin-payments', 'web-tls', 'db'].includes(o.metadata.name))
+      .filter(
+        (o) =>
+          !['elsewhere', 'classless', 'pin-payments', 'web-tls', 'web-budget', 'db'].includes(
+            o.metadata.name,
+          ),
+      )
       .map((o) => {
         const text = JSON.stringify(o)
           .replaceAll('"egde"', '"edge"')
