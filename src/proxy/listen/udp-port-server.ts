@@ -20,11 +20,14 @@ import {
 export interface UdpPortOptions extends FlowTableOptions {
   /** Datagrams held per flow while its upstream socket connects; more are dropped. */
   readonly maxPendingDatagrams: number;
+  /** Endpoints one client's datagram is tried on when they refuse it (ICMP port unreachable). */
+  readonly maxAttempts: number;
 }
 
 export const DEFAULT_UDP_PORT_OPTIONS: UdpPortOptions = {
   ...DEFAULT_FLOW_TABLE_OPTIONS,
   maxPendingDatagrams: 64,
+  maxAttempts: 3,
 };
 
 /** One client's flow: its own upstream socket, connected to the endpoint picked for it. */
@@ -36,6 +39,10 @@ interface Flow {
   readonly backend: CompiledBackend;
   readonly endpoint: UpstreamEndpoint;
   readonly upstream: Socket;
+  /** Endpoints that refused this client's datagrams before this flow; cleared at the first reply. */
+  tried: Set<string> | undefined;
+  /** The latest datagram sent, sent again on the next endpoint when this one refuses it. */
+  last: Buffer | undefined;
   /** Datagrams that arrived before the upstream socket connected. */
   pending: Buffer[] | undefined;
   /** Ends the balancer's attempt: at the first reply (its latency), or when the flow ends unanswered. */
@@ -141,9 +148,14 @@ export class UdpPortServer {
   #receive(msg: Buffer, rinfo: RemoteInfo): void {
     const key = `${rinfo.address} ${rinfo.port}`;
     const now = this.#now();
-    const flow = this.#flows.touch(key, now) ?? this.#open(key, rinfo, now);
+    const flow = this.#flows.touch(key, now) ?? this.#open(key, rinfo.address, rinfo.port, now, undefined);
     if (flow === undefined) return;
+    this.#send(flow, msg);
+  }
+
+  #send(flow: Flow, msg: Buffer): void {
     flow.bytesUp.inc(msg.length);
+    flow.last = msg;
     if (flow.pending === undefined) {
       flow.upstream.send(msg, (err) => this.#sendFailed(flow, err));
     } else if (flow.pending.length < this.#options.maxPendingDatagrams) {
@@ -153,23 +165,31 @@ export class UdpPortServer {
     }
   }
 
-  #open(key: string, rinfo: RemoteInfo, now: number): Flow | undefined {
+  #open(
+    key: string,
+    clientAddress: string,
+    clientPort: number,
+    now: number,
+    tried: Set<string> | undefined,
+  ): Flow | undefined {
     const route = this.#compiled.route;
     if (route === undefined) return this.#drop('no-route', '');
     const backend = chooseLayer4Target(route, Math.random())?.backend;
     if (backend === undefined) return this.#drop('invalid-backend', route.route);
-    const endpoint = backend.balancer.pick();
+    const endpoint = backend.balancer.pick(tried);
     if (endpoint === undefined) return this.#drop('no-endpoint', route.route);
     const upstream = createSocket({ type: isIPv6(endpoint.address) ? 'udp6' : 'udp4' });
     const labels = { protocol: 'udp', route: route.route, backend: backend.id, cluster: endpoint.cluster };
     const flow: Flow = {
       key,
-      clientAddress: rinfo.address,
-      clientPort: rinfo.port,
+      clientAddress,
+      clientPort,
       route: route.route,
       backend,
       endpoint,
       upstream,
+      tried,
+      last: undefined,
       pending: [],
       done: backend.balancer.begin(endpoint),
       startedMs: performance.now(),
@@ -198,6 +218,7 @@ export class UdpPortServer {
       flow.done({ result: 'success', latencyMs: performance.now() - flow.startedMs });
       flow.done = undefined;
     }
+    flow.tried = undefined;
     this.#flows.touch(flow.key, this.#now());
     flow.bytesDown.inc(reply.length);
     this.#socket?.send(reply, flow.clientPort, flow.clientAddress);
@@ -220,12 +241,19 @@ export class UdpPortServer {
       flow.done({ result: 'connect-failure', latencyMs: performance.now() - flow.startedMs });
       flow.done = undefined;
     }
-    this.#flows.delete(flow.key, flow);
+    const current = this.#flows.delete(flow.key, flow);
     this.#end(flow, 'error');
     this.#logger.debug(
       { route: flow.route, endpoint: flow.endpoint.key, err: err.message },
       'UDP flow failed',
     );
+    // The datagram is sent again on another endpoint, as a refused TCP connect is: the client sees an answer.
+    const tried = new Set(flow.tried);
+    tried.add(flow.endpoint.key);
+    const last = flow.last;
+    if (!current || last === undefined || tried.size >= this.#options.maxAttempts) return;
+    const next = this.#open(flow.key, flow.clientAddress, flow.clientPort, this.#now(), tried);
+    if (next !== undefined) this.#send(next, last);
   }
 
   #end(flow: Flow, reason: FlowEnd): void {
