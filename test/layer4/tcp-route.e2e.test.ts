@@ -205,6 +205,22 @@ describe('TCPRoute: connections across clusters', () => {
     expect(conditions('TCPRoute/data/on-http-listener')).toContainEqual(
       expect.objectContaining({ type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners' }),
     );
+    // The routes and their endpoints are in the dump: the listener's route, the backend's endpoints and health.
+    const full = dump as unknown as {
+      routeTable: { layer4Ports: { listener: string; protocol: string; routes: { route: string }[] }[] };
+      balancers: Record<string, { endpoints: { key: string; cluster?: string }[] }>;
+    };
+    expect(full.routeTable.layer4Ports).toContainEqual(
+      expect.objectContaining({
+        listener: 'data/edge/db',
+        protocol: 'TCP',
+        routes: [expect.objectContaining({ route: 'data/db' })],
+      }),
+    );
+    expect(full.balancers['ServiceImport/data/db:5432']?.endpoints.map((e) => e.cluster).sort()).toEqual([
+      'east-1',
+      'west-1',
+    ]);
     // Its connections are reset, not left hanging.
     const client = await openLineClient(wrongPort).catch(() => undefined);
     if (client) await client.closed;
