@@ -114,6 +114,10 @@ export function startDataPlane(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
+    layer4: {
+      tcp: { idleTimeoutMs: cli.tcpIdleTimeoutMs, connectTimeoutMs: cli.tcpConnectTimeoutMs },
+      udp: { idleTimeoutMs: cli.udpFlowIdleTimeoutMs, maxFlows: cli.udpMaxFlows },
+    },
     drainTimeoutMs: cli.limits.drainTimeoutMs,
     limits: cli.limits,
     paths: cli.paths,

@@ -38,7 +38,7 @@ export function listenerProblems(
       const what =
         b.kind === 'east-west'
           ? `east-west listener ${b.endpoint}`
-          : `${b.kind === 'tls' ? 'TLS ' : ''}listener port ${b.port} at ${b.endpoint}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;
+          : `${KIND_PREFIX[b.kind]}listener port ${b.port} at ${b.endpoint}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;
       return `error: ${what} cannot be bound: ${b.error ?? b.code}; tried again with backoff`;
     });
 }
@@ -66,8 +66,22 @@ function unboundListeners(
   return out;
 }
 
+const KIND_PREFIX: Readonly<Record<ListenerBinding['kind'], string>> = {
+  http: '',
+  tls: 'TLS ',
+  tcp: 'TCP ',
+  udp: 'UDP ',
+  'east-west': '',
+};
+
 function listenerIdsOf(table: RouteTable, binding: ListenerBinding): string[] {
   if (binding.kind === 'east-west') return [];
+  if (binding.kind === 'tcp' || binding.kind === 'udp') {
+    const protocol = binding.kind === 'tcp' ? 'TCP' : 'UDP';
+    return (table.layer4Ports ?? [])
+      .filter((p) => p.protocol === protocol && p.port === binding.port && p.address === binding.address)
+      .map((p) => p.listener);
+  }
   const ports = binding.kind === 'http' ? table.ports : (table.tlsPorts ?? []);
   return ports
     .filter((p) => p.port === binding.port && p.address === binding.address)

@@ -78,6 +78,10 @@ export interface CliOptions {
   };
   readonly tlsClientHelloTimeoutMs: number;
   readonly tlsClientHelloMaxBytes: number;
+  readonly tcpIdleTimeoutMs: number;
+  readonly tcpConnectTimeoutMs: number;
+  readonly udpFlowIdleTimeoutMs: number;
+  readonly udpMaxFlows: number;
   readonly workers: number;
   readonly adminMaxStreams: number;
   /** `--status-write-qps` and `--status-write-burst`: the status queue's token bucket. */
@@ -263,6 +267,20 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       512,
       1_048_576,
     ),
+    tcpIdleTimeoutMs: integer('tcp-idle-timeout-ms', str('tcp-idle-timeout-ms') ?? '3600000', 1, 86_400_000),
+    tcpConnectTimeoutMs: integer(
+      'tcp-connect-timeout-ms',
+      str('tcp-connect-timeout-ms') ?? '5000',
+      1,
+      600_000,
+    ),
+    udpFlowIdleTimeoutMs: integer(
+      'udp-flow-idle-timeout-ms',
+      str('udp-flow-idle-timeout-ms') ?? '60000',
+      100,
+      86_400_000,
+    ),
+    udpMaxFlows: integer('udp-max-flows', str('udp-max-flows') ?? '4096', 1, 1_000_000),
     workers: workerCount(str('workers')),
     adminMaxStreams: integer('admin-max-streams', str('admin-max-streams') ?? '16', 0, 10_000),
     statusWriteQps: integer('status-write-qps', str('status-write-qps') ?? '20', 1, 10_000),

@@ -220,6 +220,26 @@ export const FLAGS = {
     arg: 'n',
     help: 'TLS listeners: largest ClientHello read for its SNI; larger ones are reset. Default 16384.',
   },
+  'tcp-idle-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'TCP listeners: a relayed connection with no byte either way for this long is closed. Default 3600000.',
+  },
+  'tcp-connect-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'TCP listeners: time one connect to a backend endpoint may take before another endpoint is tried. Default 5000.',
+  },
+  'udp-flow-idle-timeout-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'UDP listeners: a flow (client address and port) with no datagram either way for this long ends. Default 60000.',
+  },
+  'udp-max-flows': {
+    type: 'string',
+    arg: 'n',
+    help: 'UDP listeners: flows per listener port; a new one evicts the flow idle longest. Default 4096.',
+  },
   workers: {
     type: 'string',
     arg: 'n|auto',

@@ -27,6 +27,8 @@ export interface BackendRefContext {
   readonly referenceGrantsRequired?: boolean;
   /** The referring route's kind, for ReferenceGrant `from`; default HTTPRoute. */
   readonly routeKind?: string;
+  /** The Service port's protocol to resolve (UDPRoute: UDP); default TCP. */
+  readonly transport?: 'TCP' | 'UDP';
 }
 
 /**
@@ -61,7 +63,14 @@ export function resolveBackendRef(
   if (!allowed) return fail('RefNotPermitted', `${what}: no ReferenceGrant in ${namespace} allows it`);
   if (ref.port === undefined) return fail('BackendNotFound', `${what}: port is required`);
   const resolve = isService ? resolveServiceBackend : resolveServiceImportBackend;
-  const resolution = resolve(context.snapshot, namespace, ref.name, ref.port, context.options.identity);
+  const resolution = resolve(
+    context.snapshot,
+    namespace,
+    ref.name,
+    ref.port,
+    context.options.identity,
+    context.transport ?? 'TCP',
+  );
   if (!resolution.ok) return fail(resolution.reason, `${field}: ${resolution.message}`);
   return { ok: true, backend: resolution.backend, warnings: resolution.warnings ?? [] };
 }

@@ -11,7 +11,7 @@ import { type RequestedAddresses, requestedAddresses } from './gateway-static-ad
 import { type GatewayProblem, gatewayProblem, gatewayStatus } from './gateway-status.ts';
 import { describeObject, guarded } from './guarded.ts';
 import { buildLayer4Ports, type ServedLayer4Listener } from './layer4-route-table.ts';
-import { translateLayer4Routes } from './layer4-routes.ts';
+import { type AttachedLayer4Route, translateLayer4Routes } from './layer4-routes.ts';
 import { isListenerSetAccepted, listenerSetStatus } from './listener-set-status.ts';
 import { attachListenerSets } from './listener-sets.ts';
 import { type ListenerState, validateListeners } from './listeners.ts';
@@ -21,7 +21,7 @@ import { attachToGateway, type ListenerAttachment, normalizeParentRef } from './
 import type { RouteContext } from './route-context.ts';
 import { type ParentVerdict, translateRouteCore } from './route-core.ts';
 import { routeStatus } from './route-status.ts';
-import { translateTlsRoutes } from './tls-route.ts';
+import { type AttachedTlsEntry, translateTlsRoutes } from './tls-route.ts';
 import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
 import type { AttachedRoute } from './virtual-hosts.ts';
 
@@ -189,7 +189,10 @@ export function* translateGatewayListeners(
     if (status.ok) gatewayStatuses.push(status.value);
     else problems.push(`ListenerSet ${set.key}: ${status.message}`);
   }
-  const tlsPorts = buildTlsPorts(servedTls, tlsRoutes.byListener);
+  const tlsPorts = buildTlsPorts(
+    servedTls,
+    withTcpRoutesOnTls(servedTls, tlsRoutes.byListener, layer4Routes.byListener),
+  );
   const layer4Ports = buildLayer4Ports(servedLayer4, layer4Routes.byListener);
   const routeTable = yield* buildRouteTable(served, backends);
   return {
@@ -282,4 +285,28 @@ function translateRoute(
     attached.set(listenerId, { ...core.attached, hostnames: [...hostnames] });
   }
   return { context: core.context, status: core.status, attached };
+}
+
+/**
+ * TCPRoutes on TLS Terminate listeners (allowedRoutes.kinds names them): after TLS ends, the plain stream goes
+ * to the route's backends like a TLSRoute's, under the listener's hostname (any SNI it serves), so a TLSRoute
+ * with a more specific hostname on the same listener comes first.
+ */
+function withTcpRoutesOnTls(
+  served: readonly ServedTlsListener[],
+  tls: ReadonlyMap<string, readonly AttachedTlsEntry[]>,
+  layer4: ReadonlyMap<string, readonly AttachedLayer4Route[]>,
+): ReadonlyMap<string, readonly AttachedTlsEntry[]> {
+  const merged = new Map(tls);
+  for (const { state } of served) {
+    if (state.protocol !== 'TLS') continue;
+    const tcp = layer4.get(state.id);
+    if (tcp === undefined || tcp.length === 0) continue;
+    const hostname = state.hostname ?? '*';
+    merged.set(state.id, [
+      ...(tls.get(state.id) ?? []),
+      ...tcp.map(({ route, backends, createdAt }) => ({ hostname, route, backends, createdAt })),
+    ]);
+  }
+  return merged;
 }

@@ -112,7 +112,13 @@ function resolveLayer4Backends(
   const clusters = new Map<string, BackendCluster>();
   const problems: Problem<ResolvedRefsReason>[] = [];
   const warnings: McsWarning[] = [];
-  const context = { snapshot, options, routeNamespace: namespaceOf(route), routeKind: route.kind };
+  const context = {
+    snapshot,
+    options,
+    routeNamespace: namespaceOf(route),
+    routeKind: route.kind,
+    transport: route.kind === 'UDPRoute' ? ('UDP' as const) : ('TCP' as const),
+  };
   for (const [r, rule] of (route.spec?.rules ?? []).entries()) {
     for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
       const weight = ref.weight ?? 1;

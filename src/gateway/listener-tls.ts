@@ -101,6 +101,7 @@ function pemProblem(certPem: string, keyPem: string): string | undefined {
 }
 
 const TLS_ROUTE = { group: GATEWAY_GROUP, kind: 'TLSRoute' } as const;
+const TCP_ROUTE = { group: GATEWAY_GROUP, kind: 'TCPRoute' } as const;
 
 type TlsListenerFields = {
   readonly protocol: 'TLS' | 'HTTPS';
@@ -139,19 +140,30 @@ export function validateTlsListener(
   }
   const field = `spec.listeners[${index}]`;
   const requested = listener.allowedRoutes?.kinds;
+  const terminate = (listener.tls?.mode ?? 'Terminate') === 'Terminate';
+  // A Terminate listener relays plain TCP once TLS ends here, so it may also serve TCPRoutes when its
+  // allowedRoutes.kinds names them (the default stays TLSRoute alone).
+  const servable = terminate ? ['TLSRoute', 'TCPRoute'] : ['TLSRoute'];
+  const named = (k: { group?: string; kind: string }, kind: string) =>
+    (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === kind;
   const rejected = (requested ?? [])
-    .filter((k) => (k.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || k.kind !== 'TLSRoute')
+    .filter((k) => !servable.some((kind) => named(k, kind)))
     .map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`);
-  const supportedKinds = requested === undefined || rejected.length < requested.length ? [TLS_ROUTE] : [];
+  const supportedKinds =
+    requested === undefined
+      ? [TLS_ROUTE]
+      : [TLS_ROUTE, TCP_ROUTE].filter(
+          (kind) => requested.some((k) => named(k, kind.kind)) && servable.includes(kind.kind),
+        );
   let invalidRefs: TlsListenerFields['invalidRefs'] =
     rejected.length > 0
       ? {
           reason: 'InvalidRouteKinds',
-          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${GATEWAY_GROUP}/TLSRoute`,
+          message: `${field}.allowedRoutes.kinds: ${rejected.join(', ')} not supported; supported: ${servable.map((k) => `${GATEWAY_GROUP}/${k}`).join(', ')}`,
         }
       : undefined;
   let tls: TlsConfig | undefined;
-  if ((listener.tls?.mode ?? 'Terminate') === 'Terminate') {
+  if (terminate) {
     const certificates = resolveListenerCertificates(snapshot, gateway, listener, index);
     if (certificates.ok) tls = { certificates: certificates.tls.certificates };
     else invalidRefs = { reason: certificates.reason, message: certificates.message };

@@ -235,6 +235,8 @@ export interface BackendCluster {
     readonly fallback: 'None' | 'Any';
     readonly outsideEndpoints: number;
   };
+  /** UDP for a UDPRoute's backend (the Service's UDP port; no active probes); absent: TCP. */
+  readonly transport?: 'UDP';
   /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
   readonly healthCheck?: HealthCheckConfig;
   /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */

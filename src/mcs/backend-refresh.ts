@@ -63,7 +63,7 @@ export function refreshBackends(
     const old = previous[id];
     if (old === undefined) continue;
     const resolve = old.kind === 'Service' ? resolveServiceBackend : resolveServiceImportBackend;
-    const resolution = resolve(snapshot, old.namespace, old.name, old.port, identity);
+    const resolution = resolve(snapshot, old.namespace, old.name, old.port, identity, old.transport ?? 'TCP');
     if (!resolution.ok) return { ok: false, reason: `${id}: ${resolution.message}` };
     const next: BackendCluster = {
       ...resolution.backend,

@@ -44,20 +44,21 @@ export function resolveServiceBackend(
   name: string,
   port: number,
   identity: LocalIdentity,
+  transport: Transport = 'TCP',
 ): BackendResolution {
   const service = snapshot.get('Service', namespace, name);
   if (!service) {
     return { ok: false, reason: 'BackendNotFound', message: `Service ${namespace}/${name} not found` };
   }
-  const servicePort = service.spec?.ports?.find((p) => p.port === port);
+  const servicePort = portOfTransport(service.spec?.ports, port, transport);
   if (!servicePort) {
     return {
       ok: false,
       reason: 'BackendNotFound',
-      message: `Service ${namespace}/${name} has no port ${port} (ports: ${portList(service.spec?.ports)})`,
+      message: `Service ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(service.spec?.ports)})`,
     };
   }
-  const id = `Service/${namespace}/${name}:${port}`;
+  const id = backendId('Service', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
   if (service.spec?.type === 'ExternalName') {
     warnings.push({
@@ -77,6 +78,7 @@ export function resolveServiceBackend(
     namespace,
     name,
     port,
+    transport,
     portName: servicePort.name,
     appProtocol: servicePort.appProtocol,
     trafficDistribution: service.spec?.trafficDistribution,
@@ -109,21 +111,22 @@ export function resolveServiceImportBackend(
   name: string,
   port: number,
   identity: LocalIdentity,
+  transport: Transport = 'TCP',
 ): BackendResolution {
   const serviceImport = snapshot.get('ServiceImport', namespace, name);
   if (!serviceImport) {
     return { ok: false, reason: 'BackendNotFound', message: `ServiceImport ${namespace}/${name} not found` };
   }
   const spec = serviceImportSpec(serviceImport);
-  const importPort = spec.ports?.find((p) => p.port === port);
+  const importPort = portOfTransport(spec.ports, port, transport);
   if (!importPort) {
     return {
       ok: false,
       reason: 'BackendNotFound',
-      message: `ServiceImport ${namespace}/${name} has no port ${port} (ports: ${portList(spec.ports)})`,
+      message: `ServiceImport ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(spec.ports)})`,
     };
   }
-  const id = `ServiceImport/${namespace}/${name}:${port}`;
+  const id = backendId('ServiceImport', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
   const slices = new Map<string, { slice: EndpointSlice; derived: boolean }>();
   for (const slice of snapshot.slicesForServiceImport(namespace, name)) {
@@ -166,6 +169,7 @@ export function resolveServiceImportBackend(
     namespace,
     name,
     port,
+    transport,
     portName: importPort.name,
     appProtocol: importPort.appProtocol,
     trafficDistribution: spec.trafficDistribution,
@@ -184,6 +188,7 @@ interface FinishInput {
   readonly namespace: string;
   readonly name: string;
   readonly port: number;
+  readonly transport: Transport;
   readonly portName: string | undefined;
   readonly appProtocol: string | undefined;
   readonly trafficDistribution: string | undefined;
@@ -196,8 +201,8 @@ interface FinishInput {
 }
 
 function finish(input: FinishInput): BackendResolution {
-  const { kind, namespace, name, port, warnings } = input;
-  const id = `${kind}/${namespace}/${name}:${port}`;
+  const { kind, namespace, name, port, transport, warnings } = input;
+  const id = backendId(kind, namespace, name, port, transport);
   const collected = collectEndpoints(input.sources, {
     owner: id,
     portName: input.portName,
@@ -211,7 +216,9 @@ function finish(input: FinishInput): BackendResolution {
     selection === undefined
       ? localityPlacement(collected.endpoints, parsed.policy, input.identity, id, warnings)
       : selectedPlacement(collected.endpoints, selection, parsed.policy, input.identity, id, warnings);
-  const healthCheck = parseHealthCheckAnnotations(input.annotations, id, warnings);
+  // The active probes connect over TCP or speak HTTP: a UDP port has neither to answer them.
+  const healthCheck =
+    transport === 'UDP' ? { disabled: true } : parseHealthCheckAnnotations(input.annotations, id, warnings);
   const owner: ObjectKey = `${kind}/${namespace}/${name}`;
   if (kind === 'ServiceImport' && collected.endpoints.length === 0) {
     warnings.push({
@@ -229,6 +236,7 @@ function finish(input: FinishInput): BackendResolution {
       port,
       protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
+      ...(transport === 'UDP' ? { transport } : {}),
       ...placement,
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
@@ -272,6 +280,34 @@ function selectedPlacement(
       outsideEndpoints: selected.outsideEndpoints,
     },
   };
+}
+
+/** The transport a Service or ServiceImport port speaks (ServicePort.protocol, default TCP). */
+export type Transport = 'TCP' | 'UDP';
+
+/**
+ * The port of that number speaking `transport`: a Service may have 53/UDP beside 53/TCP. For TCP, a port whose
+ * protocol is unset or TCP first, then any port of that number (HTTP routes have always resolved by number).
+ */
+function portOfTransport<P extends { readonly port: number; readonly protocol?: string }>(
+  ports: readonly P[] | undefined,
+  port: number,
+  transport: Transport,
+): P | undefined {
+  const same = (ports ?? []).filter((p) => p.port === port);
+  const speaking = same.find((p) => (p.protocol ?? 'TCP') === transport);
+  return transport === 'UDP' ? speaking : (speaking ?? same[0]);
+}
+
+/** A UDP backend is a cluster of its own: its endpoints are the UDP slice ports, never probed. */
+function backendId(
+  kind: string,
+  namespace: string,
+  name: string,
+  port: number,
+  transport: Transport,
+): string {
+  return `${kind}/${namespace}/${name}:${port}${transport === 'UDP' ? '/UDP' : ''}`;
 }
 
 function portList(ports: readonly { readonly port: number }[] | undefined): string {

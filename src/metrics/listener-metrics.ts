@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** The listening sockets a routing table asks for: `http` (Gateway HTTP/HTTPS ports), `tls`, `east-west`. */
-export type ListenerSocketKind = 'http' | 'tls' | 'east-west';
+export type ListenerSocketKind = 'http' | 'tls' | 'tcp' | 'udp' | 'east-west';
 
 /**
  * Listening sockets by state, so that an alert can say "a configured listener is not bound" without reading
@@ -34,7 +34,7 @@ export class ListenerMetrics {
 
   /** Sets the gauge from the current states: every kind and state has a series, zero when none. */
   observe(states: readonly { readonly kind: ListenerSocketKind; readonly bound: boolean }[]): void {
-    for (const kind of ['http', 'tls', 'east-west'] as const) {
+    for (const kind of ['http', 'tls', 'tcp', 'udp', 'east-west'] as const) {
       const ofKind = states.filter((s) => s.kind === kind);
       const bound = ofKind.filter((s) => s.bound).length;
       this.sockets.set({ kind, state: 'bound' }, bound);

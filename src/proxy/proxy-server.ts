@@ -13,11 +13,14 @@ import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget
 import type { AccessLog } from './exchange/east-west-access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
+import { Layer4Ports } from './listen/layer4-ports.ts';
 import { type BindRetryOptions, type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
 import { ListenerServer } from './listen/listener-server.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './listen/request-guard.ts';
+import type { TcpPortOptions } from './listen/tcp-port-server.ts';
 import type { TlsPortOptions } from './listen/tls-port-server.ts';
 import { TlsPorts } from './listen/tls-ports.ts';
+import type { UdpPortOptions } from './listen/udp-port-server.ts';
 import { type UpstreamPoolOptions, UpstreamPools } from './upstream/upstream-pools.ts';
 
 export interface ProxyServerOptions {
@@ -46,6 +49,8 @@ export interface ProxyServerOptions {
   readonly eastWestPort?: number;
   /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
   readonly tls?: Partial<TlsPortOptions>;
+  /** TCP and UDP listener limits (`--tcp-idle-timeout-ms`, `--udp-flow-idle-timeout-ms`, `--udp-max-flows`). */
+  readonly layer4?: { readonly tcp?: Partial<TcpPortOptions>; readonly udp?: Partial<UdpPortOptions> };
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
   /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
@@ -94,6 +99,8 @@ export class ProxyServer {
   readonly #accessLog: AccessLog | undefined;
   /** TLS listener ports (TLSRoute passthrough and terminate). */
   readonly #tlsPorts: TlsPorts;
+  /** TCP and UDP listener ports (TCPRoute, UDPRoute). */
+  readonly #layer4Ports: Layer4Ports;
   #queue: Promise<void> = Promise.resolve();
   /** How many backends of the table in force name each pool key: an endpoint update closes pools it orphans. */
   #poolUsers = new Map<string, number>();
@@ -137,6 +144,16 @@ export class ProxyServer {
       drainMs: this.#drainMs,
       ...(options.tls ? { server: options.tls } : {}),
     });
+    this.#layer4Ports = new Layer4Ports({
+      bindings: this.#bindings,
+      serialize,
+      host: this.#host,
+      bindPort: this.#bindPort,
+      logger: this.#logger,
+      registry: options.registry ?? new Registry(),
+      drainMs: this.#drainMs,
+      ...options.layer4,
+    });
     this.#eastWest =
       options.eastWestPort === undefined
         ? undefined
@@ -171,6 +188,7 @@ export class ProxyServer {
       if (!out.has(server.gatewayPort)) out.set(server.gatewayPort, server.boundPort);
     }
     for (const [port, bound] of this.#tlsPorts.boundPorts()) if (!out.has(port)) out.set(port, bound);
+    for (const [port, bound] of this.#layer4Ports.boundPorts()) if (!out.has(port)) out.set(port, bound);
     return out;
   }
 
@@ -180,6 +198,11 @@ export class ProxyServer {
    */
   listeners(): readonly ListenerBinding[] {
     return this.#bindings.list();
+  }
+
+  /** Gateway UDP listener port to the port actually bound. */
+  boundUdpPorts(): ReadonlyMap<number, number> {
+    return this.#layer4Ports.boundPorts('UDP');
   }
 
   /** Applies a routing table; calls are serialised. A port that cannot be bound is retried with backoff. */
@@ -232,6 +255,7 @@ export class ProxyServer {
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
     await this.#tlsPorts.apply(table, compiled.backends);
+    await this.#layer4Ports.apply(table, compiled.backends);
     await this.#eastWest?.apply(table, compiled.backends, { metrics: this.#metrics, logger: this.#logger });
     this.#table = compiled;
     this.#pools.retain(compiled.poolKeys);
@@ -338,6 +362,7 @@ export class ProxyServer {
       backend.balancer = this.#balancers.build(cluster);
     }
     this.#pools.closePools(orphaned);
+    this.#layer4Ports.endpointsChanged(table.backends);
   }
 
   /** The compiled table's backends, for /config_dump and balancer state. */
@@ -364,6 +389,7 @@ export class ProxyServer {
     await Promise.all([
       ...servers.map((s) => s.close(this.#drainMs)),
       this.#tlsPorts.close(this.#drainMs),
+      this.#layer4Ports.close(this.#drainMs),
       this.#eastWest?.close(this.#drainMs),
     ]);
     await this.#pools.close();

@@ -1,0 +1,251 @@
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
+import { listen } from '../../net/listen.ts';
+import type { CompiledBackend } from '../compile/compile-backends.ts';
+import {
+  type CompiledLayer4Port,
+  chooseLayer4Target,
+  type LiveEndpoints,
+} from '../compile/layer4-compile.ts';
+
+export interface TcpPortOptions {
+  /** How long one connect to an endpoint may take before the next endpoint is tried. */
+  readonly connectTimeoutMs: number;
+  /** A relayed connection with no byte either way for this long is closed (`--tcp-idle-timeout-ms`). */
+  readonly idleTimeoutMs: number;
+  /** Endpoints tried per connection before the client is reset. */
+  readonly maxConnectAttempts: number;
+}
+
+export const DEFAULT_TCP_PORT_OPTIONS: TcpPortOptions = {
+  connectTimeoutMs: 5_000,
+  idleTimeoutMs: 3_600_000,
+  maxConnectAttempts: 3,
+};
+
+/** One relayed connection, for ending it when its endpoint goes away. */
+interface Relay {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly backendId: string;
+  readonly endpointKey: string;
+}
+
+/**
+ * One TCP listener port (TCPRoute). Each connection goes to a backend of the listener's route by weight, then
+ * to an endpoint the backend's balancer picks (locality tiers, health, weights as for HTTP); a failed connect
+ * moves on to another endpoint while the client waits, its bytes held (the server pauses on connect). Then the
+ * two sockets are piped both ways, half-closes passed on. No route, no valid backend or no endpoint: reset.
+ */
+export class TcpPortServer {
+  readonly gatewayPort: number;
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  readonly #relays = new Set<Relay>();
+  readonly #logger: Logger;
+  readonly #metrics: Layer4Metrics;
+  readonly #options: TcpPortOptions;
+  readonly #loggedReasons = new Set<string>();
+  #compiled: CompiledLayer4Port;
+  #boundPort = 0;
+
+  constructor(compiled: CompiledLayer4Port, logger: Logger, metrics: Layer4Metrics, options: TcpPortOptions) {
+    this.gatewayPort = compiled.port;
+    this.#compiled = compiled;
+    this.#logger = logger;
+    this.#metrics = metrics;
+    this.#options = options;
+    this.#server = createServer({ pauseOnConnect: true, allowHalfOpen: true, noDelay: true }, (socket) =>
+      this.#accept(socket),
+    );
+  }
+
+  get boundPort(): number {
+    return this.#boundPort;
+  }
+
+  get openConnections(): number {
+    return this.#relays.size;
+  }
+
+  swap(compiled: CompiledLayer4Port): void {
+    this.#compiled = compiled;
+  }
+
+  /** Ends the connections whose endpoint is no longer one of its backend's (scaled down, deleted, moved). */
+  endpointsChanged(live: LiveEndpoints): number {
+    let ended = 0;
+    for (const relay of this.#relays) {
+      if (live.has(relay.backendId, relay.endpointKey)) continue;
+      ended += 1;
+      relay.upstream.destroy();
+      relay.client.destroy();
+    }
+    return ended;
+  }
+
+  async listen(host: string, port: number): Promise<number> {
+    this.#boundPort = await listen(this.#server, host, port);
+    return this.#boundPort;
+  }
+
+  close(drainMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        for (const socket of this.#sockets) socket.destroy();
+      }, drainMs);
+      timer.unref();
+      this.#server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  #track(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+  }
+
+  #accept(client: Socket): void {
+    this.#track(client);
+    client.on('error', () => client.destroy());
+    const port = this.#compiled;
+    const route = port.route;
+    if (route === undefined) {
+      this.#refuse(client, port, '', undefined, 'no-route');
+      return;
+    }
+    const backend = chooseLayer4Target(route, Math.random())?.backend;
+    if (backend === undefined) {
+      this.#refuse(client, port, route.route, undefined, 'invalid-backend');
+      return;
+    }
+    this.#connect(client, port, route.route, backend, new Set());
+  }
+
+  #refuse(
+    client: Socket,
+    port: CompiledLayer4Port,
+    route: string,
+    backend: CompiledBackend | undefined,
+    result: string,
+  ): void {
+    this.#metrics.connections.inc({
+      gateway: port.gateway,
+      route,
+      backend: backend?.id ?? '',
+      cluster: '',
+      result,
+    });
+    // Once per reason and port: a flood of connections must not flood the log; the metric counts them all.
+    if (!this.#loggedReasons.has(result)) {
+      this.#loggedReasons.add(result);
+      this.#logger.warn(
+        { listener: port.listener, port: port.port, route, backend: backend?.id, result },
+        'TCP connection reset',
+      );
+    }
+    client.resetAndDestroy();
+  }
+
+  /** Connects to an endpoint, moving on to another one on a failed connect, then pipes both ways. */
+  #connect(
+    client: Socket,
+    port: CompiledLayer4Port,
+    route: string,
+    backend: CompiledBackend,
+    tried: Set<string>,
+  ): void {
+    if (client.destroyed) return;
+    const endpoint = tried.size < this.#options.maxConnectAttempts ? backend.balancer.pick(tried) : undefined;
+    if (endpoint === undefined) {
+      this.#refuse(client, port, route, backend, 'no-endpoint');
+      return;
+    }
+    tried.add(endpoint.key);
+    const started = performance.now();
+    const done = backend.balancer.begin(endpoint);
+    const upstream = netConnect({
+      host: endpoint.address,
+      port: endpoint.port,
+      allowHalfOpen: true,
+      noDelay: true,
+    });
+    this.#track(upstream);
+    upstream.setTimeout(this.#options.connectTimeoutMs, () => upstream.destroy(new Error('connect timeout')));
+    let connected = false;
+    const giveUp = (): void => {
+      if (connected) return;
+      // The client left while we were connecting: nothing the endpoint did, so it is not held against it.
+      done({ result: 'success', latencyMs: performance.now() - started });
+      upstream.destroy();
+    };
+    client.once('close', giveUp);
+    upstream.once('connect', () => {
+      connected = true;
+      client.off('close', giveUp);
+      upstream.setTimeout(0);
+      done({ result: 'success', latencyMs: performance.now() - started });
+      this.#relay(client, upstream, port, route, backend, endpoint);
+    });
+    upstream.on('error', () => {
+      if (connected) return;
+      client.off('close', giveUp);
+      if (client.destroyed) return;
+      done({ result: 'connect-failure', latencyMs: performance.now() - started });
+      this.#metrics.connectFailures.inc({ route, backend: backend.id, cluster: endpoint.cluster });
+      upstream.destroy();
+      this.#connect(client, port, route, backend, tried);
+    });
+  }
+
+  #relay(
+    client: Socket,
+    upstream: Socket,
+    port: CompiledLayer4Port,
+    route: string,
+    backend: CompiledBackend,
+    endpoint: UpstreamEndpoint,
+  ): void {
+    const relay: Relay = { client, upstream, backendId: backend.id, endpointKey: endpoint.key };
+    this.#relays.add(relay);
+    this.#metrics.connections.inc({
+      gateway: port.gateway,
+      route,
+      backend: backend.id,
+      cluster: endpoint.cluster,
+      result: 'relayed',
+    });
+    this.#metrics.openConnections.inc({ route });
+    // Every byte either way passes through the client socket, so its timer sees all activity.
+    client.setTimeout(this.#options.idleTimeoutMs, () => {
+      upstream.destroy();
+      client.destroy();
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    let open = 2;
+    const closed = (): void => {
+      open -= 1;
+      if (open === 1) {
+        // One side is gone for good: the other cannot be relayed to any more.
+        if (!client.destroyed && upstream.destroyed) client.end();
+        if (!upstream.destroyed && client.destroyed) upstream.destroy();
+        return;
+      }
+      this.#relays.delete(relay);
+      this.#metrics.openConnections.dec({ route });
+      const labels = { protocol: 'tcp', route, backend: backend.id, cluster: endpoint.cluster };
+      this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, upstream.bytesWritten);
+      this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, upstream.bytesRead);
+    };
+    client.once('close', closed);
+    upstream.once('close', closed);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.resume();
+  }
+}
