@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
 import { type TranslationResult, translateInSteps } from '../gateway/translate.ts';
-import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
+import type { ObjectKey } from '../ir/config-warning.ts';
+import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
 import { runInSlices, type SliceClock, type Steps } from '../ir/steps.ts';
 import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
@@ -11,6 +12,7 @@ import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
 import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
 import { statusSummary } from './status-summary.ts';
+import { backendIdsByOwner, compareTables, withBackends } from './table-diff.ts';
 
 export interface ReconcilerOptions {
   /** Called with every snapshot so options that depend on it (the cluster's own name) can follow it. */
@@ -196,7 +198,7 @@ export class Reconciler {
       return undefined;
     const table = last.result.table;
     const byOwner = backendIdsByOwner(table);
-    const owners = new Set<string>();
+    const owners = new Set<ObjectKey>();
     for (const change of diff.slices) {
       for (const slice of [change.before, change.after]) {
         if (slice) for (const owner of backendOwnersOf(slice, snapshot)) owners.add(owner);
@@ -215,11 +217,8 @@ export class Reconciler {
       return undefined;
     }
     if (refresh.backends.length === 0) return { backends: [], result: last.result };
-    // The table in force is updated in place: copying a record of 10,000 backends per slice change cost more
-    // than the rest of the change. Only the reconciler holds it (the proxy compiled its own, /config_dump and a
-    // late worker read it as it is now); the backend ids, and so the owner index, stay the same.
-    const backends = table.backends as Record<string, BackendCluster>;
-    for (const backend of refresh.backends) backends[backend.id] = backend;
+    // A new table: the one in force was published (/config_dump, a late worker, the last result) and stays as it is.
+    const next = withBackends(table, refresh.backends);
     // The refreshed backends' warnings are replaced by their owner key (a prefix of the message would also
     // match `shop/web-2` for `shop/web`); warnings about other objects (routes, policies) stay.
     const warnings = [
@@ -229,7 +228,7 @@ export class Reconciler {
     this.#reportWarnings(warnings);
     return {
       backends: refresh.backends,
-      result: { ...last.result, warnings },
+      result: { ...last.result, table: next, warnings },
     };
   }
 
@@ -270,25 +269,6 @@ export class Reconciler {
   }
 }
 
-/** A table's backend ids by `Kind/namespace/name`, built once per table. */
-const ownerIndex = new WeakMap<RouteTable, ReadonlyMap<string, readonly string[]>>();
-
-function backendIdsByOwner(table: RouteTable): ReadonlyMap<string, readonly string[]> {
-  let index = ownerIndex.get(table);
-  if (index === undefined) {
-    const built = new Map<string, string[]>();
-    for (const id of Object.keys(table.backends)) {
-      const owner = id.slice(0, id.lastIndexOf(':'));
-      const ids = built.get(owner);
-      if (ids) ids.push(id);
-      else built.set(owner, [id]);
-    }
-    index = built;
-    ownerIndex.set(table, index);
-  }
-  return index;
-}
-
 interface SliceDelta {
   readonly base: Snapshot;
   readonly slices: readonly SliceChange[];
@@ -317,61 +297,3 @@ function composeDeltas(
 
 const sliceKey = (change: SliceChange): string =>
   objectKey((change.after ?? change.before) as NonNullable<SliceChange['after']>);
-
-type TableChange =
-  | { readonly kind: 'routes' }
-  /** Only these backends' endpoint sets differ (none: the tables are equal). */
-  | { readonly kind: 'endpoints'; readonly backends: readonly BackendCluster[] };
-
-/**
- * A translation whose result equals the table in force is not recompiled; one that moved only endpoints is not
- * either. Steps: a pause is possible after each virtual host and each backend.
- */
-function* compareTables(before: RouteTable, after: RouteTable): Steps<TableChange> {
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  for (const key of keys) {
-    if (key === 'backends' || key === 'ports') continue;
-    if (!isDeepStrictEqual(before[key as keyof RouteTable], after[key as keyof RouteTable]))
-      return { kind: 'routes' };
-  }
-  if (!(yield* samePorts(before.ports, after.ports))) return { kind: 'routes' };
-  const ids = Object.keys(after.backends);
-  if (ids.length !== Object.keys(before.backends).length) return { kind: 'routes' };
-  const changed: BackendCluster[] = [];
-  for (const id of ids) {
-    yield;
-    const old = before.backends[id];
-    const next = after.backends[id] as BackendCluster;
-    if (old === undefined) return { kind: 'routes' };
-    if (isDeepStrictEqual(old, next)) continue;
-    if (
-      old.protocol !== next.protocol ||
-      !isDeepStrictEqual(old.tls, next.tls) ||
-      !isDeepStrictEqual(old.retryBudget, next.retryBudget) ||
-      !isDeepStrictEqual(old.healthCheck, next.healthCheck)
-    )
-      return { kind: 'routes' };
-    changed.push(next);
-  }
-  return { kind: 'endpoints', backends: changed };
-}
-
-/** Ports compared a virtual host at a time: one listener can hold 10,000 of them. */
-function* samePorts(before: RouteTable['ports'], after: RouteTable['ports']): Steps<boolean> {
-  if (before.length !== after.length) return false;
-  for (const [i, port] of after.entries()) {
-    const old = before[i] as PortConfig;
-    if (!isDeepStrictEqual({ ...old, listeners: [] }, { ...port, listeners: [] })) return false;
-    if (old.listeners.length !== port.listeners.length) return false;
-    for (const [j, listener] of port.listeners.entries()) {
-      const was = old.listeners[j] as PortConfig['listeners'][number];
-      if (!isDeepStrictEqual({ ...was, virtualHosts: [] }, { ...listener, virtualHosts: [] })) return false;
-      if (was.virtualHosts.length !== listener.virtualHosts.length) return false;
-      for (const [k, host] of listener.virtualHosts.entries()) {
-        if (!isDeepStrictEqual(was.virtualHosts[k], host)) return false;
-        yield;
-      }
-    }
-  }
-  return true;
-}

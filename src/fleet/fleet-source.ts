@@ -1,13 +1,18 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { fleetMetrics } from '../metrics/fleet-metrics.ts';
-import type { AnyResource, Condition, EndpointSlice } from '../snapshot/resources.ts';
+import type { AnyResource, Condition } from '../snapshot/resources.ts';
 import { RESOURCE_KINDS } from '../snapshot/resources.ts';
 import { objectKey, type SliceChange, Snapshot } from '../snapshot/snapshot.ts';
 import type { Source } from '../snapshot/source.ts';
 import { MCS_SERVICE_NAME_LABEL, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
-import { deriveImports, type ExportStatus, type FleetDerivation } from './derive-imports.ts';
+import {
+  applyMemberChange,
+  deriveState,
+  type ExportStatus,
+  type FleetDerivation,
+  type FleetState,
+} from './derive-imports.ts';
 import { type FleetReport, fleetReport, memberProblems } from './fleet-report.ts';
 import { awaitingFirstList, type FleetMembers, type MemberView, type ServiceExport } from './member-view.ts';
 
@@ -40,12 +45,13 @@ export class FleetSource implements Source {
   #primary: Snapshot | undefined;
   #primaryObjects: readonly AnyResource[] = [];
   #members: readonly MemberView[] = [];
-  #derivation: FleetDerivation | undefined;
+  /** The derivation of `#members` (when `#derivedMembers` is it) against `#primary`; undefined: derive in full. */
+  #state: FleetState | undefined;
+  #derivedMembers: readonly MemberView[] | undefined;
+  /** What changed in the derived objects since the last snapshot went out, member change by member change. */
+  #changes: PendingChanges = { full: true, slices: new Map() };
   #onSnapshot: ((snapshot: Snapshot) => void) | undefined;
-  /** What the last combined snapshot was made of, so that a change of members' slices alone is a delta of it. */
-  #emitted:
-    | { readonly primary: Snapshot; readonly derivation: FleetDerivation; readonly snapshot: Snapshot }
-    | undefined;
+  #emitted: Snapshot | undefined;
   #scheduled: NodeJS.Immediate | undefined;
   #started = false;
   /** Until it fires, the first snapshot waits for members on their first list. */
@@ -67,13 +73,12 @@ export class FleetSource implements Source {
     this.#onSnapshot = onSnapshot;
     await this.#options.members.start((members) => {
       this.#members = members;
-      this.#derivation = undefined;
       this.#logStateChanges(members);
       this.#schedule();
     });
     await this.#options.primary.start((snapshot) => {
       this.#primary = snapshot;
-      this.#derivation = undefined;
+      this.#state = undefined;
       this.#primaryObjects = allObjects(snapshot);
       this.#schedule();
     });
@@ -150,22 +155,19 @@ export class FleetSource implements Source {
       this.#firstListTimer = undefined;
       // Members published a moment from now are in the first snapshot already.
       if (this.#options.members.viewsNow) this.#members = this.#options.members.viewsNow();
-      this.#derivation = undefined;
     }
     const derivation = this.#derive();
+    const changes = this.#changes;
+    this.#changes = { full: false, slices: new Map() };
     const last = this.#emitted;
-    const slices =
-      last !== undefined && last.primary === this.#primary
-        ? derivedSliceChanges(last.derivation, derivation)
-        : undefined;
     const snapshot =
-      last === undefined || slices === undefined
+      last === undefined || changes.full
         ? combine(this.#primaryObjects, derivation)
-        : slices.length === 0
-          ? last.snapshot
-          : Snapshot.withEndpointSlices(last.snapshot, slices);
-    this.#emitted = { primary: this.#primary, derivation, snapshot };
-    if (snapshot !== last?.snapshot) this.#onSnapshot(snapshot);
+        : changes.slices.size === 0
+          ? last
+          : Snapshot.withEndpointSlices(last, [...changes.slices.values()]);
+    this.#emitted = snapshot;
+    if (snapshot !== last) this.#onSnapshot(snapshot);
     this.#firstEmitted?.();
     this.#firstEmitted = undefined;
     this.#metrics?.observe(this.#members, derivation);
@@ -214,15 +216,35 @@ export class FleetSource implements Source {
     }
   }
 
+  /**
+   * The derivation of the current members, brought up to date: in full after the primary changed (which local
+   * ServiceImports exist), else member by member for the views that are not the ones derived last. What changed
+   * is collected for the next snapshot.
+   */
   #derive(): FleetDerivation {
-    if (!this.#derivation) {
+    const members = this.#members;
+    if (this.#state === undefined) {
       const primary = this.#primary ?? Snapshot.empty;
-      this.#derivation = deriveImports(
-        this.#members,
+      this.#state = deriveState(
+        members,
         (namespace, name) => primary.get('ServiceImport', namespace, name) !== undefined,
       );
+      this.#changes = { full: true, slices: new Map() };
+    } else if (this.#derivedMembers !== members) {
+      const views = new Map<string, MemberView>();
+      for (const view of members)
+        if (view.state !== 'refused' && !views.has(view.name)) views.set(view.name, view);
+      const names = new Set([...this.#state.members.keys(), ...views.keys()]);
+      for (const name of names) {
+        if (this.#state.members.get(name)?.view === views.get(name)) continue;
+        const step = applyMemberChange(this.#state, name, views.get(name));
+        this.#state = step.state;
+        if (step.othersChanged) this.#changes.full = true;
+        for (const change of step.slices) addChange(this.#changes.slices, change);
+      }
     }
-    return this.#derivation;
+    this.#derivedMembers = members;
+    return this.#state.derivation;
   }
 
   #logStateChanges(members: readonly MemberView[]): void {
@@ -261,45 +283,19 @@ export function combine(primary: readonly AnyResource[], derivation: FleetDeriva
   return new Snapshot([...kept, ...derivation.objects]);
 }
 
-/**
- * The derived EndpointSlices that differ from `before` to `after` when nothing else derived does (the same
- * imports, profiles and authoritative clusters); undefined when something else changed. Unchanged member slices
- * keep their derived object (relabel's cache), so most compare by identity.
- */
-export function derivedSliceChanges(
-  before: FleetDerivation,
-  after: FleetDerivation,
-): readonly SliceChange[] | undefined {
-  if (!isDeepStrictEqual(before.authoritativeClusters, after.authoritativeClusters)) return undefined;
-  const old = splitDerived(before.objects);
-  const next = splitDerived(after.objects);
-  if (old.others.size !== next.others.size) return undefined;
-  for (const [key, object] of next.others) {
-    const previous = old.others.get(key);
-    if (previous !== object && !isDeepStrictEqual(previous, object)) return undefined;
-  }
-  const changes: SliceChange[] = [];
-  for (const [key, slice] of next.slices) {
-    const previous = old.slices.get(key);
-    if (previous !== slice && !isDeepStrictEqual(previous, slice))
-      changes.push({ before: previous, after: slice });
-  }
-  for (const [key, slice] of old.slices)
-    if (!next.slices.has(key)) changes.push({ before: slice, after: undefined });
-  return changes;
+interface PendingChanges {
+  /** The combined snapshot must be made again (first one, primary changed, more than slices derived anew). */
+  full: boolean;
+  /** Derived slice changes by slice key, each from the last snapshot's slice to the current one. */
+  readonly slices: Map<string, SliceChange>;
 }
 
-function splitDerived(objects: readonly AnyResource[]): {
-  readonly slices: Map<string, EndpointSlice>;
-  readonly others: Map<string, AnyResource>;
-} {
-  const slices = new Map<string, EndpointSlice>();
-  const others = new Map<string, AnyResource>();
-  for (const object of objects) {
-    if (object.kind === 'EndpointSlice') slices.set(objectKey(object), object);
-    else others.set(`${object.kind}/${objectKey(object)}`, object);
-  }
-  return { slices, others };
+function addChange(changes: Map<string, SliceChange>, change: SliceChange): void {
+  const key = objectKey((change.after ?? change.before) as NonNullable<SliceChange['after']>);
+  const first = changes.get(key);
+  const composed = first ? { before: first.before, after: change.after } : change;
+  if (composed.before === composed.after) changes.delete(key);
+  else changes.set(key, composed);
 }
 
 /**

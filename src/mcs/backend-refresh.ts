@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster } from '../ir/route-table.ts';
 import type { EndpointSlice } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -15,10 +16,10 @@ import type { McsWarning } from './warnings.ts';
  * `Kind/namespace/name` of the Services and ServiceImports whose endpoints a slice feeds (the prefix of their
  * BackendCluster ids), including a ServiceImport that names the slice's Service as its derived Service.
  */
-export function backendOwnersOf(slice: EndpointSlice, snapshot: Snapshot): string[] {
+export function backendOwnersOf(slice: EndpointSlice, snapshot: Snapshot): ObjectKey[] {
   const namespace = slice.metadata.namespace ?? 'default';
   const labels = slice.metadata.labels ?? {};
-  const owners: string[] = [];
+  const owners: ObjectKey[] = [];
   const service = labels[SERVICE_NAME_LABEL];
   if (service) {
     owners.push(`Service/${namespace}/${service}`);
