@@ -1,6 +1,7 @@
 import type { ClusterProfile } from '../snapshot/resources.ts';
 import { FLEET_MANAGER, FLEET_PROFILE_NAMESPACE } from './derivation-types.ts';
 import type { MemberView } from './member-view.ts';
+import { networkGatewayProperties } from './network-gateway-services.ts';
 
 const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
 
@@ -13,7 +14,7 @@ const profileCache = new WeakMap<MemberView, ClusterProfile | null>();
 export function memberProfile(member: MemberView): ClusterProfile | undefined {
   const cached = profileCache.get(member);
   if (cached !== undefined) return cached ?? undefined;
-  const properties = Object.entries(member.properties)
+  const properties = Object.entries({ ...networkGatewayProperties(member.services), ...member.properties })
     .filter(([name, value]) => name !== CLUSTER_ID_PROPERTY && value !== '')
     .map(([name, value]) => ({ name, value }));
   const profile: ClusterProfile | null =

@@ -12,6 +12,8 @@ export interface TranslateOptions {
   readonly gatewayAddresses: readonly string[];
   /** Build the east-west table (`*.svc.clusterset.local`). */
   readonly eastWest: boolean;
+  /** Build the network gateway's table (`--network-gateway-port`, docs/multi-network.md). */
+  readonly networkGateway?: boolean;
   /**
    * Namespaces whose Services the east-west listener serves under their own names (`--mesh-namespaces`);
    * absent: every namespace. ServiceImports are served whatever this says.

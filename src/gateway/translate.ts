@@ -3,6 +3,7 @@ import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import { runAllSteps, type Steps } from '../ir/steps.ts';
 import { clusterSelections } from '../mcs/cluster-selection.ts';
+import { translateNetworkGateway } from '../mcs/network-gateway-table.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { applyBackendTls } from './backend-tls-policy-apply.ts';
 import { applyBackendTrafficPolicies } from './backend-traffic-policy.ts';
@@ -46,6 +47,12 @@ export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions)
       ? withClusterset(gateways, clusterset.value)
       : { ...gateways, problems: [...gateways.problems, `east-west: ${clusterset.message}`] };
   }
+  if (options.networkGateway) {
+    const network = guarded(() => translateNetworkGateway(snapshot, options.identity));
+    result = network.ok
+      ? withNetworkGateway(result, network.value)
+      : { ...result, problems: [...(result.problems ?? []), `network gateway: ${network.message}`] };
+  }
   const withTls = guarded(() => applyBackendTls(result, snapshot, options));
   result = withTls.ok
     ? withTls.value
@@ -88,6 +95,20 @@ function clusterSelectionStatuses(
       clustersWithoutProperties: report.clustersWithoutProperties,
     },
   }));
+}
+
+/** The network gateway's services beside the listeners; its backends are its own (`#local` ids). */
+function withNetworkGateway(
+  result: TranslationResult,
+  network: ReturnType<typeof translateNetworkGateway>,
+): TranslationResult {
+  const backends: Record<string, BackendCluster> = { ...result.table.backends };
+  for (const backend of network.backends) backends[backend.id] = backend;
+  return {
+    ...result,
+    table: { ...result.table, backends, networkGateway: network.config },
+    warnings: [...(result.warnings ?? []), ...network.warnings],
+  };
 }
 
 /** Both steps' tables in one: a backend both send to is one cluster, listed where the Gateway side has it. */

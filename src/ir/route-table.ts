@@ -18,6 +18,19 @@ export interface RouteTable {
   readonly tlsPorts?: readonly TlsPortConfig[];
   /** TCP and UDP listener ports (TCPRoute, UDPRoute); absent when there are none. */
   readonly layer4Ports?: readonly Layer4PortConfig[];
+  /** What the network gateway listener serves (`--network-gateway-port`); absent when it is off. */
+  readonly networkGateway?: NetworkGatewayConfig;
+}
+
+/**
+ * The network gateway listener's table: the exported services of this cluster that other networks may reach,
+ * each by its CONNECT authority, sent only to this cluster's own endpoints (docs/multi-network.md).
+ */
+export interface NetworkGatewayConfig {
+  /** This cluster's network. */
+  readonly network: string;
+  /** By authority (`<svc>.<ns>.svc.clusterset.local:<port>`), ascending. */
+  readonly services: readonly { readonly authority: string; readonly backendId: string }[];
 }
 
 /**
@@ -284,6 +297,16 @@ export interface UpstreamEndpoint {
   readonly ready: boolean;
   /** Relative weight inside its tier; 1 unless a source says otherwise. */
   readonly weight: number;
+  /**
+   * The network of the endpoint's cluster (docs/multi-network.md); absent while no cluster has one and the
+   * gateway has no `--network` (a flat fleet).
+   */
+  readonly network?: string;
+  /**
+   * Set when `address:port` is a network gateway of another network standing for its cluster's endpoints:
+   * the request goes as an HTTP/2 CONNECT stream to `authority` over mutual TLS, and that gateway picks the pod.
+   */
+  readonly tunnel?: { readonly authority: string };
 }
 
 // ---- TLS (issue 14): TLSRoute listeners and BackendTLSPolicy ----

@@ -8,6 +8,7 @@ import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-i
 import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
+import { indexNetworks, throughNetworkGateways, tunnelAuthority } from './networks.ts';
 import { buildSelectedTiers } from './selected-tiers.ts';
 import { serviceImportSpec } from './service-import-spec.ts';
 import { buildTiers, endpointsWithoutZone, parseTrafficDistribution } from './traffic-distribution.ts';
@@ -209,13 +210,20 @@ function finish(input: FinishInput): BackendResolution {
     warnOnDuplicate: input.warnOnDuplicate,
   });
   warnings.push(...collected.warnings);
+  const endpoints = throughNetworkGateways(
+    collected.endpoints,
+    indexNetworks(input.snapshot, input.identity),
+    tunnelAuthority(namespace, name, port),
+    id,
+    warnings,
+  );
   const parsed = parseTrafficDistribution(input.trafficDistribution, `${kind}/${namespace}/${name}`);
   if (parsed.warning) warnings.push(parsed.warning);
   const selection = clusterSelections(input.snapshot, input.identity).forTarget(kind, namespace, name);
   const placement =
     selection === undefined
-      ? localityPlacement(collected.endpoints, parsed.policy, input.identity, id, warnings)
-      : selectedPlacement(collected.endpoints, selection, parsed.policy, input.identity, id, warnings);
+      ? localityPlacement(endpoints, parsed.policy, input.identity, id, warnings)
+      : selectedPlacement(endpoints, selection, parsed.policy, input.identity, id, warnings);
   // The active probes connect over TCP or speak HTTP: a UDP port has neither to answer them.
   const healthCheck =
     transport === 'UDP' ? { disabled: true } : parseHealthCheckAnnotations(input.annotations, id, warnings);

@@ -14,7 +14,9 @@ export type McsWarningCode =
   | 'ClusterNameUnknown'
   | 'InvalidHealthCheckAnnotation'
   /** Not an error: the import resolves and its routes stay accepted; its requests are answered 503 meanwhile. */
-  | 'ServiceImportWithoutEndpoints';
+  | 'ServiceImportWithoutEndpoints'
+  | 'NoNetworkGateway'
+  | 'InvalidNetworkGateways';
 
 export interface McsWarning extends ConfigWarning {
   readonly code: McsWarningCode;

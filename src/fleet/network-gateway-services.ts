@@ -1,0 +1,77 @@
+import type { Service } from '../snapshot/resources.ts';
+
+/**
+ * A member's network gateways, found as Istio finds its east-west gateways: a Service of the member labelled
+ * with the network it serves (`network.clusterset-gateway.io: <network>`, the same name as the cluster
+ * property) whose `status.loadBalancer.ingress` (ip, else hostname) and `spec.externalIPs` are the addresses.
+ * The port is the Service port named `network-gateway`, else 15008, else its first port. The result becomes the
+ * member's properties (network and gateway list, docs/multi-network.md); properties the member or its
+ * ClusterProfile states win over them.
+ */
+export const NETWORK_LABEL = 'network.clusterset-gateway.io';
+const GATEWAYS_PROPERTY = 'network-gateways.clusterset-gateway.io';
+const PORT_NAME = 'network-gateway';
+const DEFAULT_PORT = 15008;
+
+export function networkGatewayProperties(services: readonly Service[]): Readonly<Record<string, string>> {
+  let network: string | undefined;
+  const gateways: string[] = [];
+  const ordered = [...services].sort((a, b) => compare(keyOf(a), keyOf(b)));
+  for (const service of ordered) {
+    const label = service.metadata.labels?.[NETWORK_LABEL]?.trim();
+    if (!label) continue;
+    network ??= label;
+    if (label !== network) continue;
+    const port = gatewayPort(service);
+    if (port === undefined) continue;
+    for (const address of serviceAddresses(service)) {
+      const entry = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+      if (!gateways.includes(entry)) gateways.push(entry);
+    }
+  }
+  if (network === undefined) return {};
+  return {
+    [NETWORK_LABEL]: network,
+    ...(gateways.length > 0 ? { [GATEWAYS_PROPERTY]: gateways.join(',') } : {}),
+  };
+}
+
+function gatewayPort(service: Service): number | undefined {
+  const ports = service.spec?.ports ?? [];
+  return (
+    ports.find((p) => p.name === PORT_NAME)?.port ??
+    ports.find((p) => p.port === DEFAULT_PORT)?.port ??
+    ports[0]?.port
+  );
+}
+
+/** `status.loadBalancer.ingress[].ip` (else `.hostname`), then `spec.externalIPs`; anything malformed is skipped. */
+function serviceAddresses(service: Service): string[] {
+  const out: string[] = [];
+  const status = (service as { readonly status?: unknown }).status;
+  const ingress =
+    isRecord(status) && isRecord(status['loadBalancer']) ? status['loadBalancer']['ingress'] : [];
+  if (Array.isArray(ingress)) {
+    for (const entry of ingress) {
+      if (!isRecord(entry)) continue;
+      const address = entry['ip'] ?? entry['hostname'];
+      if (typeof address === 'string' && /^[A-Za-z0-9.:-]+$/.test(address)) out.push(address);
+    }
+  }
+  const external = (service.spec as { readonly externalIPs?: unknown } | undefined)?.externalIPs;
+  if (Array.isArray(external))
+    for (const ip of external) if (typeof ip === 'string' && /^[0-9a-fA-F.:]+$/.test(ip)) out.push(ip);
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function keyOf(service: Service): string {
+  return `${service.metadata.namespace ?? ''}/${service.metadata.name}`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
