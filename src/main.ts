@@ -69,6 +69,7 @@ async function main(argv: readonly string[]): Promise<void> {
     serviceImportKinds: setup.serviceImportKinds(),
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: eastWestPort !== undefined,
+    networkGateway: cli.network.gatewayPort !== undefined,
     ...(cli.meshNamespaces ? { meshNamespaces: cli.meshNamespaces } : {}),
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
     loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),

@@ -9,6 +9,7 @@ import { type LogFormat, logFormatOptions } from '../log/text-format.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/exchange/east-west-access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
+import { startNetwork } from './network-setup.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
@@ -101,6 +102,7 @@ export function startDataPlane(
   );
   const accessLog = cli.accessLog ? accessLogger(cli.logFormat) : undefined;
   const listenerWatchers: (() => void)[] = [];
+  const network = startNetwork(cli, logger, registry);
   const proxy = new ProxyServer({
     bindRetry: { maxMs: cli.limits.listenerBindRetryMaxMs },
     onListenersChange: () => {
@@ -132,6 +134,7 @@ export function startDataPlane(
       onRetry: balancerMetrics.countRetry,
       onRetryBudgetExhausted: balancerMetrics.countRetryBudgetExhausted,
       retryWindowMs: cli.limits.retryWindowMs,
+      ...(network.tunnels ? { tunnels: network.tunnels } : {}),
     },
     retryBudget: {
       percent: cli.limits.retryBudgetPercent,
@@ -145,6 +148,7 @@ export function startDataPlane(
       balancers.retain(Object.keys(table.backends));
       await balancerMetrics.retain(table.backends);
       healthChecks.apply(table.backends);
+      await network.apply(table, (id) => proxy.backends?.get(id)?.balancer);
     },
     async applyEndpoints(backends) {
       const changes = backends.flatMap((next) => {
@@ -168,6 +172,7 @@ export function startDataPlane(
     recordProbe,
     async close() {
       healthChecks.close();
+      await network.close(cli.limits.drainTimeoutMs);
       await proxy.close();
       accessLog?.flush();
     },

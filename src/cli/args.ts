@@ -1,9 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
+import { NETWORK_PROPERTY } from '../mcs/networks.ts';
 import { integer, number, optional, parseKinds, parseNamespaces, UsageError } from './flag-values.ts';
 import { FLAGS, type FlagName } from './flags.ts';
 import { type Limits, parseLimits } from './limits.ts';
+import { type NetworkOptions, parseNetworkOptions } from './network-flags.ts';
 
 const ESCAPED_SLASHES_ACTIONS = ['keep', 'reject', 'unescape-and-redirect', 'unescape-and-forward'] as const;
 type EscapedSlashesAction = (typeof ESCAPED_SLASHES_ACTIONS)[number];
@@ -26,6 +28,8 @@ export interface CliOptions {
   readonly metrics?: { readonly address: string; readonly port: number };
   readonly limits: Limits;
   readonly eastWestPort?: number;
+  /** Multi-network (docs/multi-network.md): `--network`, the network gateway listener and its identity. */
+  readonly network: NetworkOptions;
   /** `--mesh-namespaces`: the namespaces whose Services east-west serves; absent: all. */
   readonly meshNamespaces?: readonly string[];
   /** Path normalization before route matching (docs/paths.md). */
@@ -111,6 +115,20 @@ function clusterProperties(given: unknown): Record<string, string> | undefined {
   return out;
 }
 
+/** `--network` is this cluster's network property; given both ways, they must agree. */
+function withNetwork(
+  properties: Record<string, string> | undefined,
+  network: string | undefined,
+): Record<string, string> | undefined {
+  if (network === undefined) return properties;
+  const stated = properties?.[NETWORK_PROPERTY];
+  if (stated !== undefined && stated !== network)
+    throw new UsageError(
+      `--network ${network} and --cluster-property ${NETWORK_PROPERTY}=${stated} disagree`,
+    );
+  return { ...properties, [NETWORK_PROPERTY]: network };
+}
+
 function fleetOptions(
   str: (name: FlagName) => string | undefined,
   writeExportStatus: boolean,
@@ -167,6 +185,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
   const eastWest = str('east-west-port');
+  const network = parseNetworkOptions(str);
   const validation = str('validation') ?? 'strict';
   if (validation !== 'strict' && validation !== 'warn')
     throw new UsageError(`--validation must be strict or warn, not ${validation}`);
@@ -195,6 +214,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       eastWest === undefined ? undefined : integer('east-west-port', eastWest, 0, 65535),
     ),
     ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
+    network,
     accessLog: values['access-log'] === true,
     leanHttp1: values['no-lean-http1'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
@@ -205,7 +225,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
       ...optional('region', str('region') ?? env.CLUSTERSET_GATEWAY_REGION),
       ...optional('zone', str('zone') ?? env.CLUSTERSET_GATEWAY_ZONE),
       ...optional('node', str('node') ?? env.CLUSTERSET_GATEWAY_NODE ?? env.NODE_NAME),
-      ...optional('properties', clusterProperties(values['cluster-property'])),
+      ...optional('properties', withNetwork(clusterProperties(values['cluster-property']), network.network)),
     },
     ...optional('fleet', fleetOptions(str, values['write-export-status'] === true)),
     ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),

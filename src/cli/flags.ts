@@ -1,5 +1,6 @@
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 import { LIMIT_FLAGS } from './limits.ts';
+import { NETWORK_FLAGS } from './network-flags.ts';
 
 /** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
 export const FLAGS = {
@@ -90,6 +91,7 @@ export const FLAGS = {
     arg: 'n',
     help: 'Serve Services and ServiceImports east-west (<svc>.<ns>.svc.cluster.local, <svc>.<ns>.svc.clusterset.local, GAMMA routes) on this port (off by default).',
   },
+  ...NETWORK_FLAGS,
   'mesh-namespaces': {
     type: 'string',
     arg: 'ns,...',

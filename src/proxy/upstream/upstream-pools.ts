@@ -1,4 +1,5 @@
-import type { Dispatcher } from 'undici';
+import type { Duplex } from 'node:stream';
+import type { buildConnector, Dispatcher } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { poolKey } from '../compile/pool-key.ts';
 import type { RetryReason } from './connection-retry.ts';
@@ -26,9 +27,29 @@ export interface UpstreamPoolOptions {
   readonly onRetryBudgetExhausted?: (backend: string) => void;
   /** No retry starts once a request is this old (`--retry-window-ms`); a route's request timeout bounds it instead. */
   readonly retryWindowMs?: number;
+  /** Connections to endpoints on another network (`UpstreamEndpoint.tunnel`): CONNECT streams (src/network). */
+  readonly tunnels?: TunnelConnectors;
 }
 
 export const DEFAULT_RETRY_WINDOW_MS = 15_000;
+
+/** undici's `connect` option, for an endpoint reached through another network's gateway. */
+export interface TunnelConnectors {
+  connector(
+    endpoint: UpstreamEndpoint,
+  ): (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => void;
+}
+
+/** Without network TLS configured, a tunnel endpoint cannot be reached: a connect failure, retried elsewhere. */
+const NO_TUNNELS: TunnelConnectors = {
+  connector: (endpoint) => (_options, callback) =>
+    callback(
+      Object.assign(new Error(`${endpoint.key} is on another network and --network-tls-cert is not set`), {
+        code: 'CSG_NO_NETWORK_TLS',
+      }),
+      null,
+    ),
+};
 
 export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
 export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
@@ -119,7 +140,13 @@ export class UpstreamPools {
         headersTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
         bodyTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
       };
-      if (tls === undefined && protocol === 'h2c') {
+      if (endpoint.tunnel !== undefined) {
+        const { Pool } = loadUndici();
+        const connect = this.#tunnelConnector(endpoint);
+        const tunnelPool = new Pool(`http://${endpoint.tunnel.authority}`, { ...options, connect });
+        tunnelPool.on('connectionError', () => {});
+        pool = tunnelPool;
+      } else if (tls === undefined && protocol === 'h2c') {
         pool = new H2cUpstream(endpoint.address, endpoint.port, {
           connectTimeoutMs: options.connectTimeout,
           headersTimeoutMs: options.headersTimeout,
@@ -158,7 +185,8 @@ export class UpstreamPools {
    * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
    */
   fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
-    if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
+    if (protocol === 'h2c' && tls === undefined && endpoint.tunnel === undefined)
+      return this.get(protocol, endpoint);
     const pool = this.get(protocol, endpoint, tls);
     if (pool instanceof Http1Upstream) {
       return { dispatch: (options, handler) => pool.dispatchOnNewConnection(options, handler) };
@@ -166,12 +194,20 @@ export class UpstreamPools {
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
     const { Client } = loadUndici();
-    const client = new Client(`${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`, {
+    const origin =
+      endpoint.tunnel !== undefined
+        ? `http://${endpoint.tunnel.authority}`
+        : `${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`;
+    const client = new Client(origin, {
       pipelining: 1,
       connectTimeout,
       headersTimeout: 300_000,
       bodyTimeout: 300_000,
-      ...(tls !== undefined ? { connect: upstreamTlsConnector(tls, connectTimeout) } : {}),
+      ...(endpoint.tunnel !== undefined
+        ? { connect: this.#tunnelConnector(endpoint) }
+        : tls !== undefined
+          ? { connect: upstreamTlsConnector(tls, connectTimeout) }
+          : {}),
     });
     client.on('connectionError', () => {});
     return {
@@ -182,6 +218,11 @@ export class UpstreamPools {
         return accepted;
       },
     };
+  }
+
+  /** A CONNECT stream is a Duplex, not the Socket undici's types name; undici only reads and writes it. */
+  #tunnelConnector(endpoint: UpstreamEndpoint): buildConnector.connector {
+    return (this.#options.tunnels ?? NO_TUNNELS).connector(endpoint) as unknown as buildConnector.connector;
   }
 
   /** A retry of a request to `backend` starts. */

@@ -1,0 +1,193 @@
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  constants as h2,
+  connect as h2Connect,
+} from 'node:http2';
+import type { Duplex } from 'node:stream';
+import type { PeerCertificate } from 'node:tls';
+import type { Logger } from 'pino';
+import type { UpstreamEndpoint } from '../ir/route-table.ts';
+import type { NetworkMetrics } from '../metrics/network-metrics.ts';
+import { REFUSAL_HEADER } from './network-gateway-server.ts';
+import type { NetworkTls } from './network-tls.ts';
+import { clusterIdOf, formatClusterId } from './peer-identity.ts';
+
+/** The `connect` function an undici Pool or Client takes: a Duplex to speak HTTP on, or an error. */
+export type TunnelConnect = (
+  options: object,
+  callback: (err: Error | null, socket: Duplex | null) => void,
+) => void;
+
+/** A tunnel the remote gateway would not open (refused, nothing healthy there): a connect failure, retried elsewhere. */
+export class TunnelRefusedError extends Error {
+  readonly code = 'CSG_TUNNEL_REFUSED';
+  readonly status: number;
+  constructor(status: number, reason: string, gateway: string) {
+    super(`network gateway ${gateway} answered ${status} (${reason})`);
+    this.status = status;
+  }
+}
+
+export class TunnelConnectError extends Error {
+  readonly code = 'CSG_TUNNEL_CONNECT';
+}
+
+export interface NetworkTunnelsOptions {
+  readonly tls: NetworkTls;
+  /** Opening the session (TCP, TLS, SETTINGS) and then the CONNECT stream's answer, each. Default 5 s. */
+  readonly connectTimeoutMs?: number;
+  /** A session with no stream this long is closed. Default 60 s. */
+  readonly idleTimeoutMs?: number;
+  readonly logger: Logger;
+  readonly metrics: NetworkMetrics;
+}
+
+/**
+ * The source side of multi-network: one mutual-TLS HTTP/2 session per other-network gateway (and the cluster it
+ * must prove to be), shared by every backend; each upstream connection to that cluster is a CONNECT stream on it
+ * (RFC 9113 §8.5) to the service's clusterset authority, which the proxy's pools then use as they use a socket
+ * (keep-alive HTTP/1.1 inside). The gateway must present a certificate of this trust domain whose SPIFFE ID names
+ * the cluster the endpoint stands for, so an address that leads elsewhere (even back to this gateway) is refused.
+ * New certificates (NetworkTls reload) apply to new sessions; open sessions are closed gracefully (their streams
+ * finish), so nothing is dropped.
+ */
+export class NetworkTunnels {
+  readonly #options: NetworkTunnelsOptions;
+  readonly #sessions = new Map<string, ClientHttp2Session>();
+  readonly #logger: Logger;
+  readonly #unsubscribe: () => void;
+  readonly #lastFailure = new Map<string, string>();
+
+  constructor(options: NetworkTunnelsOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ component: 'network-tunnels' });
+    this.#unsubscribe = options.tls.onChange(() => {
+      for (const session of this.#sessions.values()) session.close();
+      this.#sessions.clear();
+    });
+  }
+
+  /** The sessions open now, for /config_dump: gateway, cluster, streams. */
+  describe(): { gateway: string; cluster: string; streams: number }[] {
+    return [...this.#sessions.entries()].map(([key, session]) => {
+      const [cluster = '', gateway = ''] = key.split('@');
+      const state = session.state as { streamCount?: number } | undefined;
+      return { gateway, cluster, streams: state?.streamCount ?? 0 };
+    });
+  }
+
+  /** undici's `connect` for a tunnel endpoint: a CONNECT stream to its authority on the gateway's session. */
+  connector(endpoint: UpstreamEndpoint): TunnelConnect {
+    return (_options, callback) => this.#open(endpoint, callback);
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    for (const session of this.#sessions.values()) session.destroy();
+    this.#sessions.clear();
+  }
+
+  #open(endpoint: UpstreamEndpoint, callback: (err: Error | null, socket: Duplex | null) => void): void {
+    const authority = endpoint.tunnel?.authority;
+    const gateway = endpoint.key;
+    if (authority === undefined) {
+      callback(new TunnelConnectError(`${gateway} is not a network gateway endpoint`), null);
+      return;
+    }
+    const timeoutMs = this.#options.connectTimeoutMs ?? 5_000;
+    let settled = false;
+    let stream: ClientHttp2Stream | undefined;
+    const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      const result = err === null ? 'connected' : err instanceof TunnelRefusedError ? 'refused' : 'failed';
+      this.#options.metrics.tunnels.inc({ direction: 'outbound', cluster: endpoint.cluster, result });
+      if (err !== null) {
+        this.#noteFailure(gateway, err.message);
+        stream?.destroy();
+        callback(err, null);
+        return;
+      }
+      this.#lastFailure.delete(gateway);
+      this.#options.metrics.activeTunnels.inc({ direction: 'outbound' });
+      stream!.once('close', () => this.#options.metrics.activeTunnels.dec({ direction: 'outbound' }));
+      callback(null, stream!);
+    };
+    const timer = setTimeout(
+      () => settle(new TunnelConnectError(`network gateway ${gateway}: no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    let session: ClientHttp2Session;
+    try {
+      session = this.#session(endpoint);
+      stream = session.request({ ':method': 'CONNECT', ':authority': authority });
+    } catch (err) {
+      settle(new TunnelConnectError(`network gateway ${gateway}: ${(err as Error).message}`));
+      return;
+    }
+    stream.on('error', (err) => settle(new TunnelConnectError(`network gateway ${gateway}: ${err.message}`)));
+    stream.once('close', () => {
+      if (stream?.rstCode === h2.NGHTTP2_REFUSED_STREAM)
+        settle(new TunnelRefusedError(0, 'stream refused', gateway));
+      else settle(new TunnelConnectError(`network gateway ${gateway}: stream closed before an answer`));
+    });
+    stream.once('response', (headers) => {
+      const status = Number(headers[':status']);
+      if (status === 200) {
+        settle(null);
+        return;
+      }
+      const reason = String(headers[REFUSAL_HEADER] ?? 'refused');
+      settle(new TunnelRefusedError(status, reason, gateway));
+    });
+  }
+
+  /** The open session to the endpoint's gateway for its cluster, or a new one. */
+  #session(endpoint: UpstreamEndpoint): ClientHttp2Session {
+    const key = endpoint.key;
+    const open = this.#sessions.get(key);
+    if (open !== undefined && !open.closed && !open.destroyed) return open;
+    const material = this.#options.tls.material;
+    const expected = formatClusterId({ trustDomain: material.id.trustDomain, cluster: endpoint.cluster });
+    const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+    const session = h2Connect(`https://${host}:${endpoint.port}`, {
+      cert: material.cert,
+      key: material.key,
+      ca: material.ca,
+      ALPNProtocols: ['h2'],
+      settings: { enablePush: false },
+      // The gateway proves the cluster, not a host name: its SPIFFE ID must name the cluster we want.
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => {
+        const id = clusterIdOf(cert.subjectaltname);
+        if (id !== undefined && formatClusterId(id) === expected) return undefined;
+        return new Error(
+          `certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`,
+        );
+      },
+    });
+    this.#sessions.set(key, session);
+    this.#options.metrics.sessions.inc({ direction: 'outbound' });
+    session.on('error', (err) => this.#noteFailure(key, err.message));
+    session.setTimeout(this.#options.idleTimeoutMs ?? 60_000, () => {
+      if ((session.state as { streamCount?: number } | undefined)?.streamCount === 0) session.close();
+    });
+    session.once('close', () => {
+      this.#options.metrics.sessions.dec({ direction: 'outbound' });
+      if (this.#sessions.get(key) === session) this.#sessions.delete(key);
+    });
+    session.once('goaway', () => {
+      if (this.#sessions.get(key) === session) this.#sessions.delete(key);
+    });
+    session.unref();
+    return session;
+  }
+
+  /** One log line per gateway per new kind of failure: a gateway down is a state, not an event per request. */
+  #noteFailure(gateway: string, message: string): void {
+    if (this.#lastFailure.get(gateway) === message) return;
+    this.#lastFailure.set(gateway, message);
+    this.#logger.warn({ gateway, err: message }, 'network gateway tunnel failed');
+  }
+}
