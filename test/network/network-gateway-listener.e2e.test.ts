@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
@@ -211,5 +212,28 @@ describe('network gateway listener', () => {
     for (const a of open) a.stream.close();
     await eventually(async () => expect((await openStream(session, WEB)).status).toBe(200));
     session.destroy();
+  });
+
+  it('takes a new certificate from its files without dropping a tunnel that is open', async () => {
+    const serialOf = (session: ReturnType<typeof openPeer>) =>
+      (session.socket as TLSSocket).getPeerCertificate().serialNumber;
+    const before = openPeer(port, east);
+    const tunnel = await openStream(before, WEB);
+    expect(tunnel.status).toBe(200);
+    const oldSerial = serialOf(before);
+    // What cert-manager or a mounted Secret does: new files for the same identity.
+    signedCertificate(dir, 'west', 'spiffe://demo.local/cluster/west', 30);
+    await eventually(async () => {
+      const after = openPeer(port, east);
+      try {
+        expect((await openStream(after, WEB)).status).toBe(200);
+        expect(serialOf(after)).not.toBe(oldSerial);
+      } finally {
+        after.destroy();
+      }
+    }, 10_000);
+    const text = await httpThrough(tunnel.stream, 'web.demo.svc.clusterset.local');
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).pod).toBe('west-pod');
+    before.destroy();
   });
 });
