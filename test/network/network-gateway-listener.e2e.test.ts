@@ -171,6 +171,18 @@ describe('network gateway listener', () => {
   });
 
   it('refuses plaintext and a handshake that never finishes, and keeps serving', async () => {
+    const total = async () =>
+      (await gw.adminGet('/metrics')).body
+        .split('\n')
+        .filter((l) => l.startsWith(`${HANDSHAKE}{`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const totalBefore = await total();
+    // A health checker's TCP probe (connect, then close) is not a refusal worth counting.
+    await new Promise<void>((resolve) => {
+      const probe = netConnect(port, '127.0.0.1', () => probe.end());
+      probe.on('error', () => {});
+      probe.once('close', () => resolve());
+    });
     const before = await metric(HANDSHAKE, 'tls handshake not tls');
     const plain = await new Promise<string>((resolve) => {
       const socket = netConnect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
@@ -183,6 +195,7 @@ describe('network gateway listener', () => {
     });
     expect(plain).not.toContain('HTTP/1.1 200');
     await eventually(async () => expect(await metric(HANDSHAKE, 'tls handshake not tls')).toBe(before + 1));
+    expect(await total()).toBe(totalBefore + 1);
 
     const slowBefore = await metric(HANDSHAKE, 'tls handshake timeout');
     const closed = await new Promise<boolean>((resolve) => {

@@ -89,7 +89,7 @@ describe('two gateways on two networks', () => {
   let dir: string;
   let east: GatewayProcess;
   let west: GatewayProcess;
-  const ports = { eastHttp: 0, westHttp: 0, eastNet: 0, westNet: 0 };
+  const ports = { eastHttp: 0, westHttp: 0, eastNet: 0, westNet: 0, eastWest: 0 };
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: 4 });
 
   const get = async (port: number): Promise<{ status: number; cluster?: string }> => {
@@ -140,6 +140,8 @@ describe('two gateways on two networks', () => {
           'east',
           '--network',
           'net-east',
+          '--east-west-port',
+          String(ports.eastWest),
           '--network-gateway-port',
           String(ports.eastNet),
           ...networkTlsArgs(identityFiles(dir, 'east')),
@@ -216,6 +218,15 @@ describe('two gateways on two networks', () => {
       [[`west@127.0.0.1:${ports.westNet}`, 'net-west']],
       [[`127.0.0.1:${pods.east.port}`, 'net-east']],
     ]);
+  });
+
+  it("a pod's call to the clusterset name through east's east-west listener takes the same way", async () => {
+    const response = await request(`http://127.0.0.1:${ports.eastWest}/`, {
+      dispatcher: agent,
+      headers: { host: 'web.demo.svc.clusterset.local' },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(((await response.body.json()) as { cluster: string }).cluster).toBe('west');
   });
 
   it('west reaches east the same way in the other direction', async () => {
