@@ -204,19 +204,22 @@ export class HealthChecker {
   #collect(backend: BackendCluster, into: Map<string, Target>): void {
     const config = backend.healthCheck;
     if (config?.disabled) return;
-    const kind = config?.kind ?? 'tcp';
+    const backendKind = config?.kind ?? 'tcp';
     const intervalMs = config?.intervalMs ?? this.#options.intervalMs;
     const timeoutMs = config?.timeoutMs ?? this.#options.timeoutMs;
     const path = config?.path ?? '/';
     const statusMin = config?.statusMin ?? 200;
     const statusMax = config?.statusMax ?? 399;
     const check =
-      kind === 'http'
+      backendKind === 'http'
         ? `http|${path}|${config?.host ?? ''}|${statusMin}-${statusMax}|${intervalMs}|${timeoutMs}`
         : `tcp|${intervalMs}|${timeoutMs}`;
     for (const tier of backend.tiers) {
       for (const endpoint of tier) {
-        const id = `${endpoint.key}|${check}`;
+        // Another network's gateway answers only mutual TLS: it is probed by TCP connect whatever the backend asks.
+        const tunnel = endpoint.tunnel !== undefined;
+        const kind = tunnel ? 'tcp' : backendKind;
+        const id = `${endpoint.key}|${tunnel ? `tcp|${intervalMs}|${timeoutMs}` : check}`;
         const existing = into.get(id);
         if (existing !== undefined) {
           if (!existing.backends.includes(backend.id)) existing.backends.push(backend.id);

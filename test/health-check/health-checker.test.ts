@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { HealthChecker, type HealthCheckRuntime } from '../../src/health-check/health-checker.ts';
 import type { HttpProbeTarget, ProbeResult } from '../../src/health-check/probes.ts';
+import type { UpstreamEndpoint } from '../../src/ir/route-table.ts';
 import { mulberry32 } from '../../src/lb/index.ts';
-import { backend, rows } from '../lb/fixtures.ts';
+import { backend, endpoint, rows } from '../lb/fixtures.ts';
 
 /** A fake clock drives the one wheel; probes answer at once with what `answer` says. */
 function harness(
@@ -104,6 +105,29 @@ describe('active health checks: scheduling', () => {
     expect(h.probes.length).toBeGreaterThanOrEqual(3);
     expect(h.results).toEqual([]);
     expect(h.counted.every((c) => c === 'http:local')).toBe(true);
+  });
+
+  it("another network's gateway standing for a cluster is probed by TCP even when the backend asks for HTTP", async () => {
+    const h = harness();
+    const local = endpoint(rows('10.0.1', 1, 'east')[0]!);
+    const tunnel: UpstreamEndpoint = {
+      ...local,
+      key: 'west@203.0.113.7:15008',
+      address: '203.0.113.7',
+      port: 15008,
+      cluster: 'west',
+      tunnel: { authority: 'h.shop.svc.clusterset.local:80' },
+    };
+    const mixed = {
+      ...backend([], 'ServiceImport/shop/h:80'),
+      tiers: [[local, tunnel]],
+      healthCheck: { kind: 'http' as const, path: '/ready', intervalMs: 500 },
+    };
+    h.checker.apply({ [mixed.id]: mixed });
+    await h.run(2_000);
+    expect(new Set(h.probes.map((p) => `${p.kind} ${p.key}`))).toEqual(
+      new Set([`http ${local.address}:${local.port}/ready`, 'tcp 203.0.113.7:15008']),
+    );
   });
 
   it('an endpoint-only change of one backend adds and drops just its probes; shared endpoints stay', async () => {
