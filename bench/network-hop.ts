@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { startEchoServer } from '../src/echo/echo-server.ts';
+import { startEchoServer } from '../src/demo/echo/echo-server.ts';
 import { freePort, startGateway } from '../test/support/gateway-process.ts';
 import {
   gateway,

@@ -67,7 +67,7 @@ describe.skipIf(unavailable !== undefined)('two gateways in two network namespac
       [
         '--import',
         'tsx',
-        'src/echo/main.ts',
+        'src/demo/echo/main.ts',
         '--port',
         String(POD_PORT),
         '--namespace',
