@@ -1,3 +1,4 @@
+import { isRecord } from '../snapshot/json-object.ts';
 /**
  * One short line's worth of an object's status, for the "status changed" log line: conditions as
  * `Type=Status`, with the reason and message only where the reason is not the type's own name (the default,
@@ -81,8 +82,4 @@ function labelOf(record: Record<string, unknown>): string {
   const section = typeof ref.sectionName === 'string' ? `#${ref.sectionName}` : '';
   const port = typeof ref.port === 'number' ? `:${ref.port}` : '';
   return `${String(ref.kind ?? 'Gateway')} ${namespace}${String(ref.name)}${section}${port}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

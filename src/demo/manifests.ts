@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { REGION_LABEL, SERVICE_NAME_LABEL } from '../snapshot/well-known-labels.ts';
 import { GREETER_SERVICE } from './greeter/greeter-messages.ts';
 import {
   DEMO_FLEET_NAMESPACE,
@@ -57,7 +58,7 @@ export function demoManifests(
         targetRefs: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: PAYMENTS_SERVICE }],
         tiers: [
           { name: 'local', sameCluster: true },
-          { name: 'region', sameProperty: 'topology.kubernetes.io/region' },
+          { name: 'region', sameProperty: REGION_LABEL },
         ],
         fallback: 'None',
       },
@@ -148,7 +149,7 @@ function localEndpointSlices(pods: readonly RunningPod[]): unknown[] {
     .map((pod) => ({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name: pod.pod, namespace: DEMO_NAMESPACE, labels: { 'kubernetes.io/service-name': 'api' } },
+      metadata: { name: pod.pod, namespace: DEMO_NAMESPACE, labels: { [SERVICE_NAME_LABEL]: 'api' } },
       addressType: 'IPv4',
       endpoints: [
         {

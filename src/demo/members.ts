@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { selfSignedCertificate } from '../net/self-signed-certificate.ts';
+import { REGION_LABEL, SERVICE_NAME_LABEL } from '../snapshot/well-known-labels.ts';
 import { type KubeApiServer, startKubeApiServer } from './kube-sim/index.ts';
 import {
   DEMO_FLEET_NAMESPACE,
@@ -17,7 +18,6 @@ import type { MemberContents } from './world-protocol.ts';
 
 /** The access provider the demo's ClusterProfiles name, and the provider file names too. */
 export const DEMO_ACCESS_PROVIDER = 'clusterset-gateway-demo';
-const REGION_PROPERTY = 'topology.kubernetes.io/region';
 // Long enough not to churn, short enough that a demo left running shows a renewal.
 const TOKEN_LIFETIME_MS = 10 * 60_000;
 
@@ -127,7 +127,7 @@ export async function startDemoFleet(pods: readonly RunningPod[], dir: string): 
             cluster: { server: server.url, 'certificate-authority-data': caData },
           },
         ],
-        properties: [{ name: REGION_PROPERTY, value: region }],
+        properties: [{ name: REGION_LABEL, value: region }],
       },
     })),
     providerFile,
@@ -186,7 +186,7 @@ function seedMember(server: KubeApiServer, cluster: string, pods: readonly Runni
         metadata: {
           name: pod.pod,
           namespace: DEMO_NAMESPACE,
-          labels: { 'kubernetes.io/service-name': service },
+          labels: { [SERVICE_NAME_LABEL]: service },
         },
         addressType: 'IPv4',
         endpoints: [

@@ -1,4 +1,5 @@
 import type { ExecClusterInfo, ExecConfig } from '../kube/exec-credential.ts';
+import { isRecord } from '../snapshot/json-object.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
 import type { MemberOrigin } from './member-view.ts';
 
@@ -155,9 +156,7 @@ function keyOf(profile: ClusterProfile): string {
 }
 
 function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+  return isRecord(value) ? value : {};
 }
 
 function list(value: unknown): Record<string, unknown>[] {

@@ -1,5 +1,6 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { type FieldError, fieldError } from './field-errors.ts';
-import { isJsonObject, type JsonObject } from './schema-types.ts';
+import type { JsonObject } from './schema-types.ts';
 
 /**
  * kube-apiserver's own validation of the built-in kinds the gateway reads (pkg/apis/core/validation,
@@ -60,7 +61,7 @@ function list(obj: JsonObject, key: string, field: string, errors: FieldError[])
 
 function serviceErrors(service: JsonObject): FieldError[] {
   const errors: FieldError[] = [];
-  const spec = isJsonObject(service.spec) ? service.spec : {};
+  const spec = isRecord(service.spec) ? service.spec : {};
   const type = spec.type ?? 'ClusterIP';
   if (typeof type !== 'string' || !SERVICE_TYPES.includes(type))
     errors.push(fieldError.notSupported('spec.type', type, SERVICE_TYPES));
@@ -72,7 +73,7 @@ function serviceErrors(service: JsonObject): FieldError[] {
   const names = new Set<string>();
   ports.forEach((port, i) => {
     const field = `spec.ports[${i}]`;
-    if (!isJsonObject(port)) {
+    if (!isRecord(port)) {
       errors.push(fieldError.typeInvalid(field, jsonType(port), 'object'));
       return;
     }
@@ -104,8 +105,8 @@ function serviceErrors(service: JsonObject): FieldError[] {
 function secretTypeErrors(secret: JsonObject): FieldError[] {
   if (secret.type !== 'kubernetes.io/tls') return [];
   const keys = new Set([
-    ...Object.keys(isJsonObject(secret.data) ? secret.data : {}),
-    ...Object.keys(isJsonObject(secret.stringData) ? secret.stringData : {}),
+    ...Object.keys(isRecord(secret.data) ? secret.data : {}),
+    ...Object.keys(isRecord(secret.stringData) ? secret.stringData : {}),
   ]);
   return ['tls.crt', 'tls.key']
     .filter((key) => !keys.has(key))
@@ -124,7 +125,7 @@ function endpointSliceErrors(slice: JsonObject, old?: JsonObject): FieldError[] 
   if (endpoints.length > 1000) errors.push(fieldError.tooMany('endpoints', endpoints.length, 1000));
   endpoints.forEach((endpoint, i) => {
     const field = `endpoints[${i}]`;
-    if (!isJsonObject(endpoint)) {
+    if (!isRecord(endpoint)) {
       errors.push(fieldError.typeInvalid(field, jsonType(endpoint), 'object'));
       return;
     }
@@ -151,7 +152,7 @@ function endpointSliceErrors(slice: JsonObject, old?: JsonObject): FieldError[] 
   const names = new Set<string>();
   ports.forEach((port, i) => {
     const field = `ports[${i}]`;
-    if (!isJsonObject(port)) {
+    if (!isRecord(port)) {
       errors.push(fieldError.typeInvalid(field, jsonType(port), 'object'));
       return;
     }

@@ -1,6 +1,6 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { type FieldError, fieldError, keyPath } from './field-errors.ts';
 import { isBase64 } from './formats.ts';
-import { isJsonObject } from './schema-types.ts';
 
 /**
  * Values of built-in kinds the gateway reads that kube-apiserver would refuse to decode: Secret `data` and
@@ -13,7 +13,7 @@ export function builtInValueErrors(kind: string, object: Record<string, unknown>
   const map = (field: string, base64: boolean) => {
     const value = object[field];
     if (value === undefined || value === null) return;
-    if (!isJsonObject(value)) {
+    if (!isRecord(value)) {
       errors.push(fieldError.invalid(field, value, 'must be a map of keys to strings'));
       return;
     }

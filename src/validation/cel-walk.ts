@@ -1,7 +1,7 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { evaluateRule } from './cel-rules.ts';
 import { type SchemaNode, toCelValue } from './compiled-schema.ts';
 import { childPath, type FieldError, indexPath, keyPath } from './field-errors.ts';
-import { isJsonObject } from './schema-types.ts';
 
 /** No old value at this location: `oldSelf` rules are skipped, as for a create. */
 const NONE = Symbol('no old value');
@@ -57,10 +57,10 @@ export function checkRules(
     });
     return;
   }
-  if (!isJsonObject(value)) return;
+  if (!isRecord(value)) return;
   const celObject = cel as Record<string, unknown>;
-  const oldObject = old !== NONE && isJsonObject(old) ? old : undefined;
-  const oldCelObject = isJsonObject(oldCel) ? oldCel : undefined;
+  const oldObject = old !== NONE && isRecord(old) ? old : undefined;
+  const oldCelObject = isRecord(oldCel) ? oldCel : undefined;
   for (const [key, child] of Object.entries(value)) {
     const prop = node.properties?.get(key);
     const childNode = prop ?? node.mapValues;
@@ -134,7 +134,7 @@ function correlateList(
     return undefined;
   const keys = node.schema['x-kubernetes-list-map-keys'] ?? [];
   const id = (item: unknown) =>
-    isJsonObject(item) ? JSON.stringify(keys.map((k) => item[k] ?? null)) : undefined;
+    isRecord(item) ? JSON.stringify(keys.map((k) => item[k] ?? null)) : undefined;
   const byId = new Map<string, number>();
   old.forEach((item, i) => {
     const k = id(item);

@@ -1,3 +1,4 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { BUILT_IN_KINDS, editDistance, groupOf } from './built-in-kinds.ts';
 import { builtInObjectErrors, isLoopbackEndpointError } from './built-in-objects.ts';
 import { builtInValueErrors } from './built-in-values.ts';
@@ -10,7 +11,7 @@ import { BUILT_IN_FIELDS, OBJECT_META, unknownFieldPaths } from './known-fields.
 import { objectMetaErrors } from './object-meta.ts';
 import { pruneAndDefault } from './prune-and-default.ts';
 import { checkSchema } from './schema-check.ts';
-import { type CrdDocument, isJsonObject, type JsonObject } from './schema-types.ts';
+import type { CrdDocument, JsonObject } from './schema-types.ts';
 
 export interface ValidationResult {
   /** The object as the API server would store it: pruned and defaulted (a copy; the input is untouched). */
@@ -255,7 +256,7 @@ function prune(object: JsonObject, paths: readonly string[]): JsonObject {
     const parts = path.match(/[^.[\]]+/g) ?? [];
     let node: unknown = copy;
     for (const part of parts.slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[part];
-    if (isJsonObject(node)) delete node[parts.at(-1) as string];
+    if (isRecord(node)) delete node[parts.at(-1) as string];
   }
   return copy;
 }
@@ -277,6 +278,6 @@ function groupVersion(apiVersion: string): [string, string] {
 export function invalidMessage(object: JsonObject, errors: readonly FieldError[]): string {
   const [group] = groupVersion(typeof object.apiVersion === 'string' ? object.apiVersion : '');
   const kind = `${String(object.kind)}${group ? `.${group}` : ''}`;
-  const name = isJsonObject(object.metadata) ? String(object.metadata.name ?? '') : '';
+  const name = isRecord(object.metadata) ? String(object.metadata.name ?? '') : '';
   return `${kind} "${name}" is invalid: ${summarize(errors)}`;
 }

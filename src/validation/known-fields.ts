@@ -1,5 +1,5 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { childPath, indexPath, keyPath } from './field-errors.ts';
-import { isJsonObject } from './schema-types.ts';
 
 /**
  * The field names of a typed Kubernetes object, as strict decoding knows them from its Go struct: what
@@ -133,7 +133,7 @@ function walk(known: KnownFields, value: unknown, path: string, out: string[]): 
     }
     return;
   }
-  if (!isJsonObject(value)) return;
+  if (!isRecord(value)) return;
   if ('values' in known) {
     for (const [key, child] of Object.entries(value)) walk(known.values, child, keyPath(path, key), out);
     return;

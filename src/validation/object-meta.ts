@@ -1,6 +1,6 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import { type FieldError, fieldError, keyPath } from './field-errors.ts';
 import { k8sFormatValidate } from './k8s-cel-format.ts';
-import { isJsonObject } from './schema-types.ts';
 
 /**
  * What kube-apiserver checks of every object's ObjectMeta (apimachinery ValidateObjectMeta) before anything else:
@@ -9,7 +9,7 @@ import { isJsonObject } from './schema-types.ts';
  * label values. A name the API server would refuse must not become a route or a backend here either.
  */
 export function objectMetaErrors(kind: string, metadata: unknown): FieldError[] {
-  if (!isJsonObject(metadata)) return [];
+  if (!isRecord(metadata)) return [];
   const errors: FieldError[] = [];
   const check = (format: string, field: string, value: unknown) => {
     if (typeof value !== 'string' || value === '') return;
@@ -18,14 +18,14 @@ export function objectMetaErrors(kind: string, metadata: unknown): FieldError[] 
   };
   check(NAME_FORMAT[kind] ?? 'dns1123Subdomain', 'metadata.name', metadata.name);
   check('dns1123Label', 'metadata.namespace', metadata.namespace);
-  if (isJsonObject(metadata.labels)) {
+  if (isRecord(metadata.labels)) {
     for (const [key, value] of Object.entries(metadata.labels)) {
       check('qualifiedName', keyPath('metadata.labels', key), key);
       if (typeof value === 'string' && value !== '')
         check('labelValue', keyPath('metadata.labels', key), value);
     }
   }
-  if (isJsonObject(metadata.annotations)) {
+  if (isRecord(metadata.annotations)) {
     for (const key of Object.keys(metadata.annotations))
       check('qualifiedName', keyPath('metadata.annotations', key), key);
   }

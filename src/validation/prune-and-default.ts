@@ -1,5 +1,5 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import type { SchemaNode } from './compiled-schema.ts';
-import { isJsonObject } from './schema-types.ts';
 
 /**
  * What kube-apiserver does to a custom resource before validating it: fields the schema does not know are
@@ -24,7 +24,7 @@ function copy(node: SchemaNode, value: unknown, at: (string | number)[], pruned:
     }
     return out;
   }
-  if (!isJsonObject(value)) return value;
+  if (!isRecord(value)) return value;
   const out: Record<string, unknown> = {};
   const keepUnknown = node.preserveUnknown || node.schema.additionalProperties === true;
   for (const key in value) {

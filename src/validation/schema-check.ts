@@ -1,6 +1,7 @@
+import { isRecord } from '../snapshot/json-object.ts';
 import type { SchemaNode } from './compiled-schema.ts';
 import { childPath, type FieldError, fieldError, formatValue, indexPath, keyPath } from './field-errors.ts';
-import { isJsonObject, jsonTypeOf } from './schema-types.ts';
+import { jsonTypeOf } from './schema-types.ts';
 
 /**
  * OpenAPI value validation as kube-openapi runs it for CRDs (types, enums, lengths, patterns, formats,
@@ -30,7 +31,7 @@ export function checkSchema(node: SchemaNode, value: unknown, path: string, erro
   if (typeof value === 'string') checkString(node, value, path, errors);
   else if (typeof value === 'number') checkNumber(node, value, path, errors);
   else if (Array.isArray(value)) checkArray(node, value, path, errors);
-  else if (isJsonObject(value)) checkObject(node, value, path, errors);
+  else if (isRecord(value)) checkObject(node, value, path, errors);
   if (node.combinators) checkCombinators(node, value, path, errors);
 }
 
@@ -56,7 +57,7 @@ function typeMatches(node: SchemaNode, value: unknown): boolean {
     case 'array':
       return Array.isArray(value);
     case 'object':
-      return isJsonObject(value);
+      return isRecord(value);
     default:
       return true;
   }
@@ -142,7 +143,7 @@ function checkMapList(
 ): void {
   const seen = new Set<string>();
   value.forEach((item, i) => {
-    if (!isJsonObject(item)) return;
+    if (!isRecord(item)) return;
     const id: Record<string, unknown> = {};
     for (const k of keys) {
       const v = item[k] ?? node.items?.properties?.get(k)?.schema.default;

@@ -62,10 +62,6 @@ export interface CrdDocument {
 export type JsonValue = unknown;
 export type JsonObject = Record<string, unknown>;
 
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The JSON type name kube-openapi reports for a value. */
 export function jsonTypeOf(value: unknown): string {
   if (value === null) return 'null';

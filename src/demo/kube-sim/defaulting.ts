@@ -1,5 +1,6 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import { cause, invalid } from './api-status.ts';
-import { isObject, type JsonObject, metadataOf } from './json.ts';
+import { type JsonObject, metadataOf } from './json.ts';
 import { type ResourceDef, resourceTarget } from './resources.ts';
 
 /** Built-in defaulting and normalisation the real server applies before validation. */
@@ -10,8 +11,8 @@ export function prepare(
   store: { allocateClusterIP(): string },
 ): void {
   if (def.kind === 'Secret') {
-    if (isObject(obj.stringData)) {
-      const data: JsonObject = isObject(obj.data) ? { ...obj.data } : {};
+    if (isRecord(obj.stringData)) {
+      const data: JsonObject = isRecord(obj.data) ? { ...obj.data } : {};
       for (const [key, value] of Object.entries(obj.stringData)) {
         data[key] = Buffer.from(String(value), 'utf8').toString('base64');
       }
@@ -26,10 +27,10 @@ export function prepare(
     }
   }
   if (def.kind === 'Service') {
-    const spec: JsonObject = isObject(obj.spec) ? obj.spec : {};
+    const spec: JsonObject = isRecord(obj.spec) ? obj.spec : {};
     obj.spec = spec;
     spec.type ??= 'ClusterIP';
-    const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
+    const oldSpec = old && isRecord(old.spec) ? old.spec : undefined;
     if (spec.type !== 'ExternalName') {
       if (spec.clusterIP === undefined || spec.clusterIP === '') {
         spec.clusterIP = oldSpec?.clusterIP ?? store.allocateClusterIP();
@@ -46,13 +47,13 @@ export function prepare(
     spec.sessionAffinity ??= 'None';
     if (Array.isArray(spec.ports)) {
       for (const port of spec.ports) {
-        if (!isObject(port)) continue;
+        if (!isRecord(port)) continue;
         port.protocol ??= 'TCP';
         port.targetPort ??= port.port;
       }
     }
   }
   if (def.kind === 'EndpointSlice' && Array.isArray(obj.ports)) {
-    for (const port of obj.ports) if (isObject(port)) port.protocol ??= 'TCP';
+    for (const port of obj.ports) if (isRecord(port)) port.protocol ??= 'TCP';
   }
 }

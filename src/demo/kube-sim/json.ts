@@ -1,10 +1,7 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 /** JSON helpers shared by the test API server. */
 
 export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * A deep copy of a JSON value. Strings are immutable, so they are shared rather than copied (structuredClone
@@ -23,7 +20,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a)) {
     return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
   }
-  if (isObject(a) && isObject(b)) {
+  if (isRecord(a) && isRecord(b)) {
     const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
     const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
     return keysA.length === keysB.length && keysA.every((k) => deepEqual(a[k], b[k]));
@@ -32,6 +29,6 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 export function metadataOf(obj: JsonObject): JsonObject {
-  if (!isObject(obj.metadata)) obj.metadata = {};
+  if (!isRecord(obj.metadata)) obj.metadata = {};
   return obj.metadata as JsonObject;
 }

@@ -1,10 +1,11 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import { ApiFailure, badRequest } from './api-status.ts';
-import { clone, deepEqual, isObject } from './json.ts';
+import { clone, deepEqual } from './json.ts';
 
 /** RFC 7386 JSON Merge Patch: objects merge, `null` deletes, everything else (arrays too) replaces. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return clone(patch);
-  const result: Record<string, unknown> = isObject(target) ? clone(target) : {};
+  if (!isRecord(patch)) return clone(patch);
+  const result: Record<string, unknown> = isRecord(target) ? clone(target) : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = applyMergePatch(result[key], value);
@@ -17,7 +18,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
   if (!Array.isArray(operations)) throw badRequest('json patch must be an array of operations');
   let doc = clone(target);
   for (const op of operations) {
-    if (!isObject(op) || typeof op.op !== 'string' || typeof op.path !== 'string') {
+    if (!isRecord(op) || typeof op.op !== 'string' || typeof op.path !== 'string') {
       throw badRequest('json patch operation must have "op" and "path"');
     }
     const path = parsePointer(op.path);
@@ -85,7 +86,7 @@ function get(doc: unknown, path: readonly string[]): unknown {
       const index = Number(part);
       if (!Number.isInteger(index) || index < 0 || index >= node.length) throw missing(path);
       node = node[index];
-    } else if (isObject(node) && part in node) {
+    } else if (isRecord(node) && part in node) {
       node = node[part];
     } else {
       throw missing(path);
@@ -102,7 +103,7 @@ function add(doc: unknown, path: readonly string[], value: unknown): unknown {
     const index = last === '-' ? parent.length : Number(last);
     if (!Number.isInteger(index) || index < 0 || index > parent.length) throw missing(path);
     parent.splice(index, 0, value);
-  } else if (isObject(parent)) {
+  } else if (isRecord(parent)) {
     parent[last] = value;
   } else {
     throw missing(path);
@@ -118,7 +119,7 @@ function remove(doc: unknown, path: readonly string[]): unknown {
     const index = Number(last);
     if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw missing(path);
     parent.splice(index, 1);
-  } else if (isObject(parent) && last in parent) {
+  } else if (isRecord(parent) && last in parent) {
     delete parent[last];
   } else {
     throw missing(path);

@@ -1,5 +1,6 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import { badRequest } from './api-status.ts';
-import { isObject, type JsonObject } from './json.ts';
+import type { JsonObject } from './json.ts';
 
 /** Label selectors in the string form of `?labelSelector=` (k8s.io/apimachinery/pkg/labels). */
 export type LabelRequirement =
@@ -48,8 +49,8 @@ export function parseLabelSelector(text: string | null): readonly LabelRequireme
 }
 
 export function matchesLabels(obj: JsonObject, selector: readonly LabelRequirement[]): boolean {
-  const meta = isObject(obj.metadata) ? obj.metadata : {};
-  const labels = isObject(meta.labels) ? meta.labels : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
+  const labels = isRecord(meta.labels) ? meta.labels : {};
   return selector.every((req) => {
     const has = Object.hasOwn(labels, req.key);
     const value = has ? String(labels[req.key]) : undefined;
@@ -100,7 +101,7 @@ export function parseFieldSelector(
 export function matchesFields(obj: JsonObject, selector: readonly FieldRequirement[]): boolean {
   return selector.every((req) => {
     let node: unknown = obj;
-    for (const part of req.field.split('.')) node = isObject(node) ? node[part] : undefined;
+    for (const part of req.field.split('.')) node = isRecord(node) ? node[part] : undefined;
     const value = node === undefined ? '' : String(node);
     return req.negate ? value !== req.value : value === req.value;
   });

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { isRecord } from '../../snapshot/json-object.ts';
 import { ApiFailure, forbidden } from './api-status.ts';
 import type { ServedResource } from './discovery.ts';
-import { isObject, type JsonObject, metadataOf } from './json.ts';
+import { type JsonObject, metadataOf } from './json.ts';
 import { kubeconfigYaml } from './kubeconfig.ts';
 import { applyMergePatch } from './patch.ts';
 import { discoveryDocument, type Route, routeOf, verbOf } from './request-route.ts';
@@ -213,7 +214,7 @@ export class KubeApiServer {
     const def = resourceDefNamed(resource);
     const current = this.#store.require(def, namespace, name);
     const patched = applyMergePatch(current, patch);
-    if (!isObject(patched)) throw new Error('patch result is not an object');
+    if (!isRecord(patched)) throw new Error('patch result is not an object');
     return this.#store.update(def, namespace, name, patched, subresource);
   }
 

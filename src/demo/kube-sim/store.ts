@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isRecord } from '../../snapshot/json-object.ts';
 import type { StatusCause } from './api-status.ts';
 import {
   ApiFailure,
@@ -11,7 +12,7 @@ import {
   notFound,
 } from './api-status.ts';
 import { prepare } from './defaulting.ts';
-import { clone, deepEqual, isObject, type JsonObject, metadataOf } from './json.ts';
+import { clone, deepEqual, type JsonObject, metadataOf } from './json.ts';
 import { type ResourceDef, resourceTarget } from './resources.ts';
 import { isLoopbackEndpointCause, validateMetadata, validateName } from './validation.ts';
 import {
@@ -332,7 +333,7 @@ export class ObjectStore {
   /** Stores an object as-is, bypassing validation: a CRD installed without a schema, or a hand edit of etcd. */
   putUnvalidated(def: ResourceDef, obj: JsonObject): JsonObject {
     const next = clone(obj);
-    const meta = isObject(next.metadata) ? next.metadata : undefined;
+    const meta = isRecord(next.metadata) ? next.metadata : undefined;
     const name = meta && typeof meta.name === 'string' ? meta.name : `unnamed-${this.#rv}`;
     const namespace = meta && typeof meta.namespace === 'string' ? meta.namespace : undefined;
     const key = objectKey(def.namespaced ? namespace : undefined, name);

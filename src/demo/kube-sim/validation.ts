@@ -1,7 +1,8 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import { builtInObjectErrors, isLoopbackEndpointError } from '../../validation/built-in-objects.ts';
 import { isBase64 } from '../../validation/formats.ts';
 import { ApiFailure, cause, type StatusCause } from './api-status.ts';
-import { isObject, type JsonObject } from './json.ts';
+import type { JsonObject } from './json.ts';
 
 /**
  * The validation kube-apiserver applies to the resources the gateway reads and writes: built-in validation for
@@ -52,7 +53,7 @@ export function validateMetadata(meta: JsonObject): StatusCause[] {
   for (const field of ['labels', 'annotations'] as const) {
     const map = meta[field];
     if (map === undefined || map === null) continue;
-    if (!isObject(map)) {
+    if (!isRecord(map)) {
       causes.push(cause.typeInvalid(`metadata.${field}`, map, 'object'));
       continue;
     }
@@ -101,7 +102,7 @@ function int(value: unknown): value is number {
 function object(obj: JsonObject, key: string, field: string, causes: StatusCause[]): JsonObject | undefined {
   const value = obj[key];
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) {
+  if (!isRecord(value)) {
     causes.push(cause.typeInvalid(field, value, 'object'));
     return undefined;
   }
@@ -144,7 +145,7 @@ export function validateEvent(obj: JsonObject): StatusCause[] {
   const causes: StatusCause[] = [];
   const involved = object(obj, 'involvedObject', 'involvedObject', causes);
   if (!involved) causes.push(cause.required('involvedObject'));
-  const meta = isObject(obj.metadata) ? obj.metadata : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
   if (involved && involved.namespace !== undefined && involved.namespace !== meta.namespace) {
     causes.push(
       cause.invalid('involvedObject.namespace', involved.namespace, 'does not match event.namespace'),
@@ -293,7 +294,7 @@ export function dropFields(obj: JsonObject, paths: readonly string[]): void {
     const parts = path.match(/[^.[\]]+/g) ?? [];
     let node: unknown = obj;
     for (const part of parts.slice(0, -1))
-      node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
-    if (isObject(node)) delete node[parts.at(-1) as string];
+      node = isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
+    if (isRecord(node)) delete node[parts.at(-1) as string];
   }
 }

@@ -1,6 +1,7 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import { ApiFailure, badRequest, methodNotAllowed, unsupportedMediaType } from './api-status.ts';
 import { unknownFields } from './crd-admission.ts';
-import { isObject, type JsonObject, metadataOf } from './json.ts';
+import { type JsonObject, metadataOf } from './json.ts';
 import { applyJsonPatch, applyMergePatch } from './patch.ts';
 import type { Route } from './request-route.ts';
 import { groupVersion, RESOURCES } from './resources.ts';
@@ -101,7 +102,7 @@ export function dispatchVerb(
         // difference (list merge keys), and CRDs reject it with 415 as kube-apiserver does.
         patched = applyMergePatch(current, parseJson(body));
       }
-      if (!isObject(patched)) throw badRequest('patch result is not an object');
+      if (!isRecord(patched)) throw badRequest('patch result is not an object');
       // Repeated keys of a merge patch are the object's own paths; a JSON patch is a list of operations.
       const duplicates = contentType === 'application/json-patch+json' ? [] : duplicateJsonFields(body);
       const warnings = strictDecoding(directive, patched, duplicates, def.kind, route.version, true);
@@ -121,7 +122,7 @@ export function dispatchVerb(
     }
     case 'delete': {
       const opts = body ? parseJson(body) : undefined;
-      const preconditions = isObject(opts) && isObject(opts.preconditions) ? opts.preconditions : undefined;
+      const preconditions = isRecord(opts) && isRecord(opts.preconditions) ? opts.preconditions : undefined;
       if (def.kind === 'Namespace') {
         for (const item of store.contents(RESOURCES, name as string)) {
           store.delete(item.def, name, item.name, undefined);
@@ -227,7 +228,7 @@ function parseJson(text: string): unknown {
 
 function parseJsonBody(text: string): JsonObject {
   const value = parseJson(text);
-  if (!isObject(value)) throw badRequest('the body of the request must be a JSON object');
+  if (!isRecord(value)) throw badRequest('the body of the request must be a JSON object');
   return value;
 }
 

@@ -1,5 +1,6 @@
+import { isRecord } from '../../snapshot/json-object.ts';
 import type { JsonObject } from './json.ts';
-import { clone, isObject } from './json.ts';
+import { clone } from './json.ts';
 import type { ResourceDef } from './resources.ts';
 import { type FieldRequirement, type LabelRequirement, matchesFields, matchesLabels } from './selectors.ts';
 
@@ -28,7 +29,7 @@ export interface Watcher {
 }
 
 export function matchesFilter(obj: JsonObject, filter: WatchFilter): boolean {
-  const meta = isObject(obj.metadata) ? obj.metadata : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
   if (filter.namespace !== undefined && meta.namespace !== filter.namespace) return false;
   return matchesLabels(obj, filter.labels) && matchesFields(obj, filter.fields);
 }
