@@ -25,6 +25,13 @@ export const DEFAULT_TCP_PORT_OPTIONS: TcpPortOptions = {
   maxConnectAttempts: 3,
 };
 
+interface Series {
+  readonly relayed: { inc(): void };
+  readonly open: { inc(): void; dec(): void };
+  readonly upstreamBytes: { inc(value: number): void };
+  readonly downstreamBytes: { inc(value: number): void };
+}
+
 /** One relayed connection, for ending it when its endpoint goes away. */
 interface Relay {
   readonly client: Socket;
@@ -50,6 +57,8 @@ export class TcpPortServer {
   readonly #loggedReasons = new Set<string>();
   #compiled: CompiledLayer4Port;
   #boundPort = 0;
+  /** By route, backend and cluster; emptied with each new compiled port (routes and backends may be gone). */
+  #series = new Map<string, Series>();
 
   constructor(compiled: CompiledLayer4Port, logger: Logger, metrics: Layer4Metrics, options: TcpPortOptions) {
     this.gatewayPort = compiled.port;
@@ -72,6 +81,7 @@ export class TcpPortServer {
 
   swap(compiled: CompiledLayer4Port): void {
     this.#compiled = compiled;
+    this.#series = new Map();
   }
 
   /** Ends the connections whose endpoint is no longer one of its backend's (scaled down, deleted, moved). */
@@ -212,14 +222,9 @@ export class TcpPortServer {
   ): void {
     const relay: Relay = { client, upstream, backendId: backend.id, endpointKey: endpoint.key };
     this.#relays.add(relay);
-    this.#metrics.connections.inc({
-      gateway: port.gateway,
-      route,
-      backend: backend.id,
-      cluster: endpoint.cluster,
-      result: 'relayed',
-    });
-    this.#metrics.openConnections.inc({ route });
+    const series = this.#seriesOf(port, route, backend, endpoint);
+    series.relayed.inc();
+    series.open.inc();
     // Every byte either way passes through the client socket, so its timer sees all activity.
     client.setTimeout(this.#options.idleTimeoutMs, () => {
       upstream.destroy();
@@ -237,15 +242,36 @@ export class TcpPortServer {
         return;
       }
       this.#relays.delete(relay);
-      this.#metrics.openConnections.dec({ route });
-      const labels = { protocol: 'tcp', route, backend: backend.id, cluster: endpoint.cluster };
-      this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, upstream.bytesWritten);
-      this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, upstream.bytesRead);
+      series.open.dec();
+      series.upstreamBytes.inc(upstream.bytesWritten);
+      series.downstreamBytes.inc(upstream.bytesRead);
     };
     client.once('close', closed);
     upstream.once('close', closed);
     client.pipe(upstream);
     upstream.pipe(client);
     client.resume();
+  }
+
+  /** The metric children of one route, backend and cluster, looked up once rather than hashed per connection. */
+  #seriesOf(
+    port: CompiledLayer4Port,
+    route: string,
+    backend: CompiledBackend,
+    endpoint: UpstreamEndpoint,
+  ): Series {
+    const key = `${route}\u0000${backend.id}\u0000${endpoint.cluster}`;
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      const labels = { route, backend: backend.id, cluster: endpoint.cluster };
+      series = {
+        relayed: this.#metrics.connections.labels({ ...labels, gateway: port.gateway, result: 'relayed' }),
+        open: this.#metrics.openConnections.labels({ route }),
+        upstreamBytes: this.#metrics.bytes.labels({ ...labels, protocol: 'tcp', direction: 'upstream' }),
+        downstreamBytes: this.#metrics.bytes.labels({ ...labels, protocol: 'tcp', direction: 'downstream' }),
+      };
+      this.#series.set(key, series);
+    }
+    return series;
   }
 }

@@ -24,6 +24,9 @@ export interface UdpPortOptions extends FlowTableOptions {
   readonly maxAttempts: number;
 }
 
+/** A datagram larger than this is not kept for a resend (a typical path MTU's worth). */
+const MAX_RESENT_BYTES = 1_500;
+
 export const DEFAULT_UDP_PORT_OPTIONS: UdpPortOptions = {
   ...DEFAULT_FLOW_TABLE_OPTIONS,
   maxPendingDatagrams: 64,
@@ -155,7 +158,9 @@ export class UdpPortServer {
 
   #send(flow: Flow, msg: Buffer): void {
     flow.bytesUp.inc(msg.length);
-    flow.last = msg;
+    // Kept to send again elsewhere if the endpoint refuses it; only small ones, so that a flood of large
+    // datagrams from many sources cannot pin maxFlows x 64 KiB.
+    flow.last = msg.length <= MAX_RESENT_BYTES ? msg : undefined;
     if (flow.pending === undefined) {
       flow.upstream.send(msg, (err) => this.#sendFailed(flow, err));
     } else if (flow.pending.length < this.#options.maxPendingDatagrams) {
