@@ -149,18 +149,20 @@ describe('multicluster: locality tiers and failover under load', () => {
   });
 
   it('returns to the near pods when they come back', async () => {
-    // The restarted pods are healthy again after their next health check (every 2 s); wait for the
-    // gateway to say so, then keep the load on.
+    // The restarted pods are served again once the gateway stops avoiding them: a tier whose every endpoint
+    // refused counts as down until a probe passes or the avoidance ends (5 s). Wait for the gateway to say
+    // so, then keep the load on.
     const back = await underLoad(async () => {
       for (const pod of PODS.slice(0, 3)) await up(pod);
       await eventually(async () => {
         const dump = JSON.parse((await gw.adminGet('/config_dump')).body) as {
-          balancers: Record<string, { endpoints: { key: string; health?: string }[] }>;
+          balancers: Record<string, { endpoints: { key: string; health?: string; avoided?: boolean }[] }>;
         };
         const endpoints = dump.balancers[`ServiceImport/${NS}/web:80`]?.endpoints ?? [];
         for (const pod of PODS.slice(0, 2)) {
-          const health = endpoints.find((e) => e.key === `127.0.0.1:${pod.port}`)?.health;
-          if (health !== 'healthy') throw new Error(`${pod.pod} is ${health}`);
+          const endpoint = endpoints.find((e) => e.key === `127.0.0.1:${pod.port}`);
+          if (endpoint?.health !== 'healthy') throw new Error(`${pod.pod} is ${endpoint?.health}`);
+          if (endpoint.avoided === true) throw new Error(`${pod.pod} is still avoided`);
         }
       }, 15_000);
     });
