@@ -70,6 +70,9 @@ function backendUsage(table: RouteTable | undefined): Map<string, BackendView['u
     ...[...(table?.ports ?? []), ...(table?.clusterset?.ports ?? [])].flatMap((p) =>
       p.listeners.flatMap((l) => l.virtualHosts.flatMap((v) => v.routes)),
     ),
+    ...(table?.layer4Ports ?? []).flatMap((p) =>
+      p.routes.map((r) => ({ route: r.route, ruleIndex: 0, action: { backends: r.backends } })),
+    ),
   ];
   for (const entry of entries) {
     const total = entry.action.backends.reduce((sum, b) => sum + b.weight, 0);

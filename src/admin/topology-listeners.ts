@@ -1,4 +1,11 @@
-import type { ListenerGroup, PathMatch, RouteEntry, RouteTable } from '../ir/route-table.ts';
+import type {
+  Layer4RouteEntry,
+  ListenerGroup,
+  PathMatch,
+  RouteEntry,
+  RouteTable,
+  WeightedBackend,
+} from '../ir/route-table.ts';
 import { HostSelector } from '../proxy/compile/host-selector.ts';
 import { compileAnchoredRegex } from '../proxy/compile/match-predicates.ts';
 import type { ListenerView, RouteEntryView } from './topology-model.ts';
@@ -25,23 +32,46 @@ export function buildListenerViews(table: RouteTable): ListenerView[] {
       });
     }
   }
+  for (const port of table.layer4Ports ?? []) {
+    out.push({
+      id: port.listener,
+      gateway: port.gateway,
+      port: port.port,
+      protocol: port.protocol,
+      virtualHosts: [{ hostname: '*', routes: port.routes.map(layer4EntryView) }],
+    });
+  }
   return out;
 }
 
 function entryView(entry: RouteEntry): RouteEntryView {
-  const total = entry.action.backends.reduce((sum, b) => sum + b.weight, 0);
   return {
     route: entry.route,
     ruleIndex: entry.ruleIndex,
     ...(entry.ruleName !== undefined ? { ruleName: entry.ruleName } : {}),
     match: entry.match,
     filters: entry.action.filters.map((f) => f.kind),
-    backends: entry.action.backends.map((b) => ({
-      ...(b.target.kind === 'Backend' ? { backend: b.target.id } : { invalid: b.target.reason }),
-      weight: b.weight,
-      share: total > 0 ? b.weight / total : 0,
-    })),
+    backends: backendRefViews(entry.action.backends),
   };
+}
+
+function layer4EntryView(entry: Layer4RouteEntry, index: number): RouteEntryView {
+  return {
+    route: entry.route,
+    ruleIndex: 0,
+    filters: [],
+    backends: backendRefViews(entry.backends),
+    ...(index > 0 ? { standby: true as const } : {}),
+  };
+}
+
+function backendRefViews(backends: readonly WeightedBackend[]): RouteEntryView['backends'] {
+  const total = backends.reduce((sum, b) => sum + b.weight, 0);
+  return backends.map((b) => ({
+    ...(b.target.kind === 'Backend' ? { backend: b.target.id } : { invalid: b.target.reason }),
+    weight: b.weight,
+    share: total > 0 ? b.weight / total : 0,
+  }));
 }
 
 export interface RouteLookup {

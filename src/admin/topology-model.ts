@@ -46,11 +46,12 @@ export interface ListenerView {
   readonly id: string;
   readonly gateway: string;
   readonly port: number;
-  readonly protocol: 'HTTP' | 'HTTPS' | 'east-west';
+  readonly protocol: 'HTTP' | 'HTTPS' | 'east-west' | 'TCP' | 'UDP';
   readonly hostname?: string;
   readonly virtualHosts: readonly VirtualHostView[];
 }
 
+/** TCP and UDP listeners have no hostnames: one virtual host `*` holds their routes. */
 export interface VirtualHostView {
   readonly hostname: string;
   /** In precedence order: the first entry whose conditions hold serves the request. */
@@ -58,11 +59,15 @@ export interface VirtualHostView {
 }
 
 export interface RouteEntryView {
-  /** `namespace/name` of the HTTPRoute ('' for the east-west default entry). */
+  /** `namespace/name` of the HTTPRoute, TCPRoute or UDPRoute ('' for the east-west default entry). */
   readonly route: string;
+  /** 0 for a TCPRoute or UDPRoute: its rules' backends are pooled. */
   readonly ruleIndex: number;
   readonly ruleName?: string;
-  readonly match: RouteMatch;
+  /** Absent for TCP and UDP: a connection or datagram has nothing to match. */
+  readonly match?: RouteMatch;
+  /** TCP and UDP only: a later route on the listener, which carries no traffic while an older one is attached. */
+  readonly standby?: true;
   /** Filter kinds in order (RequestRedirect means the rule never forwards). */
   readonly filters: readonly HttpFilter['kind'][];
   readonly backends: readonly BackendRefView[];

@@ -88,6 +88,70 @@ describe('buildTopology', () => {
     expect(doc.listeners[0]!.virtualHosts[0]!.routes[0]!.backends.map((b) => b.share)).toEqual([0.75, 0.25]);
   });
 
+  it('lists TCP and UDP listeners with their routes, and counts their backends as used by them', () => {
+    const db = backend('db', [near], ['zone']);
+    const ref = (id: string, weight: number) => ({
+      weight,
+      target: { kind: 'Backend' as const, id },
+      filters: [],
+    });
+    const doc = buildTopology(
+      input({
+        table: {
+          ...table([web, api, db], routes),
+          layer4Ports: [
+            {
+              port: 5432,
+              protocol: 'TCP',
+              listener: 'shop/gw/postgres',
+              gateway: 'shop/gw',
+              routes: [
+                { route: 'shop/pg', backends: [ref(db.id, 1)] },
+                { route: 'shop/pg-late', backends: [ref(web.id, 1)] },
+              ],
+            },
+            {
+              port: 53,
+              protocol: 'UDP',
+              listener: 'shop/gw/dns',
+              gateway: 'shop/gw',
+              routes: [
+                {
+                  route: 'shop/dns',
+                  backends: [
+                    { weight: 1, target: { kind: 'Invalid', reason: 'no such Service' }, filters: [] },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    );
+    const tcp = doc.listeners.find((l) => l.id === 'shop/gw/postgres')!;
+    expect([tcp.protocol, tcp.port]).toEqual(['TCP', 5432]);
+    const [first, late] = tcp.virtualHosts[0]!.routes;
+    expect(first).toMatchObject({ route: 'shop/pg', backends: [{ backend: db.id, share: 1 }] });
+    expect(first!.match).toBeUndefined();
+    expect(first!.standby).toBeUndefined();
+    expect(late).toMatchObject({ route: 'shop/pg-late', standby: true });
+    const udp = doc.listeners.find((l) => l.id === 'shop/gw/dns')!;
+    expect(udp.protocol).toBe('UDP');
+    expect(udp.virtualHosts[0]!.routes[0]!.backends).toEqual([
+      { invalid: 'no such Service', weight: 1, share: 1 },
+    ]);
+    // The TCP route's backend is a backend box like any other: clusters, zones and endpoint health.
+    const dbView = doc.backends.find((b) => b.id === db.id)!;
+    expect(dbView.usedBy).toEqual([{ route: 'shop/pg', ruleIndex: 0, weight: 1, share: 1 }]);
+    expect(dbView.clusters[0]!.zones[0]!.nodes.flatMap((n) => n.endpoints.map((e) => e.health))).toHaveLength(
+      2,
+    );
+    expect(doc.backends.find((b) => b.id === web.id)!.usedBy.map((u) => u.route)).toEqual([
+      'shop/web',
+      'shop/pg-late',
+    ]);
+  });
+
   it('shows configured shares from the balancer and served shares from the (cluster, zone) counters', () => {
     const served: ServedCounts = new Map([
       [servedKey(web.id, 'east-1', 'us-east-1a'), { answered: 70, failed: 4 }],

@@ -173,6 +173,7 @@ function renderBackends(doc) {
 }
 
 function conditions(match) {
+  if (!match) return 'every connection';
   const parts = [`${esc(match.path.kind)} <code>${esc(match.path.value)}</code>`];
   if (match.method) parts.push(`method <code>${esc(match.method)}</code>`);
   for (const h of match.headers)
@@ -199,7 +200,7 @@ function backendsOf(entry) {
 }
 
 function entryRow(entry) {
-  return `<tr><td>${esc(entry.route || 'east-west default')} #${entry.ruleIndex}${entry.ruleName ? ` (${esc(entry.ruleName)})` : ''}</td>
+  return `<tr><td>${esc(entry.route || 'east-west default')} #${entry.ruleIndex}${entry.ruleName ? ` (${esc(entry.ruleName)})` : ''}${entry.standby ? ' <span class="empty">standby: an older route serves</span>' : ''}</td>
     <td>${conditions(entry.match)}</td><td>${entry.filters.map(esc).join(', ') || '–'}</td><td>${backendsOf(entry)}</td></tr>`;
 }
 
@@ -209,7 +210,7 @@ function renderListeners(doc) {
       const vhosts = l.virtualHosts
         .map(
           (v) =>
-            `<tr><th colspan="4">host <code>${esc(v.hostname)}</code></th></tr>${v.routes.map(entryRow).join('')}`,
+            `${l.protocol === 'TCP' || l.protocol === 'UDP' ? '' : `<tr><th colspan="4">host <code>${esc(v.hostname)}</code></th></tr>`}${v.routes.map(entryRow).join('')}`,
         )
         .join('');
       return `<div class="listener" data-listener="${esc(l.id)}"><h2>${esc(l.id)} <span class="badge">${esc(l.protocol)} ${l.port}</span>${l.hostname ? ` <code>${esc(l.hostname)}</code>` : ''}</h2>
