@@ -11,10 +11,23 @@ import { backend, endpoint, entry, IDENTITY, table } from './fixtures.ts';
 
 const web = backend('web', [[endpoint('east-1', 'us-east-1a', 'node-a', 'web-1')]], ['zone']);
 const api = backend('api', [[endpoint('west-1', 'us-west-1a')]], ['clusterset']);
-const TABLE = table(
-  [web, api],
-  [entry('shop/api', '/api', [[api.id, 1]]), entry('shop/web', '/', [[web.id, 1]])],
-);
+const TABLE = {
+  ...table([web, api], [entry('shop/api', '/api', [[api.id, 1]]), entry('shop/web', '/', [[web.id, 1]])]),
+  layer4Ports: [
+    {
+      port: 5432,
+      protocol: 'TCP' as const,
+      listener: 'shop/edge/postgres',
+      gateway: 'shop/edge',
+      routes: [
+        {
+          route: 'shop/pg',
+          backends: [{ weight: 1, target: { kind: 'Backend' as const, id: web.id }, filters: [] }],
+        },
+      ],
+    },
+  ],
+};
 const logger = pino({ level: 'silent' });
 
 let admin: AdminServer | undefined;
@@ -95,7 +108,15 @@ describe('topology API on the admin server', () => {
     expect(doc.version).toBe(1);
     expect(doc.gateway.zone).toBe('us-east-1a');
     expect(doc.backends.map((b) => b.id)).toEqual([api.id, web.id]);
-    expect(doc.listeners.map((l) => l.id)).toEqual(['shop/edge/http']);
+    expect(doc.listeners.map((l) => [l.id, l.protocol])).toEqual([
+      ['shop/edge/http', 'HTTP'],
+      ['shop/edge/postgres', 'TCP'],
+    ]);
+    expect(doc.listeners[1]!.virtualHosts[0]!.routes[0]!.backends[0]!.backend).toBe(web.id);
+    expect(doc.backends.find((b) => b.id === web.id)!.usedBy.map((u) => u.route)).toEqual([
+      'shop/web',
+      'shop/pg',
+    ]);
   });
 
   it('builds the document at most once per tick however many ask', async () => {
