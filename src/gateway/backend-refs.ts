@@ -1,4 +1,4 @@
-import type { BackendCluster } from '../ir/route-table.ts';
+import type { BackendCluster, WeightedBackend } from '../ir/route-table.ts';
 import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { BackendObjectReference } from '../snapshot/resources.ts';
@@ -83,4 +83,40 @@ function importKinds(context: BackendRefContext): string {
 
 function fail(reason: ResolvedRefsReason, message: string): BackendRefResult {
   return { ok: false, reason, message };
+}
+
+/** The backendRefs of a TLS, TCP or UDP route (no matches: a connection has nothing to choose a rule by). */
+export interface ResolvedRouteBackends {
+  readonly backends: readonly WeightedBackend[];
+  readonly clusters: ReadonlyMap<string, BackendCluster>;
+  readonly problems: readonly Problem<ResolvedRefsReason>[];
+  readonly warnings: readonly McsWarning[];
+}
+
+/** Every rule's backendRefs, in order; one that does not resolve stays as an Invalid target with its weight. */
+export function resolveRuleBackendRefs(
+  rules: readonly {
+    readonly backendRefs?: readonly (BackendObjectReference & { readonly weight?: number })[];
+  }[],
+  context: BackendRefContext,
+): ResolvedRouteBackends {
+  const backends: WeightedBackend[] = [];
+  const clusters = new Map<string, BackendCluster>();
+  const problems: Problem<ResolvedRefsReason>[] = [];
+  const warnings: McsWarning[] = [];
+  for (const [r, rule] of rules.entries()) {
+    for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
+      const weight = ref.weight ?? 1;
+      const result = resolveBackendRef(ref, `spec.rules[${r}].backendRefs[${b}]`, context);
+      if (result.ok) {
+        clusters.set(result.backend.id, result.backend);
+        warnings.push(...result.warnings);
+        backends.push({ weight, target: { kind: 'Backend', id: result.backend.id }, filters: [] });
+      } else {
+        problems.push({ reason: result.reason, message: result.message });
+        backends.push({ weight, target: { kind: 'Invalid', reason: result.reason }, filters: [] });
+      }
+    }
+  }
+  return { backends, clusters, problems, warnings };
 }

@@ -1,10 +1,10 @@
-import type { BackendCluster, Layer4RouteEntry, WeightedBackend } from '../ir/route-table.ts';
+import type { BackendCluster, Layer4RouteEntry } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { HTTPRoute, TCPRoute, UDPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { listenerAllowsRoute } from './allowed-routes.ts';
-import { type ResolvedRefsReason, resolveBackendRef } from './backend-refs.ts';
+import { type ResolvedRouteBackends, resolveRuleBackendRefs } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import type { ListenerState } from './listeners.ts';
@@ -95,45 +95,18 @@ function parentKey(ref: NormalizedParentRef): string {
   return `${ref.kind}/${ref.namespace}/${ref.name}`;
 }
 
-interface ResolvedLayer4Backends {
-  readonly backends: readonly WeightedBackend[];
-  readonly clusters: ReadonlyMap<string, BackendCluster>;
-  readonly problems: readonly Problem<ResolvedRefsReason>[];
-  readonly warnings: readonly McsWarning[];
-}
-
-/** Every rule's backendRefs, in order (a connection has nothing to choose a rule by). */
 function resolveLayer4Backends(
   snapshot: Snapshot,
   options: TranslateOptions,
   route: Layer4Route,
-): ResolvedLayer4Backends {
-  const backends: WeightedBackend[] = [];
-  const clusters = new Map<string, BackendCluster>();
-  const problems: Problem<ResolvedRefsReason>[] = [];
-  const warnings: McsWarning[] = [];
-  const context = {
+): ResolvedRouteBackends {
+  return resolveRuleBackendRefs(route.spec?.rules ?? [], {
     snapshot,
     options,
     routeNamespace: namespaceOf(route),
     routeKind: route.kind,
-    transport: route.kind === 'UDPRoute' ? ('UDP' as const) : ('TCP' as const),
-  };
-  for (const [r, rule] of (route.spec?.rules ?? []).entries()) {
-    for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
-      const weight = ref.weight ?? 1;
-      const result = resolveBackendRef(ref, `spec.rules[${r}].backendRefs[${b}]`, context);
-      if (result.ok) {
-        clusters.set(result.backend.id, result.backend);
-        warnings.push(...result.warnings);
-        backends.push({ weight, target: { kind: 'Backend', id: result.backend.id }, filters: [] });
-      } else {
-        problems.push({ reason: result.reason, message: result.message });
-        backends.push({ weight, target: { kind: 'Invalid', reason: result.reason }, filters: [] });
-      }
-    }
-  }
-  return { backends, clusters, problems, warnings };
+    transport: route.kind === 'UDPRoute' ? 'UDP' : 'TCP',
+  });
 }
 
 interface Layer4Attachment {

@@ -1,10 +1,10 @@
-import type { BackendCluster, TlsRouteEntry, WeightedBackend } from '../ir/route-table.ts';
+import type { BackendCluster, TlsRouteEntry } from '../ir/route-table.ts';
 import type { StatusUpdate } from '../ir/status.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
 import type { HTTPRoute, TLSRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { listenerAllowsRoute } from './allowed-routes.ts';
-import { type ResolvedRefsReason, resolveBackendRef } from './backend-refs.ts';
+import { type ResolvedRouteBackends, resolveRuleBackendRefs } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import { effectiveHostnames } from './hostnames.ts';
@@ -100,38 +100,13 @@ export function translateTlsRoutes(
   return { statuses, byListener, attachedCounts, backends, warnings };
 }
 
-interface ResolvedTlsBackends {
-  readonly backends: readonly WeightedBackend[];
-  readonly clusters: ReadonlyMap<string, BackendCluster>;
-  readonly problems: readonly Problem<ResolvedRefsReason>[];
-  readonly warnings: readonly McsWarning[];
-}
-
 function resolveTlsBackends(
   snapshot: Snapshot,
   options: TranslateOptions,
   route: TLSRoute,
-): ResolvedTlsBackends {
-  const backends: WeightedBackend[] = [];
-  const clusters = new Map<string, BackendCluster>();
-  const problems: Problem<ResolvedRefsReason>[] = [];
-  const warnings: McsWarning[] = [];
+): ResolvedRouteBackends {
   const context = { snapshot, options, routeNamespace: namespaceOf(route), routeKind: 'TLSRoute' };
-  for (const [r, rule] of (route.spec?.rules ?? []).entries()) {
-    for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
-      const weight = ref.weight ?? 1;
-      const result = resolveBackendRef(ref, `spec.rules[${r}].backendRefs[${b}]`, context);
-      if (result.ok) {
-        clusters.set(result.backend.id, result.backend);
-        warnings.push(...result.warnings);
-        backends.push({ weight, target: { kind: 'Backend', id: result.backend.id }, filters: [] });
-      } else {
-        problems.push({ reason: result.reason, message: result.message });
-        backends.push({ weight, target: { kind: 'Invalid', reason: result.reason }, filters: [] });
-      }
-    }
-  }
-  return { backends, clusters, problems, warnings };
+  return resolveRuleBackendRefs(route.spec?.rules ?? [], context);
 }
 
 interface TlsAttachment {

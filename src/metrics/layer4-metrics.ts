@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { registeredCounter, registeredGauge } from './registered-metric.ts';
 
 /**
  * TCP and UDP listener (TCPRoute, UDPRoute) metrics. Labels stay low-cardinality: route `namespace/name`,
@@ -19,63 +20,45 @@ export class Layer4Metrics {
   readonly droppedDatagrams: Counter<'gateway' | 'reason'>;
 
   constructor(registry: Registry) {
-    this.connections = counter(registry, {
+    this.connections = registeredCounter(registry, {
       name: 'clusterset_gateway_tcp_connections_total',
       help: 'Connections to TCP listeners, by route, backend, source cluster and result (relayed, no-route, invalid-backend, no-endpoint).',
       labelNames: ['gateway', 'route', 'backend', 'cluster', 'result'] as const,
     });
-    this.openConnections = gauge(registry, {
+    this.openConnections = registeredGauge(registry, {
       name: 'clusterset_gateway_tcp_open_connections',
       help: 'TCP listener connections relayed to a backend and still open, by route.',
       labelNames: ['route'] as const,
     });
-    this.connectFailures = counter(registry, {
+    this.connectFailures = registeredCounter(registry, {
       name: 'clusterset_gateway_tcp_connect_failures_total',
       help: 'Failed connects to a TCP backend endpoint (refused, unreachable, timed out), by route, backend and source cluster.',
       labelNames: ['route', 'backend', 'cluster'] as const,
     });
-    this.bytes = counter(registry, {
+    this.bytes = registeredCounter(registry, {
       name: 'clusterset_gateway_layer4_bytes_total',
       help: 'Bytes relayed by TCP and UDP listeners; direction is upstream (client to backend) or downstream.',
       labelNames: ['protocol', 'route', 'backend', 'cluster', 'direction'] as const,
     });
-    this.flows = counter(registry, {
+    this.flows = registeredCounter(registry, {
       name: 'clusterset_gateway_udp_flows_total',
       help: 'UDP flows (client address and port) started, by route, backend and source cluster.',
       labelNames: ['route', 'backend', 'cluster'] as const,
     });
-    this.openFlows = gauge(registry, {
+    this.openFlows = registeredGauge(registry, {
       name: 'clusterset_gateway_udp_open_flows',
       help: 'UDP flows in the flow tables, by route.',
       labelNames: ['route'] as const,
     });
-    this.flowEnds = counter(registry, {
+    this.flowEnds = registeredCounter(registry, {
       name: 'clusterset_gateway_udp_flow_ends_total',
       help: 'UDP flows ended, by route, backend, source cluster and reason (idle, evicted, endpoint-gone, error, closed).',
       labelNames: ['route', 'backend', 'cluster', 'reason'] as const,
     });
-    this.droppedDatagrams = counter(registry, {
+    this.droppedDatagrams = registeredCounter(registry, {
       name: 'clusterset_gateway_udp_dropped_datagrams_total',
       help: 'Datagrams to UDP listeners dropped before reaching a backend, by reason.',
       labelNames: ['gateway', 'reason'] as const,
     });
   }
-}
-
-function counter<L extends string>(
-  registry: Registry,
-  config: { name: string; help: string; labelNames: readonly L[] },
-): Counter<L> {
-  const existing = registry.getSingleMetric(config.name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ ...config, registers: [registry] });
-}
-
-function gauge<L extends string>(
-  registry: Registry,
-  config: { name: string; help: string; labelNames: readonly L[] },
-): Gauge<L> {
-  const existing = registry.getSingleMetric(config.name);
-  if (existing) return existing as Gauge<L>;
-  return new Gauge({ ...config, registers: [registry] });
 }

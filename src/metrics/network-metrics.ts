@@ -1,5 +1,6 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
 import type { MetricDefinition } from './metric-definition.ts';
+import { registeredCounter, registeredGauge } from './registered-metric.ts';
 
 /** Streams the network gateway listener refused, by reason (docs/multi-network.md lists them). */
 export const NETWORK_GATEWAY_REFUSED: MetricDefinition<'reason'> = {
@@ -26,43 +27,25 @@ export class NetworkMetrics {
   readonly certificateExpiry: Gauge<'file'>;
 
   constructor(registry: Registry) {
-    this.tunnels = counter(registry, {
+    this.tunnels = registeredCounter(registry, {
       name: 'clusterset_gateway_network_tunnels_total',
       help: 'CONNECT tunnels through network gateways, by direction (inbound, outbound), cluster at the other end and result.',
       labelNames: ['direction', 'cluster', 'result'] as const,
     });
-    this.activeTunnels = gauge(registry, {
+    this.activeTunnels = registeredGauge(registry, {
       name: 'clusterset_gateway_network_active_tunnels',
       help: 'CONNECT tunnels open now through network gateways, by direction.',
       labelNames: ['direction'] as const,
     });
-    this.sessions = gauge(registry, {
+    this.sessions = registeredGauge(registry, {
       name: 'clusterset_gateway_network_sessions',
       help: 'Mutual-TLS HTTP/2 connections between network gateways open now, by direction.',
       labelNames: ['direction'] as const,
     });
-    this.certificateExpiry = gauge(registry, {
+    this.certificateExpiry = registeredGauge(registry, {
       name: 'clusterset_gateway_network_certificate_expiry_seconds',
       help: "Seconds until the network gateway's own certificate (--network-tls-cert) expires; negative once it has.",
       labelNames: ['file'] as const,
     });
   }
-}
-
-function counter<L extends string>(
-  registry: Registry,
-  config: { name: string; help: string; labelNames: readonly L[] },
-): Counter<L> {
-  const existing = registry.getSingleMetric(config.name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ ...config, registers: [registry] });
-}
-
-function gauge<L extends string>(
-  registry: Registry,
-  config: { name: string; help: string; labelNames: readonly L[] },
-): Gauge<L> {
-  const existing = registry.getSingleMetric(config.name);
-  if (existing) return existing as Gauge<L>;
-  return new Gauge({ ...config, registers: [registry] });
 }

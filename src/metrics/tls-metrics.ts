@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { registeredCounter } from './registered-metric.ts';
 
 /**
  * TLS listener (TLSRoute) metrics: connections by outcome, bytes each way, per route and source cluster.
@@ -10,29 +11,20 @@ export class TlsMetrics {
   readonly rejected: Counter<'gateway' | 'reason'>;
 
   constructor(registry: Registry) {
-    this.connections = counter(registry, {
+    this.connections = registeredCounter(registry, {
       name: 'clusterset_gateway_tls_connections_total',
       help: 'Connections to TLS listeners relayed to a backend, by route, backend, source cluster, mode and result.',
       labelNames: ['gateway', 'route', 'backend', 'cluster', 'mode', 'result'] as const,
     });
-    this.bytes = counter(registry, {
+    this.bytes = registeredCounter(registry, {
       name: 'clusterset_gateway_tls_bytes_total',
       help: 'Bytes relayed on TLS listener connections; direction is upstream (client to backend) or downstream.',
       labelNames: ['route', 'backend', 'cluster', 'direction'] as const,
     });
-    this.rejected = counter(registry, {
+    this.rejected = registeredCounter(registry, {
       name: 'clusterset_gateway_tls_rejected_connections_total',
       help: 'Connections to TLS listeners closed before reaching a backend, by reason.',
       labelNames: ['gateway', 'reason'] as const,
     });
   }
-}
-
-function counter<L extends string>(
-  registry: Registry,
-  config: { name: string; help: string; labelNames: readonly L[] },
-): Counter<L> {
-  const existing = registry.getSingleMetric(config.name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ ...config, registers: [registry] });
 }

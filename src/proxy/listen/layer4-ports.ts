@@ -4,6 +4,7 @@ import type { RouteTable } from '../../ir/route-table.ts';
 import { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { type CompiledLayer4Port, compileLayer4Ports, LiveEndpoints } from '../compile/layer4-compile.ts';
+import { bindListenerPort } from './bind-listener-port.ts';
 import type { ListenerBindings } from './listener-bindings.ts';
 import { DEFAULT_TCP_PORT_OPTIONS, type TcpPortOptions, TcpPortServer } from './tcp-port-server.ts';
 import { DEFAULT_UDP_PORT_OPTIONS, type UdpPortOptions, UdpPortServer } from './udp-port-server.ts';
@@ -93,36 +94,23 @@ export class Layer4Ports {
   }
 
   async #open(key: string, port: CompiledLayer4Port): Promise<void> {
-    const { logger, host, bindPort, bindings } = this.#options;
+    const { logger } = this.#options;
     const server =
       port.protocol === 'TCP'
         ? new TcpPortServer(port, logger, this.#metrics, this.#tcp)
         : new UdpPortServer(port, logger, this.#metrics, this.#udp);
-    const address = port.address ?? host;
-    const wanted = bindPort(port.port);
-    const socket = {
+    const toBind = {
       kind: port.protocol === 'TCP' ? ('tcp' as const) : ('udp' as const),
       port: port.port,
-      ...(port.address !== undefined ? { address: port.address } : {}),
-      endpoint: `${address}:${wanted}`,
+      address: port.address,
+      protocol: port.protocol,
     };
-    try {
-      const bound = await server.listen(address, wanted);
-      this.#servers.set(key, server);
-      bindings.bound(bindingKey(key), { ...socket, endpoint: `${address}:${bound}` });
-      logger.info(
-        { address, port: port.port, boundPort: bound, protocol: port.protocol },
-        'listener port opened',
-      );
-    } catch (err) {
-      await server.close(0).catch(() => {});
-      bindings.failed(bindingKey(key), socket, err, () => {
-        this.#options.serialize(async () => {
-          const current = this.#compiled.get(key);
-          if (current !== undefined && !this.#servers.has(key)) await this.#open(key, current);
-        });
-      });
-    }
+    const bound = await bindListenerPort(server, toBind, bindingKey(key), this.#options, async () => {
+      const current = this.#compiled.get(key);
+      if (current !== undefined && !this.#servers.has(key)) await this.#open(key, current);
+    });
+    if (bound) this.#servers.set(key, server);
+    else await server.close(0).catch(() => {});
   }
 
   async close(drainMs: number): Promise<void> {

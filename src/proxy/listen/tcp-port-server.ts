@@ -1,14 +1,14 @@
-import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import { createServer, connect as netConnect, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
-import { listen } from '../../net/listen.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import {
   type CompiledLayer4Port,
   chooseLayer4Target,
   type LiveEndpoints,
 } from '../compile/layer4-compile.ts';
+import { DrainingServer } from './draining-server.ts';
 
 export interface TcpPortOptions {
   /** How long one connect to an endpoint may take before the next endpoint is tried. */
@@ -48,15 +48,13 @@ interface Relay {
  */
 export class TcpPortServer {
   readonly gatewayPort: number;
-  readonly #server: Server;
-  readonly #sockets = new Set<Socket>();
+  readonly #server: DrainingServer;
   readonly #relays = new Set<Relay>();
   readonly #logger: Logger;
   readonly #metrics: Layer4Metrics;
   readonly #options: TcpPortOptions;
   readonly #loggedReasons = new Set<string>();
   #compiled: CompiledLayer4Port;
-  #boundPort = 0;
   /** By route, backend and cluster; emptied with each new compiled port (routes and backends may be gone). */
   #series = new Map<string, Series>();
 
@@ -66,13 +64,15 @@ export class TcpPortServer {
     this.#logger = logger;
     this.#metrics = metrics;
     this.#options = options;
-    this.#server = createServer({ pauseOnConnect: true, allowHalfOpen: true, noDelay: true }, (socket) =>
-      this.#accept(socket),
+    this.#server = new DrainingServer(
+      createServer({ pauseOnConnect: true, allowHalfOpen: true, noDelay: true }, (socket) =>
+        this.#accept(socket),
+      ),
     );
   }
 
   get boundPort(): number {
-    return this.#boundPort;
+    return this.#server.boundPort;
   }
 
   get openConnections(): number {
@@ -96,31 +96,16 @@ export class TcpPortServer {
     return ended;
   }
 
-  async listen(host: string, port: number): Promise<number> {
-    this.#boundPort = await listen(this.#server, host, port);
-    return this.#boundPort;
+  listen(host: string, port: number): Promise<number> {
+    return this.#server.listen(host, port);
   }
 
   close(drainMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        for (const socket of this.#sockets) socket.destroy();
-      }, drainMs);
-      timer.unref();
-      this.#server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
-  #track(socket: Socket): void {
-    this.#sockets.add(socket);
-    socket.once('close', () => this.#sockets.delete(socket));
+    return this.#server.close(drainMs);
   }
 
   #accept(client: Socket): void {
-    this.#track(client);
+    this.#server.track(client);
     client.on('error', () => client.destroy());
     const port = this.#compiled;
     const route = port.route;
@@ -184,7 +169,7 @@ export class TcpPortServer {
       allowHalfOpen: true,
       noDelay: true,
     });
-    this.#track(upstream);
+    this.#server.track(upstream);
     upstream.setTimeout(this.#options.connectTimeoutMs, () => upstream.destroy(new Error('connect timeout')));
     let connected = false;
     const giveUp = (): void => {

@@ -1,11 +1,11 @@
-import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import { createServer, connect as netConnect, type Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { TlsMetrics } from '../../metrics/tls-metrics.ts';
-import { listen } from '../../net/listen.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from '../compile/tls-compile.ts';
+import { DrainingServer } from './draining-server.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 
 export interface TlsPortOptions {
@@ -32,14 +32,12 @@ export const DEFAULT_TLS_PORT_OPTIONS: TlsPortOptions = {
  */
 export class TlsPortServer {
   readonly gatewayPort: number;
-  readonly #server: Server;
-  readonly #sockets = new Set<Socket>();
+  readonly #server: DrainingServer;
   readonly #logger: Logger;
   readonly #metrics: TlsMetrics;
   readonly #options: TlsPortOptions;
   readonly #loggedReasons = new Set<string>();
   #compiled: CompiledTlsPort;
-  #boundPort = 0;
 
   constructor(compiled: CompiledTlsPort, logger: Logger, metrics: TlsMetrics, options: TlsPortOptions) {
     this.gatewayPort = compiled.port;
@@ -47,42 +45,29 @@ export class TlsPortServer {
     this.#logger = logger;
     this.#metrics = metrics;
     this.#options = options;
-    this.#server = createServer({ pauseOnConnect: false }, (socket) => this.#accept(socket));
+    this.#server = new DrainingServer(
+      createServer({ pauseOnConnect: false }, (socket) => this.#accept(socket)),
+    );
   }
 
   get boundPort(): number {
-    return this.#boundPort;
+    return this.#server.boundPort;
   }
 
   swap(compiled: CompiledTlsPort): void {
     this.#compiled = compiled;
   }
 
-  async listen(host: string, port: number): Promise<number> {
-    this.#boundPort = await listen(this.#server, host, port);
-    return this.#boundPort;
+  listen(host: string, port: number): Promise<number> {
+    return this.#server.listen(host, port);
   }
 
   close(drainMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        for (const socket of this.#sockets) socket.destroy();
-      }, drainMs);
-      timer.unref();
-      this.#server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
-  #track(socket: Socket): void {
-    this.#sockets.add(socket);
-    socket.once('close', () => this.#sockets.delete(socket));
+    return this.#server.close(drainMs);
   }
 
   #accept(socket: Socket): void {
-    this.#track(socket);
+    this.#server.track(socket);
     socket.on('error', () => socket.destroy());
     const port = this.#compiled;
     let received: Buffer = Buffer.alloc(0);
@@ -136,7 +121,7 @@ export class TlsPortServer {
     }
     socket.unshift(hello);
     const tls = new TLSSocket(socket, { isServer: true, secureContext: listener.context });
-    this.#track(tls);
+    this.#server.track(tls);
     tls.on('error', () => {
       tls.destroy();
       socket.destroy();
@@ -167,7 +152,7 @@ export class TlsPortServer {
     const started = performance.now();
     const done = backend.balancer.begin(endpoint);
     const upstream = netConnect({ host: endpoint.address, port: endpoint.port });
-    this.#track(upstream);
+    this.#server.track(upstream);
     const connectTimer = setTimeout(
       () => upstream.destroy(new Error('connect timeout')),
       this.#options.connectTimeoutMs,

@@ -4,6 +4,7 @@ import type { RouteTable } from '../../ir/route-table.ts';
 import { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { type CompiledTlsPort, compileTlsPorts } from '../compile/tls-compile.ts';
+import { bindListenerPort } from './bind-listener-port.ts';
 import type { ListenerBindings } from './listener-bindings.ts';
 import { DEFAULT_TLS_PORT_OPTIONS, type TlsPortOptions, TlsPortServer } from './tls-port-server.ts';
 
@@ -67,29 +68,13 @@ export class TlsPorts {
   }
 
   async #open(key: string, port: CompiledTlsPort): Promise<void> {
-    const { logger, bindings } = this.#options;
-    const server = new TlsPortServer(port, logger, this.#metrics, this.#serverOptions);
-    const address = port.address ?? this.#options.host;
-    const bindPort = this.#options.bindPort(port.port);
-    const socket = {
-      kind: 'tls' as const,
-      port: port.port,
-      ...(port.address !== undefined ? { address: port.address } : {}),
-      endpoint: `${address}:${bindPort}`,
-    };
-    try {
-      const bound = await server.listen(address, bindPort);
-      this.#servers.set(key, server);
-      bindings.bound(bindingKey(key), { ...socket, endpoint: `${address}:${bound}` });
-      logger.info({ address, port: port.port, boundPort: bound, protocol: 'TLS' }, 'listener port opened');
-    } catch (err) {
-      bindings.failed(bindingKey(key), socket, err, () => {
-        this.#options.serialize(async () => {
-          const current = this.#compiled.get(key);
-          if (current !== undefined && !this.#servers.has(key)) await this.#open(key, current);
-        });
-      });
-    }
+    const server = new TlsPortServer(port, this.#options.logger, this.#metrics, this.#serverOptions);
+    const toBind = { kind: 'tls' as const, port: port.port, address: port.address, protocol: 'TLS' };
+    const bound = await bindListenerPort(server, toBind, bindingKey(key), this.#options, async () => {
+      const current = this.#compiled.get(key);
+      if (current !== undefined && !this.#servers.has(key)) await this.#open(key, current);
+    });
+    if (bound) this.#servers.set(key, server);
   }
 
   async close(drainMs: number): Promise<void> {
