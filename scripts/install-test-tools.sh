@@ -10,7 +10,7 @@ PACKAGES=""
 command -v ip >/dev/null 2>&1 || PACKAGES="$PACKAGES iproute2"
 # The README walkthrough test pastes its curl lines as a newcomer would.
 command -v curl >/dev/null 2>&1 || PACKAGES="$PACKAGES curl"
-# ...and its kubectl lines against the demo's member clusters (test/kube/kubectl-demo-members.test.ts too).
+# ...and its kubectl lines against the demo's member clusters (test/kube/kubectl-demo-members.e2e.test.ts too).
 # Debian's kubernetes-client is old (1.20): `get` and `delete` work with it, `create` needs kubectl 1.27 or later.
 command -v kubectl >/dev/null 2>&1 || PACKAGES="$PACKAGES kubernetes-client"
 command -v openssl >/dev/null 2>&1 || PACKAGES="$PACKAGES openssl"

@@ -4,4 +4,4 @@
 # the near zone under steady load, and once the page shows it down copies its screenshot to the docs.
 set -eu
 cd "$(dirname "$0")/.."
-UPDATE_SCREENSHOT=1 exec npx vitest run test/browser/topology-page.test.ts
+UPDATE_SCREENSHOT=1 exec npx vitest run test/browser/topology-page.e2e.test.ts

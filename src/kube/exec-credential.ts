@@ -273,7 +273,7 @@ export function parseExecCredential(stdout: string, apiVersion: string, command:
   }
   return {
     ...(token ? { token } : {}),
-    ...(clientCertificateData ? { clientCertificateData, clientKeyData } : {}),
+    ...(clientCertificateData && clientKeyData ? { clientCertificateData, clientKeyData } : {}),
     ...(expiresAtMs !== undefined ? { expiresAtMs } : {}),
   };
 }

@@ -45,7 +45,7 @@ export function compileSchema(schema: JsonSchema, rules: RuleCompiler, path: str
       : undefined;
   const items = schema.items ? compileSchema(schema.items, rules, `${path}[*]`) : undefined;
   const sub = (list: readonly JsonSchema[] | undefined) =>
-    (list ?? []).map((s) => compileSchema({ ...s, 'x-kubernetes-validations': undefined }, rules, path));
+    (list ?? []).map((s) => compileSchema(withoutValidations(s), rules, path));
   const celRules = (schema['x-kubernetes-validations'] ?? []).map((r) => rules.compile(r, path));
   const children = [...(properties?.values() ?? []), mapValues, items].filter(
     (n): n is SchemaNode => n !== undefined,
@@ -144,4 +144,10 @@ export function toCelValue(node: SchemaNode | undefined, value: unknown): unknow
     }
   }
   return out;
+}
+
+/** A schema of an allOf/anyOf/oneOf branch: its CEL rules belong to the parent, which compiles them once. */
+function withoutValidations(schema: JsonSchema): JsonSchema {
+  const { 'x-kubernetes-validations': _rules, ...rest } = schema;
+  return rest;
 }

@@ -51,39 +51,44 @@ describe('parseTrafficDistribution', () => {
 
 describe('localityOf', () => {
   // [description, endpoint (cluster, zone, region, node), policy, identity, expected tier]
-  const rows: [string, [string, string?, string?, string?], TrafficDistribution, LocalIdentity, TierName][] =
+  const rows: [
+    string,
+    [string, (string | undefined)?, string?, string?],
+    TrafficDistribution,
+    LocalIdentity,
+    TierName,
+  ][] = [
+    ['same node, PreferSameNode', ['home', 'za', 'r1', 'n1'], 'PreferSameNode', gateway, 'node'],
+    ['same node, PreferSameZone', ['home', 'za', 'r1', 'n1'], 'PreferSameZone', gateway, 'zone'],
+    ['same node, Default', ['home', 'za', 'r1', 'n1'], 'Default', gateway, 'all'],
+    ['same node name in another cluster', ['away', 'za', 'r1', 'n1'], 'PreferSameNode', gateway, 'zone'],
+    ['other node, same zone', ['home', 'za', 'r1', 'n2'], 'PreferSameNode', gateway, 'zone'],
+    ['other zone, local cluster', ['home', 'zb', 'r1', 'n2'], 'PreferSameNode', gateway, 'cluster'],
+    ['local cluster, no zone', ['home', undefined, 'r1'], 'PreferSameZone', gateway, 'cluster'],
+    ['same zone in another cluster', ['away', 'za', 'r1'], 'PreferSameZone', gateway, 'zone'],
+    ['same zone, region unknown', ['away', 'za'], 'PreferSameZone', gateway, 'zone'],
+    ['same zone name, other region', ['away', 'za', 'r2'], 'PreferSameZone', gateway, 'clusterset'],
+    ['other cluster, same region', ['away', 'zb', 'r1'], 'PreferSameZone', gateway, 'region'],
+    ['other cluster, same region', ['away', 'zb', 'r1'], 'PreferSameNode', gateway, 'region'],
+    ['other cluster, other region', ['away', 'zb', 'r2'], 'PreferSameZone', gateway, 'clusterset'],
+    ['other cluster, region unknown', ['away', 'zb'], 'PreferSameZone', gateway, 'clusterset'],
+    ['gateway without zone', ['home', 'za'], 'PreferSameZone', { cluster: 'home' }, 'cluster'],
     [
-      ['same node, PreferSameNode', ['home', 'za', 'r1', 'n1'], 'PreferSameNode', gateway, 'node'],
-      ['same node, PreferSameZone', ['home', 'za', 'r1', 'n1'], 'PreferSameZone', gateway, 'zone'],
-      ['same node, Default', ['home', 'za', 'r1', 'n1'], 'Default', gateway, 'all'],
-      ['same node name in another cluster', ['away', 'za', 'r1', 'n1'], 'PreferSameNode', gateway, 'zone'],
-      ['other node, same zone', ['home', 'za', 'r1', 'n2'], 'PreferSameNode', gateway, 'zone'],
-      ['other zone, local cluster', ['home', 'zb', 'r1', 'n2'], 'PreferSameNode', gateway, 'cluster'],
-      ['local cluster, no zone', ['home', undefined, 'r1'], 'PreferSameZone', gateway, 'cluster'],
-      ['same zone in another cluster', ['away', 'za', 'r1'], 'PreferSameZone', gateway, 'zone'],
-      ['same zone, region unknown', ['away', 'za'], 'PreferSameZone', gateway, 'zone'],
-      ['same zone name, other region', ['away', 'za', 'r2'], 'PreferSameZone', gateway, 'clusterset'],
-      ['other cluster, same region', ['away', 'zb', 'r1'], 'PreferSameZone', gateway, 'region'],
-      ['other cluster, same region', ['away', 'zb', 'r1'], 'PreferSameNode', gateway, 'region'],
-      ['other cluster, other region', ['away', 'zb', 'r2'], 'PreferSameZone', gateway, 'clusterset'],
-      ['other cluster, region unknown', ['away', 'zb'], 'PreferSameZone', gateway, 'clusterset'],
-      ['gateway without zone', ['home', 'za'], 'PreferSameZone', { cluster: 'home' }, 'cluster'],
-      [
-        'gateway without node',
-        ['home', 'za', 'r1', 'n1'],
-        'PreferSameNode',
-        { cluster: 'home', zone: 'za' },
-        'zone',
-      ],
-      [
-        'gateway without region',
-        ['away', 'zb', 'r1'],
-        'PreferSameZone',
-        { cluster: 'home', zone: 'za' },
-        'clusterset',
-      ],
-      ['unnamed local cluster', ['local', 'zb'], 'PreferSameZone', { zone: 'za' }, 'cluster'],
-    ];
+      'gateway without node',
+      ['home', 'za', 'r1', 'n1'],
+      'PreferSameNode',
+      { cluster: 'home', zone: 'za' },
+      'zone',
+    ],
+    [
+      'gateway without region',
+      ['away', 'zb', 'r1'],
+      'PreferSameZone',
+      { cluster: 'home', zone: 'za' },
+      'clusterset',
+    ],
+    ['unnamed local cluster', ['local', 'zb'], 'PreferSameZone', { zone: 'za' }, 'cluster'],
+  ];
   it.each(rows)('%s', (_name, [cluster, zone, region, node], policy, identity, tier) => {
     expect(localityOf(endpoint('10.0.0.1:80', cluster, zone, region, node), policy, identity)).toBe(tier);
   });

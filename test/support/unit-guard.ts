@@ -12,9 +12,7 @@ import { afterEach } from 'vitest';
 import { installRealTimeGuard, takeRealTimeWaits } from './real-time-guard.ts';
 
 const refuse = (what: string) => () => {
-  throw new Error(
-    `unit tests do not ${what}: move this test to an e2e folder or name it *.e2e.test.ts (vitest.config.ts)`,
-  );
+  throw new Error(`unit tests do not ${what}: name it *.e2e.test.ts (vitest.config.ts)`);
 };
 
 net.Server.prototype.listen = refuse('listen on sockets');

@@ -173,7 +173,7 @@ export function upstreamDispatchOptions(
     path: head.path,
     method: method as Dispatcher.HttpMethod,
     headers: head.headers,
-    body,
+    body: body ?? null,
   };
   // BackendTLSPolicy: undici would take the SNI from the Host header (and reconnect when it changes).
   if (tls === undefined) return options;

@@ -108,7 +108,7 @@ export class ListenerBindings {
     }
     const timer = setTimeout(() => {
       const current = this.#entries.get(key);
-      if (current?.timer === timer) current.timer = undefined;
+      if (current?.timer === timer) delete current.timer;
       if (!this.#closed) retry();
     }, delayMs);
     timer.unref();

@@ -39,7 +39,7 @@ const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH', 'QUERY']);
 const CRLF = '\r\n';
 
 const kConnection = Symbol('http1Connection');
-type BodyWithRequest = Readable & { [kConnection]?: RequestConnection };
+type BodyWithRequest = Readable & { [kConnection]?: RequestConnection | undefined };
 
 /** One request: its handler, its head and body, and where it stands. */
 export class Http1Request {
