@@ -3,11 +3,17 @@
  * `status.supportedFeatures` (GEP-2162; names as in the conformance suite's pkg/features, sorted).
  */
 export const SUPPORTED_FEATURES: readonly string[] = [
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',
   'Gateway',
   'GatewayAddressEmpty',
+  'GatewayBackendClientCertificate',
+  'GatewayFrontendClientCertificateValidation',
+  'GatewayFrontendClientCertificateValidationInsecureFallback',
   'GatewayHTTPListenerIsolation',
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayPort8080',
   'GatewayStaticAddresses',
   'HTTPRoute',
@@ -37,6 +43,11 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'HTTPRouteSchemeRedirect',
   'ListenerSet',
   'ReferenceGrant',
+  'TCPRoute',
+  'TLSRoute',
+  'TLSRouteModeMixed',
+  'TLSRouteModeTerminate',
+  'UDPRoute',
 ];
 
 /**
