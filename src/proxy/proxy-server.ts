@@ -14,62 +14,14 @@ import type { AccessLog } from './exchange/east-west-access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
 import { Layer4Ports } from './listen/layer4-ports.ts';
-import { type BindRetryOptions, type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
+import { type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
 import { ListenerServer } from './listen/listener-server.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './listen/request-guard.ts';
-import type { TcpPortOptions } from './listen/tcp-port-server.ts';
-import type { TlsPortOptions } from './listen/tls-port-server.ts';
 import { TlsPorts } from './listen/tls-ports.ts';
-import type { UdpPortOptions } from './listen/udp-port-server.ts';
-import { type UpstreamPoolOptions, UpstreamPools } from './upstream/upstream-pools.ts';
+import type { ProxyServerOptions } from './proxy-server-options.ts';
+import { UpstreamPools } from './upstream/upstream-pools.ts';
 
-export interface ProxyServerOptions {
-  /** Address every listener binds; default 127.0.0.1. */
-  readonly host?: string;
-  /** Every Gateway listener port is served at port + offset (`--listener-port-offset`). Default 0. */
-  readonly listenerPortOffset?: number;
-  /** Overrides the offset: the port to bind for a Gateway port (tests return 0 for any free port). */
-  readonly bindPort?: (gatewayPort: number) => number;
-  readonly balancers: BalancerFactory;
-  /** Metrics to record into; otherwise created in `registry` (or a private Registry). */
-  readonly metrics?: ProxyMetrics;
-  readonly registry?: Registry;
-  readonly logger: Logger;
-  readonly upstream?: UpstreamPoolOptions;
-  /** The retry budget of backends no XBackendTrafficPolicy gives one (`--retry-budget-*`); DEFAULT_RETRY_BUDGET. */
-  readonly retryBudget?: RetryBudgetConfig;
-  /**
-   * How long a closing listener (a removed port, or shutdown on SIGTERM) lets requests in flight finish.
-   * Default 15 s (`--drain-timeout-ms`), below the Pod's terminationGracePeriodSeconds.
-   */
-  readonly drainTimeoutMs?: number;
-  /** Client-side limits and timeouts of every listener port; defaults in DEFAULT_LISTENER_LIMITS. */
-  readonly limits?: Partial<ListenerLimits>;
-  /** Serve `RouteTable.clusterset` (the east-west listener) on this port of `host`, bound exactly (no offset; 0: any free port). */
-  readonly eastWestPort?: number;
-  /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
-  readonly tls?: Partial<TlsPortOptions>;
-  /** TCP and UDP listener limits (`--tcp-idle-timeout-ms`, `--udp-flow-idle-timeout-ms`, `--udp-max-flows`). */
-  readonly layer4?: { readonly tcp?: Partial<TcpPortOptions>; readonly udp?: Partial<UdpPortOptions> };
-  /** One line per request when set (`--access-log`). */
-  readonly accessLog?: AccessLog;
-  /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
-  readonly paths?: PathNormalization;
-  /**
-   * A table is compiled in slices of this many milliseconds, requests being served between them
-   * (`--translation-slice-ms`; default 5, 0: in one go).
-   */
-  readonly compileSliceMs?: number;
-  /**
-   * Plaintext HTTP/1.1 on the lean server path (lean-http1-server.ts); default on, `--no-lean-http1` turns it
-   * off. Never with `accessLog`.
-   */
-  readonly leanHttp1?: boolean;
-  /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
-  readonly bindRetry?: Partial<BindRetryOptions>;
-  /** Called when a listening socket is bound, fails to bind, or leaves the table (read `listeners()`). */
-  readonly onListenersChange?: () => void;
-}
+export type { ProxyServerOptions } from './proxy-server-options.ts';
 
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 

@@ -192,10 +192,11 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
     expect(insideFolderViolations(graph, INSIDE_FOLDERS)).toEqual([]);
   });
 
-  it('keeps every proxy file in a room: only the entry and the server that owns the rooms at the top', () => {
+  it('keeps every proxy file in a room: only the entry and the server that owns the rooms (and its options) at the top', () => {
     const top = [...graph.keys()].filter((f) => /^proxy\/[^/]+$/.test(f)).sort();
     expect(top, 'put new proxy files in listen/, exchange/, upstream/ or compile/').toEqual([
       'proxy/index.ts',
+      'proxy/proxy-server-options.ts',
       'proxy/proxy-server.ts',
     ]);
   });
