@@ -61,14 +61,17 @@ describe('connection-fault retry decisions', () => {
     expect(connect(4)).toBe(false);
   });
 
-  it('classifies undici errors', () => {
-    expect(faultOf('ECONNREFUSED', false, false, false)).toBe('connect-failure');
-    expect(faultOf('UND_ERR_CONNECT_TIMEOUT', false, false, false)).toBe('connect-failure');
-    expect(faultOf('UND_ERR_SOCKET', true, false, false)).toBe('reset-before-response');
-    expect(faultOf('ECONNRESET', true, false, false)).toBe('reset-before-response');
-    expect(faultOf('EPIPE', true, false, false)).toBe('reset-before-response');
-    expect(faultOf('UND_ERR_SOCKET', true, true, false)).toBe('other');
-    expect(faultOf('UND_ERR_ABORTED', false, false, false)).toBe('other');
-    expect(faultOf('UND_ERR_HEADERS_TIMEOUT', true, false, true)).toBe('timeout');
+  it('the fault of each failure kind', () => {
+    expect(faultOf('refused', false, false)).toBe('connect-failure');
+    expect(faultOf('connect-timeout', false, false)).toBe('connect-failure');
+    expect(faultOf('tls-error', false, false)).toBe('connect-failure');
+    expect(faultOf('reset-before-response', true, false)).toBe('reset-before-response');
+    expect(faultOf('reset-before-response', true, true)).toBe('other');
+    expect(faultOf('stream-reset', true, false)).toBe('other');
+    expect(faultOf('protocol-error', true, false)).toBe('other');
+    expect(faultOf('closed-locally', false, false)).toBe('connect-failure');
+    expect(faultOf('closed-locally', true, false)).toBe('other');
+    expect(faultOf('local-error', false, false)).toBe('other');
+    expect(faultOf('response-timeout', true, false)).toBe('timeout');
   });
 });

@@ -4,6 +4,7 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UpstreamFailure } from '../../src/proxy/upstream/attempt-outcome.ts';
 import type { Http1Handler } from '../../src/proxy/upstream/http1-request.ts';
 import { Http1ResponseParser } from '../../src/proxy/upstream/http1-response-parser.ts';
 import { Http1Upstream, type Http1UpstreamOptions } from '../../src/proxy/upstream/http1-upstream.ts';
@@ -26,7 +27,7 @@ interface Outcome {
   headers: Record<string, string>;
   body: string;
   trailers: Record<string, string>;
-  error?: Error & { code?: string };
+  error?: UpstreamFailure;
   connected: boolean;
 }
 
@@ -68,7 +69,8 @@ function recorder(options: { onData?: (chunk: Buffer, resume: () => void) => boo
       settle(outcome);
     },
     onError(err) {
-      outcome.error = err;
+      expect(err).toBeInstanceOf(UpstreamFailure);
+      outcome.error = err as UpstreamFailure;
       settle(outcome);
     },
   };
@@ -337,17 +339,17 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
     expect(new Set(backend.seen.map((s) => s.remotePort)).size).toBe(2);
   });
 
-  it('a connection closed before the response fails with UND_ERR_SOCKET, which the proxy retries', async () => {
+  it('a connection closed before the response is a reset before the response, which the proxy retries', async () => {
     const backend = await rawBackend(async (socket, request) => {
       await request;
       socket.end();
     });
     const outcome = await send(upstreamTo(backend.port));
     expect(outcome.connected).toBe(true);
-    expect(outcome.error?.code).toBe('UND_ERR_SOCKET');
+    expect(outcome.error?.kind).toBe('reset-before-response');
   });
 
-  it('a response llhttp refuses fails with its HPE_ code: no lenient parsing', async () => {
+  it('a response llhttp refuses is a protocol error with its HPE_ code: no lenient parsing', async () => {
     const smuggling = [
       'HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\nabcd',
       'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
@@ -361,31 +363,32 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
         socket.write(response);
       });
       const outcome = await send(upstreamTo(backend.port));
+      expect(outcome.error?.kind, JSON.stringify(response)).toBe('protocol-error');
       expect(outcome.error?.code, JSON.stringify(response)).toMatch(/^HPE_/);
     }
   });
 
-  it('refused connections fail before onConnect with ECONNREFUSED', async () => {
+  it('refused connections fail before onConnect (refused, ECONNREFUSED)', async () => {
     const server = createTcpServer();
     const port = await listen(server);
     await new Promise((resolve) => server.close(resolve));
     const outcome = await send(upstreamTo(port));
     expect(outcome.connected).toBe(false);
-    expect(outcome.error?.code).toBe('ECONNREFUSED');
+    expect(outcome.error).toMatchObject({ kind: 'refused', code: 'ECONNREFUSED' });
   });
 
-  it('a backend that never answers fails with UND_ERR_HEADERS_TIMEOUT, one that stalls mid-body with UND_ERR_BODY_TIMEOUT', async () => {
+  it('a backend that never answers, or stalls mid-body, is a response timeout', async () => {
     const silent = await rawBackend(() => {});
-    expect((await send(upstreamTo(silent.port, { responseTimeoutMs: 50 }))).error?.code).toBe(
-      'UND_ERR_HEADERS_TIMEOUT',
-    );
+    const never = await send(upstreamTo(silent.port, { responseTimeoutMs: 50 }));
+    expect(never.status).toBeUndefined();
+    expect(never.error?.kind).toBe('response-timeout');
     const stalling = await rawBackend(async (socket, request) => {
       await request;
       socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc');
     });
     const outcome = await send(upstreamTo(stalling.port, { responseTimeoutMs: 50 }));
     expect(outcome.status).toBe(200);
-    expect(outcome.error?.code).toBe('UND_ERR_BODY_TIMEOUT');
+    expect(outcome.error?.kind).toBe('response-timeout');
   });
 
   it('a backend that trickles its response is not timed out: every byte restarts the response timeout', async () => {
@@ -454,9 +457,7 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
       { path: '/a\r\nx: 1' },
     ];
     for (const options of cases) {
-      expect((await send(upstream, options)).error?.code, JSON.stringify(options)).toBe(
-        'UND_ERR_INVALID_ARG',
-      );
+      expect((await send(upstream, options)).error?.kind, JSON.stringify(options)).toBe('local-error');
     }
     expect(backend.seen).toHaveLength(0);
   });
@@ -501,7 +502,7 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
     expect(upstream.connections.size).toBe(1);
   });
 
-  it('close() lets the running request finish; destroy() fails what is left with UND_ERR_DESTROYED', async () => {
+  it('close() lets the running request finish; destroy() fails what is left: both closed locally', async () => {
     let finish!: () => void;
     const backend = await echoBackend((_req, res) => {
       finish = () => res.end('late');
@@ -510,7 +511,7 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
     const running = send(upstream);
     while (backend.seen.length === 0) await new Promise((resolve) => setImmediate(resolve));
     const closing = upstream.close();
-    expect((await send(upstream)).error?.code).toBe('UND_ERR_CLOSED');
+    expect((await send(upstream)).error?.kind).toBe('closed-locally');
     finish();
     expect((await running).body).toBe('late');
     await closing;
@@ -521,7 +522,7 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
     const queued = send(other);
     while (backend.seen.length < 2) await new Promise((resolve) => setImmediate(resolve));
     await other.destroy();
-    expect((await first).error?.code).toBe('UND_ERR_DESTROYED');
-    expect((await queued).error?.code).toBe('UND_ERR_DESTROYED');
+    expect((await first).error?.kind).toBe('closed-locally');
+    expect((await queued).error?.kind).toBe('closed-locally');
   });
 });

@@ -8,17 +8,7 @@ import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { RetryBudget } from '../compile/retry-budget.ts';
-import {
-  AttemptTimeoutError,
-  CLIENT_CLOSED,
-  type CodedError,
-  classifyAttemptError,
-  errorCode,
-  failureStatus,
-  isClosedLocally,
-  isLocalError,
-  RetryStatusError,
-} from '../upstream/attempt-failure.ts';
+import { CLIENT_CLOSED, FAILURES, UpstreamFailure } from '../upstream/attempt-outcome.ts';
 import {
   type BodyState,
   decideConnectionRetry,
@@ -68,7 +58,7 @@ export interface ExchangeServices {
  *
  * This class only coordinates; its parts live beside it: the per-endpoint dispatch handler (upstream-attempt.ts),
  * the request head and dispatch options (upstream-request.ts), the response head relayed to the client
- * (response-head.ts), what a failure was and what the client gets for it (attempt-failure.ts), whether a failed
+ * (response-head.ts), what a failure was and what the client gets for it (attempt-outcome.ts), whether a failed
  * attempt is sent again (connection-retry.ts), the timers (exchange-timers.ts) and mirroring (request-mirror.ts).
  * Over 300 lines for a reason: it is the hot path, so the state of a request (attempt, counters, timers) is this
  * one object, with no helper objects or closures per request, and every transition of that state sits here.
@@ -191,8 +181,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
           ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
           : this.#services.pools.get(backend.protocol, endpoint, tls);
     } catch (err) {
-      // An endpoint address undici cannot use counts as a connect failure of that endpoint (not a local error).
-      attempt.onError(Object.assign(new Error((err as Error).message), { code: 'CSG_BAD_ENDPOINT' }));
+      // An endpoint address no client can use counts as a connect failure of that endpoint (not a local error).
+      attempt.onError(new UpstreamFailure('refused', `unusable endpoint address: ${(err as Error).message}`));
       return;
     }
     dispatcher.dispatch(upstreamDispatchOptions(this.#head, this.req.method, this.#body, tls), attempt);
@@ -214,8 +204,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     if (retry !== undefined && (verdict === 'yes' || verdict === 'budget')) {
       this.#retries++;
       this.#clearAttemptTimer();
-      attempt.finish(statusCode >= 500 ? 'http5xx' : 'success');
-      attempt.cancel(new RetryStatusError(`retrying on status ${statusCode}`));
+      attempt.finish();
+      attempt.cancel(new Error(`retrying on status ${statusCode}`));
       if (verdict === 'budget') {
         this.#finish(503, RETRY_BUDGET_TEXT);
         return false;
@@ -265,7 +255,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
 
   onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void {
     this.#clearAttemptTimer();
-    attempt.finish(attempt.status >= 500 ? 'http5xx' : 'success');
+    attempt.finish();
     if (this.#finished) return;
     this.#finished = true;
     this.#leaveBudget();
@@ -278,33 +268,32 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     this.target.series.record(attempt.status, (attempt.endMs - this.#startMs) / 1000);
   }
 
-  onUpstreamError(attempt: UpstreamAttempt, err: CodedError): void {
+  onUpstreamError(attempt: UpstreamAttempt, failure: UpstreamFailure): void {
     this.#clearAttemptTimer();
-    const result = classifyAttemptError(err, attempt.connected);
-    const code = errorCode(err);
+    const kind = failure.kind;
     const responseStarted = attempt.status !== 0 || this.res.headersSent;
     const decision = this.#finished
       ? ({ retry: false } as const)
       : decideConnectionRetry({
           method: this.req.method ?? '',
           body: this.#bodyState(),
-          fault: faultOf(code, attempt.connected, responseStarted, result === 'timeout'),
+          fault: faultOf(kind, attempt.connected, responseStarted),
           connectFailovers: this.#failovers,
           resetRetries: this.#resetRetries,
           endpointResetBefore: this.#resetBy?.has(attempt.endpoint.key) === true,
         });
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
-    // retry on a fresh connection tells, and is what counts.
-    // So is a pool this process closed (a table swap) under the request: a local error, not the endpoint's.
+    // retry on a fresh connection tells, and is what counts. (A pool this process closed, a local error or the
+    // client leaving never count against the endpoint: their kinds say so.)
     // A reset on a connection opened for this attempt is the endpoint's doing, and counts against it.
-    const notTheEndpoints =
-      isClosedLocally(code, attempt.connected) ||
-      (decision.retry && decision.reason === 'reset-before-response' && !attempt.newConnection);
-    attempt.finish(notTheEndpoints ? 'success' : result);
+    const staleConnection =
+      decision.retry && decision.reason === 'reset-before-response' && !attempt.newConnection;
+    const notTheEndpoints = staleConnection || FAILURES[kind].balancer === 'success';
+    attempt.finish(kind, staleConnection);
     if (this.#finished) return;
-    if (isLocalError(err)) {
-      // Our own request could not be built (a header undici refuses): a 500, never the endpoint's fault.
-      this.#services.logger.error({ err: err.message }, 'upstream request could not be built');
+    if (kind === 'local-error') {
+      // Our own request could not be built (a header no upstream request can carry): a 500, never the endpoint's.
+      this.#services.logger.error({ err: failure.message }, 'upstream request could not be built');
       this.#finish(500, 'invalid upstream request');
       return;
     }
@@ -312,7 +301,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       const verdict = this.#mayRetry(decision.reason);
       if (verdict !== 'yes') {
         this.#finish(
-          verdict === 'budget' ? 503 : failureStatus(result),
+          verdict === 'budget' ? 503 : FAILURES[kind].status,
           verdict === 'budget' ? RETRY_BUDGET_TEXT : '',
         );
         return;
@@ -338,7 +327,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       }
       return;
     }
-    this.#finish(failureStatus(result));
+    this.#finish(FAILURES[kind].status);
   }
 
   /**
@@ -420,7 +409,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     const attempt = this.#current;
     if (attempt !== undefined && !attempt.ended) {
       // The client left; not the endpoint's fault, so it is not counted against it.
-      attempt.finish('success');
+      attempt.finish('client-gone');
       attempt.cancel(new Error('client closed the connection'));
     }
     this.target.series.record(CLIENT_CLOSED, (performance.now() - this.#startMs) / 1000);
@@ -429,16 +418,16 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   attemptTimedOut(): void {
     const attempt = this.#current;
     if (attempt === undefined || attempt.ended) return;
-    attempt.finish('timeout');
-    attempt.cancel(new AttemptTimeoutError('backend request timeout'));
+    attempt.finish('response-timeout');
+    attempt.cancel(new UpstreamFailure('response-timeout', 'backend request timeout'));
     this.#finish(504);
   }
 
   requestTimedOut(): void {
     const attempt = this.#current;
     if (attempt !== undefined && !attempt.ended) {
-      attempt.finish('timeout');
-      attempt.cancel(new AttemptTimeoutError('request timeout'));
+      attempt.finish('response-timeout');
+      attempt.cancel(new UpstreamFailure('response-timeout', 'request timeout'));
     }
     this.#finish(504);
   }

@@ -1,3 +1,5 @@
+import { FAILURES, type FailureKind } from './attempt-outcome.ts';
+
 /**
  * Whether a request that failed on its way to a backend may be sent again, without the client seeing the
  * failure (issue 10). Independent of HTTPRoute retry policy, which answers a different question (retry on
@@ -69,17 +71,14 @@ export function decideConnectionRetry(input: RetryInput): RetryDecision {
   }
 }
 
-const RESET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
-
-/** The fault behind an upstream error, from undici's error code and whether the request was being written. */
-export function faultOf(
-  code: string,
-  connected: boolean,
-  responseStarted: boolean,
-  timedOut: boolean,
-): ConnectionFault {
-  if (timedOut) return 'timeout';
-  if (responseStarted || code === 'UND_ERR_ABORTED') return 'other';
-  if (!connected) return 'connect-failure';
-  return RESET_CODES.has(code) ? 'reset-before-response' : 'other';
+/**
+ * The fault behind a failed attempt, from its kind (attempt-outcome.ts): a failure after the response began is
+ * never retried here, nor is a pool this process closed under a request that had connected (it may have left).
+ */
+export function faultOf(kind: FailureKind, connected: boolean, responseStarted: boolean): ConnectionFault {
+  const traits = FAILURES[kind];
+  if (traits.balancer === 'timeout') return 'timeout';
+  if (responseStarted || traits.retry === 'never') return 'other';
+  if (kind === 'closed-locally' && connected) return 'other';
+  return traits.retry;
 }

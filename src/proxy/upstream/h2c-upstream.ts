@@ -9,7 +9,7 @@ import {
 import { connect as connectTcp } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { upstreamErrors as errors } from './upstream-errors.ts';
+import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
 
 /**
  * One multiplexed HTTP/2 cleartext (prior knowledge) connection to one endpoint, as the part of undici's
@@ -20,10 +20,10 @@ import { upstreamErrors as errors } from './upstream-errors.ts';
  * other request runs on the client (client-h2.js `busy()`), so gRPC calls (POSTs with streamed bodies) to one
  * endpoint ran one at a time (issue 13: "multiplexed and balanced per request, not per connection").
  *
- * Failures keep undici's error codes, which attempt-failure.ts and connection-retry.ts classify: no `onConnect`
- * before the TCP connection is up (so refused, unreachable and UND_ERR_CONNECT_TIMEOUT are connect failures);
- * a stream the session took down, or the backend refused (REFUSED_STREAM, GOAWAY), before any response byte is
- * UND_ERR_SOCKET (retry-safe when nothing of the body left); one stream's reset fails that stream alone.
+ * Failures are the data plane's own (attempt-outcome.ts): no `onConnect` before the session is up (`refused`,
+ * `connect-timeout`); a stream the session took down, or the backend refused (REFUSED_STREAM, GOAWAY), before any
+ * response byte is `reset-before-response` (retry-safe when nothing of the body left); the backend's reset of one
+ * stream fails that stream alone (`stream-reset`, or `reset-mid-body` after the head).
  *
  * Over 300 lines for a reason: a session's life (connecting, waiting for the backend's SETTINGS, live, going
  * away) and each stream's (headers, body both ways, trailers, timeouts, reset) are one state machine over the
@@ -141,7 +141,12 @@ export class H2cUpstream {
 
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (this.#closed || this.#destroyed) {
-      handler.onError?.(this.#destroyed ? new errors.ClientDestroyedError() : new errors.ClientClosedError());
+      handler.onError?.(
+        new UpstreamFailure(
+          'closed-locally',
+          this.#destroyed ? 'the pool is destroyed' : 'the pool is closed',
+        ),
+      );
       return false;
     }
     const body = (options.body ?? null) as Readable | Buffer | string | null;
@@ -155,7 +160,7 @@ export class H2cUpstream {
     return true;
   }
 
-  /** Lets running streams finish, then closes the connection; later dispatches fail with UND_ERR_CLOSED. */
+  /** Lets running streams finish, then closes the connection; later dispatches fail (`closed-locally`). */
   async close(): Promise<void> {
     this.#closed = true;
     this.#current = undefined;
@@ -163,7 +168,7 @@ export class H2cUpstream {
     for (const state of this.#sessions) {
       state.draining = true;
       if (!state.connected) {
-        failPending(state, new errors.ClientClosedError());
+        failPending(state, new UpstreamFailure('closed-locally', 'the pool is closed'));
         state.session.destroy();
       } else if (!state.session.destroyed) {
         // 'close', not close()'s callback: a session already closing (idle, GOAWAY) never calls that one.
@@ -174,11 +179,11 @@ export class H2cUpstream {
     await Promise.all(closing);
   }
 
-  /** Fails every request still open with UND_ERR_DESTROYED and drops the connection. */
+  /** Fails every request still open (`closed-locally`) and drops the connection. */
   async destroy(): Promise<void> {
     this.#destroyed = true;
     this.#current = undefined;
-    const err = new errors.ClientDestroyedError();
+    const err = new UpstreamFailure('closed-locally', 'the pool is destroyed');
     const closing: Promise<void>[] = [];
     for (const state of this.#sessions) {
       state.draining = true;
@@ -275,7 +280,7 @@ function startStream(state: SessionState, request: H2cRequest): void {
   } catch (err) {
     // Headers Node refuses (ERR_INVALID_CHAR, ERR_HTTP2_INVALID_CONNECTION_HEADERS): the request we built.
     request.done = true;
-    request.handler.onError?.(err as Error);
+    request.handler.onError?.(new UpstreamFailure('local-error', (err as Error).message, err as Error));
     return;
   }
   request.stream = stream;
@@ -313,7 +318,7 @@ function onSessionReady(this: Session): void {
 
 function onConnectTimeout(state: SessionState): void {
   if (state.connected) return;
-  const err = new errors.ConnectTimeoutError();
+  const err = new UpstreamFailure('connect-timeout', 'HTTP/2: connect timeout');
   state.error = err;
   state.session.destroy(err);
 }
@@ -341,7 +346,13 @@ function onSessionClose(this: Session): void {
   clearTimeout(state.connectTimer);
   state.upstream.forget(state);
   // Requests that never got a stream: the connection was never up (refused, unreachable, timed out).
-  failPending(state, state.error ?? new errors.SocketError('closed'));
+  const err = state.error;
+  failPending(
+    state,
+    err instanceof UpstreamFailure
+      ? err
+      : new UpstreamFailure('refused', `HTTP/2: connection failed (${err?.message ?? 'closed'})`, err),
+  );
 }
 
 function failPending(state: SessionState, err: Error): void {
@@ -396,7 +407,10 @@ function onStreamEnd(this: RequestStream): void {
   const request = this[kRequest]!;
   if (request.done) return;
   if (!request.responded) {
-    failRequest(request, new errors.SocketError('HTTP/2: stream ended before the response'));
+    failRequest(
+      request,
+      new UpstreamFailure('reset-before-response', 'HTTP/2: stream ended before the response'),
+    );
     return;
   }
   request.done = true;
@@ -423,35 +437,44 @@ function onStreamTimeout(this: RequestStream): void {
   const options = request.upstream.options;
   failRequest(
     request,
-    request.responded
-      ? new errors.BodyTimeoutError(`HTTP/2: body timeout after ${options.bodyTimeoutMs} ms`)
-      : new errors.HeadersTimeoutError(`HTTP/2: headers timeout after ${options.headersTimeoutMs} ms`),
+    new UpstreamFailure(
+      'response-timeout',
+      request.responded
+        ? `HTTP/2: body timeout after ${options.bodyTimeoutMs} ms`
+        : `HTTP/2: headers timeout after ${options.headersTimeoutMs} ms`,
+    ),
   );
 }
 
 function onBodyError(this: Readable & { [kRequest]?: H2cRequest }, err: Error): void {
   const request = this[kRequest];
-  if (request !== undefined && !request.done) failRequest(request, err);
+  // The client's body failed (it went away): the client's doing, never the backend's.
+  if (request !== undefined && !request.done) {
+    failRequest(request, new UpstreamFailure('client-gone', err.message, err));
+  }
 }
 
 /**
  * What a stream that ended without its response was: before any response byte, a stream the session took down
- * (backend closed or restarted, GOAWAY) or the backend refused is UND_ERR_SOCKET, as undici reports a connection
- * that died under a request; a reset of this stream alone keeps Node's error (ERR_HTTP2_STREAM_ERROR).
+ * (backend closed or restarted, GOAWAY) or the backend refused is `reset-before-response`, as for a connection
+ * that died under a request; a reset of this stream alone is `stream-reset`, or `reset-mid-body` after the head.
+ * A session this process destroyed is `closed-locally`.
  */
-function streamFailure(request: H2cRequest, stream: RequestStream, err: Error | undefined): Error {
+function streamFailure(request: H2cRequest, stream: RequestStream, err: Error | undefined): UpstreamFailure {
   const state = request.state!;
+  if (state.error instanceof UpstreamFailure && state.error.kind === 'closed-locally') return state.error;
   const sessionGone = state.session.destroyed || state.session.closed || state.draining;
-  if (!request.responded && (sessionGone || stream.rstCode === NGHTTP2_REFUSED_STREAM)) {
-    return new errors.SocketError(
-      `HTTP/2: stream closed before the response (${state.error?.message ?? err?.message ?? 'session closed'})`,
-    );
-  }
-  if (err !== undefined) return err;
   const code = stream.rstCode ?? NGHTTP2_NO_ERROR;
-  return Object.assign(new Error(`HTTP/2: stream closed before the response was complete (code ${code})`), {
-    code: 'ERR_HTTP2_STREAM_ERROR',
-  });
+  let kind: FailureKind;
+  if (request.responded) kind = 'reset-mid-body';
+  else if (sessionGone || code === NGHTTP2_REFUSED_STREAM) kind = 'reset-before-response';
+  else kind = 'stream-reset';
+  const cause = err ?? state.error;
+  return new UpstreamFailure(
+    kind,
+    `HTTP/2: stream closed before the response was complete (code ${code}${cause ? `, ${cause.message}` : ''})`,
+    cause,
+  );
 }
 
 /** Ends a request with `err`: its stream is reset (the session lives on) and its body no longer read. */
@@ -463,7 +486,7 @@ function failRequest(request: H2cRequest, err: Error): void {
 
 function abortRequest(request: H2cRequest, err: Error | undefined): void {
   if (request.done) return;
-  failRequest(request, err ?? new errors.RequestAbortedError());
+  failRequest(request, err ?? new UpstreamFailure('closed-locally', 'request aborted'));
 }
 
 function releaseStream(request: H2cRequest, err: Error): void {

@@ -1,10 +1,10 @@
 import { connect as connectTcp, type Socket } from 'node:net';
 import { Deadline } from '../../net/timer-wheel.ts';
+import { UpstreamFailure } from './attempt-outcome.ts';
 import { type BodySink, directBodyOf } from './direct-body.ts';
 import { failRequest, type Http1Request, releaseBody, streamBody } from './http1-request.ts';
 import { bindResponseParser, type NativeParser, type NativeParserClass } from './http1-response-reader.ts';
 import { requestDeadlines } from './request-deadlines.ts';
-import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
  * One keep-alive HTTP/1.1 connection of the client (http1-upstream.ts): its life (connecting, busy, idle,
@@ -234,7 +234,7 @@ function onSocketData(socket: ConnectedSocket, data: Buffer): void {
   }
   const result = connection.parser.execute(data);
   if (result instanceof Error) {
-    connection.fail(result);
+    connection.fail(new UpstreamFailure('protocol-error', result.message, result));
     return;
   }
   if (connection.complete) connection.release();
@@ -242,10 +242,12 @@ function onSocketData(socket: ConnectedSocket, data: Buffer): void {
 
 function onSocketEnd(this: ConnectedSocket): void {
   const connection = this[kConnection];
-  // A response delimited by the end of the connection is complete now.
+  // A response delimited by the end of the connection is complete now; one cut short is not.
   const result = connection.parser.finish();
-  if (result instanceof Error) connection.fail(result);
-  else if (connection.complete) connection.release();
+  if (result instanceof Error) {
+    const kind = connection.request?.responded ? 'reset-mid-body' : 'protocol-error';
+    connection.fail(new UpstreamFailure(kind, result.message, result));
+  } else if (connection.complete) connection.release();
   this.destroy();
 }
 
@@ -261,15 +263,14 @@ function onSocketClose(this: ConnectedSocket): void {
   connection.request = undefined;
   if (request !== undefined && !request.done) {
     const err = connection.error;
-    const code = (err as { code?: unknown } | undefined)?.code;
-    // Before a response: undici's "other side closed" (retry-safe); Node's own codes for resets kept as they are.
+    const detail = err === undefined ? '' : ` (${err.message})`;
     failRequest(
       request,
       !connection.connected
-        ? (err ?? new errors.SocketError('connection closed before it was established'))
-        : code === 'ECONNRESET' || code === 'EPIPE'
-          ? err!
-          : new errors.SocketError(`other side closed${err ? ` (${err.message})` : ''}`),
+        ? new UpstreamFailure('refused', `connection failed${detail}`, err)
+        : request.responded
+          ? new UpstreamFailure('reset-mid-body', `other side closed mid-body${detail}`, err)
+          : new UpstreamFailure('reset-before-response', `other side closed${detail}`, err),
     );
   }
   connection.upstream.closed(connection);
@@ -279,7 +280,9 @@ function onConnectionDeadline(connection: Http1Connection): void {
   const request = connection.request;
   const options = connection.upstream.options;
   if (!connection.connected) {
-    connection.fail(new errors.ConnectTimeoutError(`connect timeout after ${options.connectTimeoutMs} ms`));
+    connection.fail(
+      new UpstreamFailure('connect-timeout', `connect timeout after ${options.connectTimeoutMs} ms`),
+    );
     return;
   }
   if (connection.paused) return;
@@ -290,9 +293,10 @@ function onConnectionDeadline(connection: Http1Connection): void {
   else if (request === undefined) connection.socket.destroy();
   else {
     connection.fail(
-      request.responded
-        ? new errors.BodyTimeoutError(`body timeout after ${options.responseTimeoutMs} ms`)
-        : new errors.HeadersTimeoutError(`headers timeout after ${options.responseTimeoutMs} ms`),
+      new UpstreamFailure(
+        'response-timeout',
+        `${request.responded ? 'body' : 'headers'} timeout after ${options.responseTimeoutMs} ms`,
+      ),
     );
   }
 }

@@ -2,9 +2,9 @@ import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { UpstreamFailure } from './attempt-outcome.ts';
 import type { DirectBody } from './direct-body.ts';
 import { requestDeadlines } from './request-deadlines.ts';
-import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
  * One request of the HTTP/1.1 client (http1-upstream.ts): its head built and validated as undici validates it,
@@ -59,7 +59,7 @@ export class Http1Request {
   readonly abort = (err?: Error): void => {
     if (this.done) return;
     const connection = this.connection;
-    const reason = err ?? new errors.RequestAbortedError();
+    const reason = err ?? new UpstreamFailure('closed-locally', 'request aborted');
     if (connection === undefined) failRequest(this, reason);
     else connection.fail(reason);
   };
@@ -85,7 +85,7 @@ export function buildRequest(
 ): Http1Request {
   const method = options.method;
   const path = options.path;
-  if (INVALID_PATH.test(path)) throw new errors.InvalidArgumentError('invalid request path');
+  if (INVALID_PATH.test(path)) throw new UpstreamFailure('local-error', 'invalid request path');
   let head = `${method} ${path} HTTP/1.1${CRLF}`;
   let hasHost = false;
   let hasLength = false;
@@ -94,8 +94,9 @@ export function buildRequest(
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const name = raw[i]!;
       const value = raw[i + 1]!;
-      if (!HEADER_NAME.test(name)) throw new errors.InvalidArgumentError(`invalid header name ${name}`);
-      if (INVALID_HEADER_VALUE.test(value)) throw new errors.InvalidArgumentError(`invalid ${name} header`);
+      if (!HEADER_NAME.test(name)) throw new UpstreamFailure('local-error', `invalid header name ${name}`);
+      if (INVALID_HEADER_VALUE.test(value))
+        throw new UpstreamFailure('local-error', `invalid ${name} header`);
       if (name.length === 4 && name.toLowerCase() === 'host') hasHost = true;
       else if (name.length === 14 && name.toLowerCase() === 'content-length') hasLength = true;
       head += `${name}: ${value}${CRLF}`;
@@ -185,5 +186,6 @@ function onBodyEnd(this: BodyWithRequest): void {
 
 function onBodyError(this: BodyWithRequest, err: Error): void {
   const connection = this[kConnection];
-  if (connection !== undefined) connection.fail(err);
+  // The client's body failed (it went away): the client's doing, never the backend's.
+  if (connection !== undefined) connection.fail(new UpstreamFailure('client-gone', err.message, err));
 }

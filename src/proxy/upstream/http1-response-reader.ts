@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { UpstreamFailure } from './attempt-outcome.ts';
 import type { Http1Request } from './http1-request.ts';
 import { isNamed } from './http1-response-parser.ts';
 
@@ -126,16 +127,12 @@ function onParserHeadersComplete(
 
 function failEndlessInterim(connection: ParsingConnection): void {
   connection.fail(
-    Object.assign(new Error(`more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`), {
-      code: 'CSG_ENDLESS_INTERIM',
-    }),
+    new UpstreamFailure('protocol-error', `more than ${MAX_INTERIM_RESPONSES} interim (1xx) responses`),
   );
 }
 
 function failUnexpectedUpgrade(connection: ParsingConnection): void {
-  connection.fail(
-    Object.assign(new Error('the backend switched protocols unasked'), { code: 'CSG_UNEXPECTED_UPGRADE' }),
-  );
+  connection.fail(new UpstreamFailure('protocol-error', 'the backend switched protocols unasked'));
 }
 
 function pauseResponse(connection: ParsingConnection): void {

@@ -1,9 +1,9 @@
 import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
+import { UpstreamFailure } from './attempt-outcome.ts';
 import { type ConnectionOwner, connectTo, Http1Connection } from './http1-connection.ts';
 import { buildRequest, failRequest, type Http1Handler, type Http1Request } from './http1-request.ts';
 import type { NativeParserClass } from './http1-response-reader.ts';
-import { upstreamErrors as errors } from './upstream-errors.ts';
 
 /**
  * Keep-alive HTTP/1.1 connections to one plaintext endpoint, as the part of undici's Dispatcher contract the
@@ -18,11 +18,12 @@ import { upstreamErrors as errors } from './upstream-errors.ts';
  * C++ and back), and Node's own binding (test/support/native-http-parser.ts) fits the same slot. Measured side by side
  * (bench/README.md, "Third pass"): about 15 % more requests per core for a minimal proxy, and the gateway's rows.
  *
- * Failures keep undici's error codes, which attempt-failure.ts and connection-retry.ts classify: no `onConnect`
- * before the TCP connection is up (refused, unreachable and UND_ERR_CONNECT_TIMEOUT are connect failures); a
- * connection that closes or resets before the response is UND_ERR_SOCKET (or Node's ECONNRESET/EPIPE), so a
- * stale keep-alive connection is retried on a fresh one; a response the parser refuses is an HPE_ code; headers
- * or values no HTTP/1.1 head can carry are UND_ERR_INVALID_ARG, the gateway's own error.
+ * Failures are the data plane's own (attempt-outcome.ts): no `onConnect` before the TCP connection is up
+ * (`refused`, `connect-timeout`); a connection that closes or resets before the response is
+ * `reset-before-response`, so a stale keep-alive connection is retried on a fresh one, and after the head
+ * `reset-mid-body`; a response the parser refuses is a `protocol-error` (its HPE_ code kept as `code`); headers or
+ * values no HTTP/1.1 head can carry are a `local-error`, the gateway's own; a pool closed under a request is
+ * `closed-locally`.
  *
  * This file is the pool; a connection's state machine is http1-connection.ts, its request http1-request.ts and
  * the response's parser callbacks http1-response-reader.ts.
@@ -82,7 +83,12 @@ export class Http1Upstream implements ConnectionOwner {
 
   #dispatch(options: Dispatcher.DispatchOptions, handler: Http1Handler, alone: boolean): boolean {
     if (this.#closed || this.#destroyed) {
-      handler.onError(this.#destroyed ? new errors.ClientDestroyedError() : new errors.ClientClosedError());
+      handler.onError(
+        new UpstreamFailure(
+          'closed-locally',
+          this.#destroyed ? 'the pool is destroyed' : 'the pool is closed',
+        ),
+      );
       return false;
     }
     let request: Http1Request;
@@ -153,7 +159,7 @@ export class Http1Upstream implements ConnectionOwner {
     return undefined;
   }
 
-  /** Lets running and queued requests finish, then closes the connections; later dispatches fail with UND_ERR_CLOSED. */
+  /** Lets running and queued requests finish, then closes the connections; later dispatches fail (`closed-locally`). */
   async close(): Promise<void> {
     this.#closed = true;
     for (const connection of this.#idle.splice(0)) connection.socket.destroy();
@@ -164,11 +170,11 @@ export class Http1Upstream implements ConnectionOwner {
     });
   }
 
-  /** Fails every request still open with UND_ERR_DESTROYED and drops the connections. */
+  /** Fails every request still open (`closed-locally`) and drops the connections. */
   async destroy(): Promise<void> {
     this.#destroyed = true;
     this.stopSweeping();
-    const err = new errors.ClientDestroyedError();
+    const err = new UpstreamFailure('closed-locally', 'the pool is destroyed');
     for (let request = this.#nextQueued(); request !== undefined; request = this.#nextQueued()) {
       failRequest(request, err);
     }

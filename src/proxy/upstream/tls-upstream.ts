@@ -37,8 +37,10 @@ export function identityCheck(tls: BackendTls): (host: string, cert: PeerCertifi
       if (san.type === 'URI' && names.includes(`URI:${san.value}`)) return undefined;
       if (san.type === 'Hostname' && checkServerIdentity(san.value, cert) === undefined) return undefined;
     }
-    return new Error(
-      `backend certificate matches none of the subjectAltNames of BackendTLSPolicy ${tls.policy}`,
+    // Node's code for a certificate that names another host: the attempt's failure is then a `tls-error`.
+    return Object.assign(
+      new Error(`backend certificate matches none of the subjectAltNames of BackendTLSPolicy ${tls.policy}`),
+      { code: 'ERR_TLS_CERT_ALTNAME_INVALID' },
     );
   };
 }

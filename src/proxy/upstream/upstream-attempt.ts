@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
-import type { AttemptResult, Balancer, EndpointHandle } from '../../lb/balancer.ts';
+import type { Balancer, EndpointHandle } from '../../lb/balancer.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
+import { balancerResult, type FailureKind, failureOf, type UpstreamFailure } from './attempt-outcome.ts';
 import type { InFlightSlot, UpstreamPools } from './upstream-pools.ts';
 
 /** What an attempt reports its callbacks to: the Exchange (forward-exchange.ts) coordinating the request. */
@@ -14,7 +15,7 @@ export interface AttemptOwner {
   ): boolean;
   onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean;
   onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void;
-  onUpstreamError(attempt: UpstreamAttempt, err: Error): void;
+  onUpstreamError(attempt: UpstreamAttempt, failure: UpstreamFailure): void;
 }
 
 /**
@@ -40,7 +41,10 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   newConnection = false;
   stale = false;
   ended = false;
+  /** The response's status once its head arrived; 0 before. */
   status = 0;
+  /** How the attempt failed, once `finish` ran for a failure; undefined for a response (or before). */
+  failure: FailureKind | undefined = undefined;
   abort: ((err?: Error) => void) | undefined;
   resume: (() => void) | undefined;
 
@@ -61,12 +65,18 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
     this.startMs = performance.now();
   }
 
-  /** Gives back the connection slot and reports the outcome to the balancer and metrics, once. */
-  finish(result: AttemptResult): void {
+  /**
+   * Gives back the connection slot and reports the outcome to the balancer and metrics, once: a response (of
+   * `status`) without `failure`, else the failure's kind. `excused`: a failure that is not the endpoint's after all
+   * (a stale keep-alive connection the retry on a fresh one tells apart), reported as a success.
+   */
+  finish(failure?: FailureKind, excused = false): void {
     if (this.ended) return;
     this.ended = true;
+    this.failure = failure;
     this.endMs = performance.now();
     const latencyMs = this.endMs - this.startMs;
+    const result = excused ? 'success' : balancerResult(failure, this.status);
     this.#pools.release(this.#slot);
     this.#balancer.end(this.#handle, result, latencyMs);
     this.exchange.backend?.upstreamSeries(this.endpoint).record(result, latencyMs / 1000);
@@ -101,6 +111,6 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
-    if (!this.stale) this.exchange.onUpstreamError(this, err);
+    if (!this.stale) this.exchange.onUpstreamError(this, failureOf(err));
   }
 }

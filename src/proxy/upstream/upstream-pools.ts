@@ -8,6 +8,7 @@ import type { Http1Handler } from './http1-request.ts';
 import { Http1ResponseParser } from './http1-response-parser.ts';
 import { Http1Upstream } from './http1-upstream.ts';
 import { upstreamTlsConnector } from './tls-upstream.ts';
+import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
 
 export interface UpstreamPoolOptions {
@@ -68,7 +69,7 @@ export interface InFlightSlot {
   count: number;
 }
 
-/** An endpoint's connections: undici's Pool, or one multiplexed h2c session (h2c-upstream.ts). */
+/** An endpoint's connections: the HTTP/1.1 client, one multiplexed h2c session, or undici behind its boundary. */
 interface EndpointPool extends RequestDispatcher {
   close(): Promise<void>;
   destroy(): Promise<void>;
@@ -145,7 +146,7 @@ export class UpstreamPools {
         const connect = this.#tunnelConnector(endpoint);
         const tunnelPool = new Pool(`http://${endpoint.tunnel.authority}`, { ...options, connect });
         tunnelPool.on('connectionError', () => {});
-        pool = tunnelPool;
+        pool = new UndiciUpstream(tunnelPool);
       } else if (tls === undefined && protocol === 'h2c') {
         pool = new H2cUpstream(endpoint.address, endpoint.port, {
           connectTimeoutMs: options.connectTimeout,
@@ -173,7 +174,7 @@ export class UpstreamPools {
             : new Pool(origin, options);
         // A pool-level error must never take the process down; failures reach each request's handler.
         undiciPool.on('connectionError', () => {});
-        pool = undiciPool;
+        pool = new UndiciUpstream(undiciPool);
       }
       this.#pools.set(key, pool);
     }
@@ -210,9 +211,10 @@ export class UpstreamPools {
           : {}),
     });
     client.on('connectionError', () => {});
+    const upstream = new UndiciUpstream(client);
     return {
       dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
-        const accepted = client.dispatch(options, handler);
+        const accepted = upstream.dispatch(options, handler);
         // close() lets the queued request finish, then ends the connection.
         client.close().catch(() => {});
         return accepted;
