@@ -7,7 +7,7 @@ import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
 import { type LogFormat, logFormatOptions } from '../log/text-format.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
-import { AccessLog } from '../proxy/exchange/east-west-access-log.ts';
+import { AccessLog } from '../proxy/exchange/access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 import { startNetwork } from './network-setup.ts';
 

@@ -99,11 +99,11 @@ export const FLAGS = {
   },
   'no-lean-http1': {
     type: 'boolean',
-    help: "Serve every plaintext HTTP/1 request with Node's http.Server. By default requests without a body are read and answered on the lean server path (heads read on the socket, answers written to it); anything else on a connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server either way. The lean path is off with --access-log.",
+    help: "Serve every plaintext HTTP/1 request with Node's http.Server. By default requests without a body are read and answered on the lean server path (heads read on the socket, answers written to it); anything else on a connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server either way.",
   },
   'access-log': {
     type: 'boolean',
-    help: 'Log one line per request (direction, source, service, endpoint cluster/zone, status, duration), JSON or text as --log-format says.',
+    help: 'Log one line per request on every server path (direction, source, service, backend, endpoint cluster/zone, status, body bytes, attempts, how the last attempt failed, duration), JSON or text as --log-format says.',
   },
   'controller-name': {
     type: 'string',

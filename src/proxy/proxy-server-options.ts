@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { BalancerFactory } from '../lb/balancer.ts';
 import type { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig } from './compile/retry-budget.ts';
-import type { AccessLog } from './exchange/east-west-access-log.ts';
+import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import type { BindRetryOptions } from './listen/listener-bindings.ts';
 import type { ListenerLimits } from './listen/request-guard.ts';
@@ -52,7 +52,7 @@ export interface ProxyServerOptions {
   readonly compileSliceMs?: number;
   /**
    * Plaintext HTTP/1.1 on the lean server path (lean-http1-server.ts); default on, `--no-lean-http1` turns it
-   * off. Never with `accessLog`.
+   * off.
    */
   readonly leanHttp1?: boolean;
   /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */

@@ -10,7 +10,7 @@ import { backendPoolKeys } from './compile/compile-backends.ts';
 import { type CompiledPort, type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
-import type { AccessLog } from './exchange/east-west-access-log.ts';
+import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
 import { Layer4Ports } from './listen/layer4-ports.ts';

@@ -8,7 +8,7 @@ import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { RetryBudget } from '../compile/retry-budget.ts';
-import { CLIENT_CLOSED, FAILURES, UpstreamFailure } from '../upstream/attempt-outcome.ts';
+import { CLIENT_CLOSED, FAILURES, type FailureKind, UpstreamFailure } from '../upstream/attempt-outcome.ts';
 import {
   type BodyState,
   decideConnectionRetry,
@@ -19,6 +19,7 @@ import { bodyTouched } from '../upstream/direct-body.ts';
 import { requestDeadlines } from '../upstream/request-deadlines.ts';
 import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
 import type { RequestDispatcher, UpstreamPools } from '../upstream/upstream-pools.ts';
+import type { ExchangeRecord, ListenerAccessLog } from './access-log.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
@@ -50,6 +51,8 @@ export interface ExchangeServices {
   readonly tunnelIdleTimeoutMs?: number;
   /** How request paths are normalized before matching (`--no-normalize-path` and friends); default all on. */
   readonly paths?: PathNormalization;
+  /** The listener's access log (`--access-log`); each request's line is written when it ends. */
+  readonly accessLog?: ListenerAccessLog;
 }
 
 /**
@@ -63,7 +66,7 @@ export interface ExchangeServices {
  * Over 300 lines for a reason: it is the hot path, so the state of a request (attempt, counters, timers) is this
  * one object, with no helper objects or closures per request, and every transition of that state sits here.
  */
-export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
+export class Exchange implements ClientBound, AttemptOwner, TimedExchange, ExchangeRecord {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly action: CompiledAction;
@@ -71,7 +74,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   readonly backend: CompiledBackend | undefined;
   readonly #services: ExchangeServices;
   readonly #head: UpstreamRequestHead;
-  readonly #startMs: number;
+  readonly startMs: number;
   readonly #corsOrigin: string | undefined;
   /** Kept: Node may clear `req.socket` before the exchange ends. */
   readonly #socket: Socket;
@@ -92,6 +95,12 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   /** This request holds one of the budget's retries (from its first retry on). */
   #retrying = false;
   #finished = false;
+  /** Attempts started, retries included. */
+  attempts = 0;
+  /** Response body bytes relayed to the client (and a local answer's). */
+  bytes = 0;
+  /** The status the client got, once the exchange ended (for the access log). */
+  loggedStatus = 0;
   /** The response went out whole with its headers (gRPC Trailers-Only). */
   #endedEarly = false;
   // Allocated on first use: most routes set no timeouts, and most clients read what they are sent.
@@ -117,7 +126,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     this.target = target;
     this.backend = target.backend;
     this.#head = head;
-    this.#startMs = startMs;
+    this.startMs = startMs;
     this.#corsOrigin = corsOrigin;
     this.#body = head.hasBody ? req : null;
     // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
@@ -128,6 +137,22 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
   get endpoint(): UpstreamEndpoint | undefined {
     return this.#current?.endpoint;
+  }
+
+  get backendId(): string | undefined {
+    return this.backend?.id;
+  }
+
+  /** How the latest attempt failed, if it did. */
+  get failure(): FailureKind | undefined {
+    return this.#current?.failure;
+  }
+
+  /** The request ended at `endMs` with `status` for the client (`metricStatus` in the metrics). */
+  #ended(status: number, metricStatus: number, endMs: number): void {
+    this.loggedStatus = status;
+    this.target.series.record(metricStatus, (endMs - this.startMs) / 1000);
+    this.#services.accessLog?.exchanged(this, endMs);
   }
 
   start(): void {
@@ -167,6 +192,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       return;
     }
     const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
+    this.attempts++;
     if (fresh !== undefined) attempt.newConnection = true;
     this.#current = attempt;
     if (this.action.backendRequestTimeoutMs !== undefined) {
@@ -241,6 +267,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
 
   onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean {
     if (this.#finished) return false;
+    this.bytes += chunk.length;
     const ok = this.res.write(chunk);
     if (!ok && attempt.resume !== undefined) {
       const resume = attempt.resume;
@@ -265,7 +292,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     if (trailers != null && this.req.httpVersionMajor === 2) forwardTrailers(this.res, trailers);
     if (!this.#endedEarly) this.res.end();
     // The answer was written within this call: the attempt's end is the request's, without another clock read.
-    this.target.series.record(attempt.status, (attempt.endMs - this.#startMs) / 1000);
+    this.#ended(attempt.status, attempt.status, attempt.endMs);
   }
 
   onUpstreamError(attempt: UpstreamAttempt, failure: UpstreamFailure): void {
@@ -337,7 +364,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
   #mayRetry(reason: RetryReason | 'retriable-status'): 'yes' | 'budget' | 'late' {
     const pools = this.#services.pools;
     const backend = this.backend!;
-    if (this.#requestTimer === undefined && performance.now() - this.#startMs > pools.retryWindowMs)
+    if (this.#requestTimer === undefined && performance.now() - this.startMs > pools.retryWindowMs)
       return 'late';
     if (!this.#retrying && this.#budget !== undefined) {
       if (!this.#budget.admit()) {
@@ -374,9 +401,11 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
-    if (this.res.headersSent) this.res.destroy();
-    else if (!this.res.destroyed) sendLocalReply(this.res, status, text);
-    this.target.series.record(status, (performance.now() - this.#startMs) / 1000);
+    const res = this.res;
+    // A response cut after its head: the client got that head's status, and the failure says what cut it.
+    if (res.headersSent) res.destroy();
+    else if (!res.destroyed) this.bytes += sendLocalReply(res, status, text);
+    this.#ended(res.headersSent ? res.statusCode : status, status, performance.now());
   }
 
   /** A client that stops reading holds an upstream connection: cut it when no drain comes in time. */
@@ -412,7 +441,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange {
       attempt.finish('client-gone');
       attempt.cancel(new Error('client closed the connection'));
     }
-    this.target.series.record(CLIENT_CLOSED, (performance.now() - this.#startMs) / 1000);
+    this.#ended(CLIENT_CLOSED, CLIENT_CLOSED, performance.now());
   }
 
   attemptTimedOut(): void {

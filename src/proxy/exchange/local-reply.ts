@@ -35,22 +35,22 @@ function defaultText(status: number): string {
 
 /**
  * Answers a request from the gateway itself. Always `text/plain`: a gateway-made answer must never be
- * mistaken for a backend's JSON. Extra headers are a flat `[name, value, ...]` array.
+ * mistaken for a backend's JSON. Extra headers are a flat `[name, value, ...]` array. Returns the body's bytes.
  */
 export function sendLocalReply(
   res: ServerResponse,
   status: number,
   text = '',
   extra?: readonly string[],
-): void {
+): number {
   if (res.headersSent) {
     res.destroy();
-    return;
+    return 0;
   }
   // A gRPC client reads only gRPC statuses: errors become trailers-only answers (GRPCRoute, gRPC over HTTP/2).
   if (status >= 400 && res.req !== undefined && isGrpcRequest(res.req)) {
     sendGrpcLocalReply(res, status, text === '' ? defaultText(status) : text);
-    return;
+    return 0;
   }
   const body = bodyFor(status, text);
   const headers: string[] = [
@@ -62,4 +62,5 @@ export function sendLocalReply(
   if (extra !== undefined) for (const h of extra) headers.push(h);
   res.writeHead(status, headers);
   res.end(body);
+  return body.length;
 }

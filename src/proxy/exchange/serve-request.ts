@@ -41,8 +41,19 @@ function sendRedirect(
   res: ServerResponse,
   action: CompiledAction,
   redirect: CompiledRedirect,
-) {
-  sendLocalReply(res, redirect.statusCode, '', ['location', redirectLocation(view, action, redirect)]);
+): number {
+  return sendLocalReply(res, redirect.statusCode, '', ['location', redirectLocation(view, action, redirect)]);
+}
+
+/** The access log's line for an answer the gateway gave itself (nothing when the log is off). */
+function logAnswer(
+  services: ExchangeServices,
+  req: IncomingMessage,
+  res: ServerResponse,
+  bytes: number,
+  startMs: number,
+): void {
+  services.accessLog?.answered(req, res.statusCode, bytes, startMs);
 }
 
 /**
@@ -81,7 +92,7 @@ export function serveRequest(
   }
   const action = view.action;
   if (action === undefined) {
-    sendLocalReply(
+    const bytes = sendLocalReply(
       res,
       view.status,
       view.reason,
@@ -89,6 +100,7 @@ export function serveRequest(
     );
     const series = view.listener?.noRouteSeries ?? port.noListenerSeries;
     series.record(view.status, (performance.now() - startMs) / 1000);
+    logAnswer(services, req, res, bytes, startMs);
     return undefined;
   }
   return serveAction(services, view, action, req, res, startMs);
@@ -111,39 +123,45 @@ export function serveAction(
     const cors = handleCors(view, res, action.cors);
     if (cors === true) {
       action.localSeries.record(200, (performance.now() - startMs) / 1000);
+      logAnswer(services, req, res, 0, startMs);
       return;
     }
     corsOrigin = cors;
   }
   if (action.redirect !== undefined) {
-    sendRedirect(view, res, action, action.redirect);
+    const bytes = sendRedirect(view, res, action, action.redirect);
     action.localSeries.record(action.redirect.statusCode, (performance.now() - startMs) / 1000);
+    logAnswer(services, req, res, bytes, startMs);
     return;
   }
   const target = pickTarget(action);
   if (target === undefined) {
     // A rule without usable backendRefs answers 500 (HTTPRouteRule.backendRefs).
-    sendLocalReply(res, 500);
+    const bytes = sendLocalReply(res, 500);
     action.localSeries.record(500, (performance.now() - startMs) / 1000);
+    logAnswer(services, req, res, bytes, startMs);
     return;
   }
   if (target.cors !== undefined && target.cors !== action.cors) {
     const cors = handleCors(view, res, target.cors);
     if (cors === true) {
       target.series.record(200, (performance.now() - startMs) / 1000);
+      logAnswer(services, req, res, 0, startMs);
       return;
     }
     corsOrigin = cors;
   }
   if (target.redirect !== undefined) {
-    sendRedirect(view, res, action, target.redirect);
+    const bytes = sendRedirect(view, res, action, target.redirect);
     target.series.record(target.redirect.statusCode, (performance.now() - startMs) / 1000);
+    logAnswer(services, req, res, bytes, startMs);
     return;
   }
   if (target.backend === undefined) {
     // "Requests that would have been sent to an invalid backend must receive a 500" (HTTPBackendRef).
-    sendLocalReply(res, 500);
+    const bytes = sendLocalReply(res, 500);
     target.series.record(500, (performance.now() - startMs) / 1000);
+    logAnswer(services, req, res, bytes, startMs);
     return;
   }
   const head = buildUpstreamHead(req, view, action, target, false);

@@ -5,7 +5,7 @@ import type { BadInputReporter } from '../../net/bad-input.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { ListenerDeps } from '../compile/compile-listeners.ts';
 import { type CompiledEastWest, compileEastWest } from '../compile/east-west-compile.ts';
-import type { AccessLog } from '../exchange/east-west-access-log.ts';
+import type { AccessLog } from '../exchange/access-log.ts';
 import type { PathNormalization } from '../exchange/path-normalization.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
 import { EastWestServer } from './east-west-server.ts';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
 import { EAST_WEST_REFUSED } from '../../metrics/request-metrics.ts';
 import type { CompiledEastWest } from '../compile/east-west-compile.ts';
-import type { AccessLog } from '../exchange/east-west-access-log.ts';
+import type { AccessLog } from '../exchange/access-log.ts';
 import type { ExchangeServices } from '../exchange/forward-exchange.ts';
 import { sendLocalReply } from '../exchange/local-reply.ts';
 import { matchRequest } from '../exchange/match-request.ts';
@@ -30,6 +30,12 @@ const TLS_HANDSHAKE = 0x16;
 const HOSTNAME_HINT =
   '<service>.<namespace>.svc.cluster.local[:port] and <service>.<namespace>.svc.clusterset.local[:port]';
 
+/** What an east-west request names in the access log: `<host>:<port>` of its authority. */
+function requestedService(req: IncomingMessage): string | undefined {
+  const authority = requestAuthority(req);
+  return authority === undefined ? undefined : `${authority.host}:${authority.port}`;
+}
+
 function rawReply(socket: Duplex, status: string, text: string, extra = ''): void {
   if (!socket.writable) {
     socket.destroy();
@@ -53,14 +59,16 @@ function rawReply(socket: Duplex, status: string, text: string, extra = ''): voi
 export class EastWestServer {
   readonly #core: ListenerCore;
   readonly #services: ExchangeServices;
-  readonly #accessLog: AccessLog | undefined;
   readonly #refused: Counter<'reason'>;
   #compiled: CompiledEastWest;
   #boundPort = 0;
 
   constructor(options: EastWestServerOptions, compiled: CompiledEastWest) {
-    this.#services = options.services;
-    this.#accessLog = options.accessLog;
+    const accessLog = options.accessLog;
+    this.#services =
+      accessLog === undefined
+        ? options.services
+        : { ...options.services, accessLog: accessLog.forListener('east-west', requestedService) };
     this.#compiled = compiled;
     const existing = options.registry.getSingleMetric(EAST_WEST_REFUSED.name);
     this.#refused =
@@ -161,7 +169,6 @@ export class EastWestServer {
       port === undefined
         ? undefined
         : matchRequest(port, req, serviceHostname(authority!.host, compiled.addresses), this.#services.paths);
-    const service = authority === undefined ? undefined : `${authority.host}:${authority.port}`;
     const action = view?.action;
     if (view === undefined || action === undefined) {
       let status = 404;
@@ -180,15 +187,14 @@ export class EastWestServer {
       } else if (view?.listener === undefined) {
         text = this.#unknownMessage(authority);
       } else {
-        text = `no route of ${service} matches ${req.method} ${view.path} (the service's HTTPRoutes replace its default route)`;
+        text = `no route of ${authority!.host}:${authority!.port} matches ${req.method} ${view.path} (the service's HTTPRoutes replace its default route)`;
       }
-      sendLocalReply(res, status, text, extra);
+      const bytes = sendLocalReply(res, status, text, extra);
       compiled.noRouteSeries.record(status, (performance.now() - startMs) / 1000);
-      this.#accessLog?.observe('east-west', req, res, startMs, service, undefined);
+      this.#services.accessLog?.answered(req, res.statusCode, bytes, startMs);
       return;
     }
-    const exchange = serveAction(this.#services, view, action, req, res, startMs);
-    this.#accessLog?.observe('east-west', req, res, startMs, service, exchange);
+    serveAction(this.#services, view, action, req, res, startMs);
   }
 
   #unknownMessage(authority: { readonly host: string; readonly port: number } | undefined): string {

@@ -1,8 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { handshakeRefusalReason } from '../../net/tls-handshake-errors.ts';
 import type { CompiledPort } from '../compile/compile-table.ts';
-import type { AccessLog } from '../exchange/east-west-access-log.ts';
+import type { AccessLog } from '../exchange/access-log.ts';
 import type { ExchangeServices } from '../exchange/forward-exchange.ts';
 import { serveRequest } from '../exchange/serve-request.ts';
 import { ListenerCore } from './listener-core.ts';
@@ -36,29 +37,18 @@ export class ListenerServer {
     const rejections: BadInputReporter | undefined = services.rejections;
     const detail = { port: this.gatewayPort };
     const fallback = compiled.tls?.fallback;
+    const served: ExchangeServices =
+      accessLog === undefined
+        ? services
+        : { ...services, accessLog: accessLog.forListener('north-south', requestHost) };
     this.#core = new ListenerCore({
       limits,
       logger: services.logger,
       rejections,
       detail,
-      // The access log reads Node's response events; with it on, every request takes Node's server.
-      leanHttp1: leanHttp1 && accessLog === undefined,
+      leanHttp1,
       serve: (req, res) => {
-        if (accessLog === undefined) {
-          serveRequest(services, this.#compiled, req, res);
-          return;
-        }
-        const startMs = performance.now();
-        const exchange = serveRequest(services, this.#compiled, req, res);
-        const host = req.headers.host ?? req.headers[':authority'];
-        accessLog.observe(
-          'north-south',
-          req,
-          res,
-          startMs,
-          typeof host === 'string' ? host : undefined,
-          exchange,
-        );
+        serveRequest(served, this.#compiled, req, res);
       },
       upgrade: (req, socket, head, resume) =>
         serveUpgrade(this.#compiled, req, socket, head, services, undefined, resume),
@@ -134,6 +124,12 @@ export class ListenerServer {
   close(drainMs: number): Promise<void> {
     return this.#core.close(drainMs);
   }
+}
+
+/** What a north-south request names in the access log: its Host (or HTTP/2 :authority). */
+function requestHost(req: IncomingMessage): string | undefined {
+  const host = req.headers.host ?? req.headers[':authority'];
+  return typeof host === 'string' ? host : undefined;
 }
 
 /**
