@@ -1,12 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { readRequestHead } from './http1-request-head.ts';
-import {
-  LeanBodyRequest,
-  type LeanConnectionSide,
-  LeanRequest,
-  LeanResponse,
-} from './lean-http1-exchange.ts';
+import { LeanBodyRequest, LeanRequest } from './lean-http1-request.ts';
+import { type LeanConnectionSide, LeanResponse } from './lean-http1-response.ts';
 
 export interface LeanHttp1Options {
   readonly maxHeaderBytes: number;
@@ -31,7 +27,7 @@ const REQUEST_TIMEOUT_MS = 300_000;
 /**
  * The lean HTTP/1.1 server path of a cleartext listener port (on unless `--no-lean-http1`): request heads are read on the
  * raw socket (http1-request-head.ts) and served through the same handler as Node's server, with a response
- * that writes straight to the socket (lean-http1-exchange.ts): no IncomingMessage, ServerResponse, parser
+ * that writes straight to the socket (lean-http1-request.ts, lean-http1-response.ts): no IncomingMessage, ServerResponse, parser
  * callbacks or per-request timers. A Content-Length body streams from the socket's reads to the upstream, one
  * read in flight at a time. What the reader does not take (a chunked body, an upgrade, Expect, HTTP/1.0, a
  * malformed or oversized head, a head split across reads) goes to Node's server with the connection, at a

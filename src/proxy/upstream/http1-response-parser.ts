@@ -1,4 +1,5 @@
 import { maxHeaderSize } from 'node:http';
+import { type ParserError, parseError, ResponseHead } from './http1-response-head.ts';
 
 /**
  * A strict HTTP/1.1 response parser in JavaScript, with the interface of Node's llhttp binding as
@@ -12,8 +13,8 @@ import { maxHeaderSize } from 'node:http';
  * of digits only, never with Transfer-Encoding, chunked framing checked byte for byte, head and trailer sections
  * bounded by Node's `maxHeaderSize`. Failures are Errors with llhttp's HPE_ codes.
  *
- * Over 300 lines for a reason: the head, the three body framings and the trailers are one state machine over
- * reads that may split anything anywhere.
+ * The status line and fields are read by the class it extends (http1-response-head.ts); this is the state machine
+ * over reads that may split anything anywhere: the head's and trailers' lines, the three body framings.
  */
 
 enum State {
@@ -29,14 +30,6 @@ enum State {
   Failed,
 }
 
-/** RFC 9110 token characters, by char code. */
-const TOKEN = (() => {
-  const table = new Uint8Array(256);
-  for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
-    table[c.charCodeAt(0)] = 1;
-  }
-  return table;
-})();
 /** Field values and reason phrases: HTAB, SP, visible ASCII and obs-text (no CR, LF or other controls). */
 const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /**
@@ -45,18 +38,11 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
  * line by line.
  */
 const INVALID_SECTION = /[^\t\r\n\x20-\x7e\x80-\xff]|\r(?!\n|$)/;
-const DIGITS = /^\d{1,15}$/;
 const HEX_SIZE = /^[0-9A-Fa-f]{1,15}$/;
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
 
-export type ParserError = Error & { code: string; bytesParsed?: number; reason?: string };
-
-function parseError(code: string, reason: string): ParserError {
-  return Object.assign(new Error(`Parse Error: ${reason}`), { code, reason });
-}
-
 /** Callback slots, numbered as Node's binding numbers them (the values only need to be distinct). */
-export class Http1ResponseParser {
+export class Http1ResponseParser extends ResponseHead {
   static readonly RESPONSE = 2;
   static readonly kOnHeaders = 1;
   static readonly kOnHeadersComplete = 2;
@@ -70,16 +56,6 @@ export class Http1ResponseParser {
   #pending = '';
   /** Bytes of the head or trailer section so far, against maxHeaderSize. */
   #sectionBytes = 0;
-  #statusSeen = false;
-  #versionMinor = 1;
-  #statusCode = 0;
-  #statusMessage = '';
-  #fields: string[] = [];
-  #contentLength = -1;
-  #transferEncoding: string | undefined;
-  #connectionClose = false;
-  #connectionKeepAlive = false;
-  #connectionUpgrade = false;
   #keepAlive = true;
   #remaining = 0;
   #error: ParserError | undefined;
@@ -91,7 +67,7 @@ export class Http1ResponseParser {
 
   close(): void {
     this.#pending = '';
-    this.#fields = [];
+    this.fields = [];
   }
 
   /** Hands on the body bytes of `data` from `at` that are still counted in #remaining; where they end. */
@@ -144,7 +120,7 @@ export class Http1ResponseParser {
           break;
         }
         case State.Closed:
-          if (this.#connectionUpgrade) return length;
+          if (this.connectionUpgrade) return length;
           this.#fail(parseError('HPE_CLOSED_CONNECTION', 'data after Connection: close'));
           break;
         case State.Failed:
@@ -167,7 +143,7 @@ export class Http1ResponseParser {
     }
     if (this.#state === State.Failed) return this.#error;
     if (this.#state === State.Closed) return undefined;
-    if (this.#state === State.Head && !this.#statusSeen && this.#pending === '') return undefined;
+    if (this.#state === State.Head && !this.statusSeen && this.#pending === '') return undefined;
     return this.#fail(parseError('HPE_INVALID_EOF_STATE', 'Invalid EOF state'));
   }
 
@@ -180,13 +156,7 @@ export class Http1ResponseParser {
   #resetMessage(): void {
     this.#pending = '';
     this.#sectionBytes = 0;
-    this.#statusSeen = false;
-    this.#fields = [];
-    this.#contentLength = -1;
-    this.#transferEncoding = undefined;
-    this.#connectionClose = false;
-    this.#connectionKeepAlive = false;
-    this.#connectionUpgrade = false;
+    this.resetHead();
   }
 
   #body(data: Buffer, start: number, end: number): void {
@@ -251,134 +221,27 @@ export class Http1ResponseParser {
         else this.#headComplete();
         return end;
       }
-      if (this.#state === State.Head && !this.#statusSeen) {
-        if (!this.#statusLine(text, pos, lineEnd)) return stop;
-      } else if (!this.#field(text, pos, lineEnd)) return stop;
+      const refused =
+        this.#state === State.Head && !this.statusSeen
+          ? this.statusLine(text, pos, lineEnd)
+          : this.field(text, pos, lineEnd, this.#state === State.Trailers);
+      if (refused !== undefined) {
+        this.#fail(refused);
+        return stop;
+      }
       pos = next;
     }
   }
 
-  #statusLine(text: string, start: number, end: number): boolean {
-    // HTTP-version SP 3DIGIT [SP reason-phrase]
-    if (
-      end - start < 12 ||
-      !text.startsWith('HTTP/1.', start) ||
-      (text.charCodeAt(start + 7) !== 49 && text.charCodeAt(start + 7) !== 48) ||
-      text.charCodeAt(start + 8) !== 32
-    ) {
-      if (text.startsWith('HTTP/', start))
-        this.#fail(parseError('HPE_INVALID_VERSION', 'Invalid HTTP version'));
-      else this.#fail(parseError('HPE_INVALID_CONSTANT', 'Expected HTTP/'));
-      return false;
-    }
-    this.#versionMinor = text.charCodeAt(start + 7) - 48;
-    let status = 0;
-    for (let i = start + 9; i < start + 12; i++) {
-      const digit = text.charCodeAt(i) - 48;
-      if (digit < 0 || digit > 9) {
-        this.#fail(parseError('HPE_INVALID_STATUS', 'Invalid status code'));
-        return false;
-      }
-      status = status * 10 + digit;
-    }
-    if (status < 100) {
-      this.#fail(parseError('HPE_INVALID_STATUS', 'Invalid status code'));
-      return false;
-    }
-    let message = '';
-    if (end > start + 12) {
-      message = text.slice(start + 13, end);
-      if (text.charCodeAt(start + 12) !== 32) {
-        this.#fail(parseError('HPE_INVALID_STATUS', 'Invalid response status'));
-        return false;
-      }
-    }
-    this.#statusCode = status;
-    this.#statusMessage = message;
-    this.#statusSeen = true;
-    return true;
-  }
-
-  #field(text: string, start: number, end: number): boolean {
-    const first = text.charCodeAt(start);
-    if (first === 32 || first === 9) {
-      this.#fail(
-        parseError('HPE_INVALID_HEADER_TOKEN', 'Unexpected whitespace after header value (obs-fold)'),
-      );
-      return false;
-    }
-    const colon = text.indexOf(':', start);
-    if (colon <= start || colon >= end) {
-      this.#fail(parseError('HPE_INVALID_HEADER_TOKEN', 'Invalid header field char'));
-      return false;
-    }
-    for (let i = start; i < colon; i++) {
-      if (TOKEN[text.charCodeAt(i)] !== 1) {
-        this.#fail(parseError('HPE_INVALID_HEADER_TOKEN', 'Invalid header token'));
-        return false;
-      }
-    }
-    const name = text.slice(start, colon);
-    let valueStart = colon + 1;
-    let valueEnd = end;
-    while (valueStart < valueEnd && isOws(text.charCodeAt(valueStart))) valueStart++;
-    while (valueEnd > valueStart && isOws(text.charCodeAt(valueEnd - 1))) valueEnd--;
-    const value = text.slice(valueStart, valueEnd);
-    this.#fields.push(name, value);
-    if (this.#state === State.Trailers) return true;
-    switch (name.length) {
-      case 10:
-        if (isNamed(name, 'connection')) this.#connectionTokens(value);
-        break;
-      case 14:
-        if (isNamed(name, 'content-length')) {
-          if (this.#contentLength >= 0) {
-            this.#fail(parseError('HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length'));
-            return false;
-          }
-          if (!DIGITS.test(value)) {
-            this.#fail(parseError('HPE_INVALID_CONTENT_LENGTH', 'Invalid character in Content-Length'));
-            return false;
-          }
-          this.#contentLength = Number(value);
-        }
-        break;
-      case 17:
-        if (isNamed(name, 'transfer-encoding')) {
-          this.#transferEncoding =
-            this.#transferEncoding === undefined ? value : `${this.#transferEncoding}, ${value}`;
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  }
-
-  #connectionTokens(value: string): void {
-    if (value.length === 10 && isNamed(value, 'keep-alive')) this.#connectionKeepAlive = true;
-    else if (value.length === 5 && isNamed(value, 'close')) this.#connectionClose = true;
-    else this.#connectionList(value.toLowerCase());
-  }
-
-  #connectionList(value: string): void {
-    for (const token of value.split(',')) {
-      const lower = token.trim();
-      if (lower === 'close') this.#connectionClose = true;
-      else if (lower === 'keep-alive') this.#connectionKeepAlive = true;
-      else if (lower === 'upgrade') this.#connectionUpgrade = true;
-    }
-  }
-
   #headComplete(): void {
-    const status = this.#statusCode;
-    if (!this.#statusSeen) {
+    const status = this.statusCode;
+    if (!this.statusSeen) {
       this.#fail(parseError('HPE_INVALID_CONSTANT', 'Expected HTTP/'));
       return;
     }
     let chunked = false;
-    if (this.#transferEncoding !== undefined) {
-      if (this.#contentLength >= 0) {
+    if (this.transferEncoding !== undefined) {
+      if (this.contentLength >= 0) {
         this.#fail(
           parseError(
             'HPE_UNEXPECTED_CONTENT_LENGTH',
@@ -387,19 +250,19 @@ export class Http1ResponseParser {
         );
         return;
       }
-      const codings = this.#transferEncoding.split(',');
+      const codings = this.transferEncoding.split(',');
       chunked = codings[codings.length - 1]!.trim().toLowerCase() === 'chunked';
     }
     const upgrade = status === 101;
     const noBody = status < 200 || status === 204 || status === 304;
     // A body without a length runs to the end of the connection (RFC 9112 §6.3), which then cannot be kept.
-    const toEof = !noBody && !chunked && this.#contentLength < 0;
+    const toEof = !noBody && !chunked && this.contentLength < 0;
     const keepAlive =
-      (this.#versionMinor === 1 ? !this.#connectionClose : this.#connectionKeepAlive) && !toEof && !upgrade;
+      (this.versionMinor === 1 ? !this.connectionClose : this.connectionKeepAlive) && !toEof && !upgrade;
     // An interim response is followed by the final one on the same connection, whatever it says.
     this.#keepAlive = keepAlive || (status < 200 && !upgrade);
-    const fields = this.#fields;
-    this.#fields = [];
+    const fields = this.fields;
+    this.fields = [];
     const skip = (
       this[Http1ResponseParser.kOnHeadersComplete] as (
         major: number,
@@ -412,20 +275,20 @@ export class Http1ResponseParser {
         upgrade: boolean,
         shouldKeepAlive: boolean,
       ) => number
-    )(1, this.#versionMinor, fields, undefined, undefined, status, this.#statusMessage, upgrade, keepAlive);
+    )(1, this.versionMinor, fields, undefined, undefined, status, this.statusMessage, upgrade, keepAlive);
     if (this.#state === State.Failed) return;
     if (upgrade) {
       this.#messageComplete();
       this.#state = State.Closed;
-      this.#connectionUpgrade = true;
+      this.connectionUpgrade = true;
       return;
     }
     if (noBody || skip === 1 || skip === 2) this.#messageComplete();
     else if (chunked) {
       this.#state = State.ChunkSize;
       this.#sectionBytes = 0;
-    } else if (this.#contentLength >= 0) {
-      this.#remaining = this.#contentLength;
+    } else if (this.contentLength >= 0) {
+      this.#remaining = this.contentLength;
       if (this.#remaining === 0) this.#messageComplete();
       else this.#state = State.LengthBody;
     } else this.#state = State.EofBody;
@@ -472,8 +335,8 @@ export class Http1ResponseParser {
   }
 
   #trailersComplete(): void {
-    const trailers = this.#fields;
-    this.#fields = [];
+    const trailers = this.fields;
+    this.fields = [];
     if (trailers.length > 0) (this[Http1ResponseParser.kOnHeaders] as (headers: string[]) => void)(trailers);
     if (this.#state !== State.Failed) this.#messageComplete();
   }
@@ -484,19 +347,4 @@ export class Http1ResponseParser {
     this.#state = keepAlive ? State.Head : State.Closed;
     (this[Http1ResponseParser.kOnMessageComplete] as () => void)();
   }
-}
-
-/**
- * Whether `name` (token characters, of `lower`'s length) is `lower` (letters and '-') in any case, without making
- * a lower-cased copy. OR-ing 0x20 folds A-Z onto a-z and leaves '-' and the other token characters that could
- * land on a letter or '-' out of reach.
- */
-export function isNamed(name: string, lower: string): boolean {
-  for (let i = 0; i < lower.length; i++)
-    if ((name.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
-  return true;
-}
-
-function isOws(code: number): boolean {
-  return code === 32 || code === 9;
 }

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { UpstreamFailure } from './attempt-outcome.ts';
 import type { Http1Request } from './http1-request.ts';
-import { isNamed } from './http1-response-parser.ts';
+import { isNamed } from './http1-response-head.ts';
 
 /**
  * Reading one response off an HTTP/1.1 connection: the parser's callbacks (headers, interim 1xx answers,
