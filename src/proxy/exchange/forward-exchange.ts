@@ -6,21 +6,15 @@ import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
-import type { CompiledBackend } from '../compile/compile-backends.ts';
-import type { RetryBudget } from '../compile/retry-budget.ts';
 import { CLIENT_CLOSED, FAILURES, type FailureKind, UpstreamFailure } from '../upstream/attempt-outcome.ts';
-import {
-  type BodyState,
-  decideConnectionRetry,
-  faultOf,
-  type RetryReason,
-} from '../upstream/connection-retry.ts';
+import type { BodyState } from '../upstream/connection-retry.ts';
 import { bodyTouched } from '../upstream/direct-body.ts';
 import { requestDeadlines } from '../upstream/request-deadlines.ts';
 import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
 import type { RequestDispatcher, UpstreamPools } from '../upstream/upstream-pools.ts';
 import type { ExchangeRecord, ListenerAccessLog } from './access-log.ts';
 import { type ClientBound, unwatchClient, watchClient } from './client-watch.ts';
+import { ExchangeRetries } from './exchange-retries.ts';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   onAttemptTimer,
@@ -38,7 +32,6 @@ import { relayedResponseHeaders } from './response-head.ts';
 import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
 
 const RETRY_BUDGET_TEXT = 'retry budget exhausted';
-const NOTHING_FAILED: ReadonlySet<string> = new Set();
 
 export interface ExchangeServices {
   readonly pools: UpstreamPools;
@@ -62,38 +55,25 @@ export interface ExchangeServices {
  * This class only coordinates; its parts live beside it: the per-endpoint dispatch handler (upstream-attempt.ts),
  * the request head and dispatch options (upstream-request.ts), the response head relayed to the client
  * (response-head.ts), what a failure was and what the client gets for it (attempt-outcome.ts), whether a failed
- * attempt is sent again (connection-retry.ts), the timers (exchange-timers.ts) and mirroring (request-mirror.ts).
- * Over 300 lines for a reason: it is the hot path, so the state of a request (attempt, counters, timers) is this
- * one object, with no helper objects or closures per request, and every transition of that state sits here.
+ * attempt is sent again (connection-retry.ts, with the retry state in exchange-retries.ts, which this class
+ * extends), the timers (exchange-timers.ts) and mirroring (request-mirror.ts). It is the hot path, so the state
+ * of a request (attempt, counters, timers) is this one object, with no helper objects or closures per request.
  */
-export class Exchange implements ClientBound, AttemptOwner, TimedExchange, ExchangeRecord {
+export class Exchange
+  extends ExchangeRetries
+  implements ClientBound, AttemptOwner, TimedExchange, ExchangeRecord
+{
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly action: CompiledAction;
   readonly target: ForwardTarget;
-  readonly backend: CompiledBackend | undefined;
   readonly #services: ExchangeServices;
   readonly #head: UpstreamRequestHead;
-  readonly startMs: number;
   readonly #corsOrigin: string | undefined;
   /** Kept: Node may clear `req.socket` before the exchange ends. */
   readonly #socket: Socket;
   #body: IncomingMessage | PassThrough | null;
   #current: UpstreamAttempt | undefined;
-  #tried: Set<string> | undefined;
-  /** Of those, the endpoints whose failure was theirs: their tiers are skipped by the retries (previous priorities). */
-  #failed: Set<string> | undefined;
-  #failovers = 0;
-  #resetRetries = 0;
-  /** Endpoints that reset this request before a response (allocated on the first). */
-  #resetBy: Set<string> | undefined;
-  #retries = 0;
-  /** Status retries (a route's codes): the endpoint to go back to when no other can be picked. */
-  #again: UpstreamEndpoint | undefined;
-  /** The backend's retry budget while this request counts in it (from `start` to the end of the exchange). */
-  #budget: RetryBudget | undefined;
-  /** This request holds one of the budget's retries (from its first retry on). */
-  #retrying = false;
   #finished = false;
   /** Attempts started, retries included. */
   attempts = 0;
@@ -119,14 +99,13 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
     startMs: number,
     corsOrigin: string | undefined,
   ) {
+    super(services.pools, target.backend, startMs);
     this.#services = services;
     this.req = req;
     this.res = res;
     this.action = action;
     this.target = target;
-    this.backend = target.backend;
     this.#head = head;
-    this.startMs = startMs;
     this.#corsOrigin = corsOrigin;
     this.#body = head.hasBody ? req : null;
     // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
@@ -157,11 +136,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
 
   start(): void {
     watchClient(this.#socket, this);
-    const budget = this.backend?.retryBudget;
-    if (budget !== undefined) {
-      budget.activeRequests++;
-      this.#budget = budget;
-    }
+    this.enterBudget();
     const timeoutMs = requestTimeoutMs(this.#head.grpcTimeout, this.action);
     if (timeoutMs !== undefined) {
       this.#requestTimer = new Deadline<Exchange>(this, onRequestTimer);
@@ -176,14 +151,13 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
   /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
   #attempt(fresh?: UpstreamEndpoint): void {
     const backend = this.backend!;
-    const endpoint =
-      fresh ?? backend.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? this.#again;
+    const endpoint = fresh ?? this.nextEndpoint();
     if (endpoint === undefined) {
       // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
-      this.#finish(this.#tried === undefined ? 503 : 502);
+      this.#finish(this.triedAny ? 502 : 503);
       return;
     }
-    const pools = this.#services.pools;
+    const pools = this.pools;
     const slot = pools.reserve(endpoint);
     if (slot === undefined) {
       // The endpoint's connections and queue are full: shed load, without blaming the endpoint.
@@ -204,8 +178,8 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
     try {
       dispatcher =
         fresh !== undefined
-          ? this.#services.pools.fresh(backend.protocol, endpoint, tls)
-          : this.#services.pools.get(backend.protocol, endpoint, tls);
+          ? pools.fresh(backend.protocol, endpoint, tls)
+          : pools.get(backend.protocol, endpoint, tls);
     } catch (err) {
       // An endpoint address no client can use counts as a connect failure of that endpoint (not a local error).
       attempt.onError(new UpstreamFailure('refused', `unusable endpoint address: ${(err as Error).message}`));
@@ -223,12 +197,14 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
     attempt.status = statusCode;
     const retry = this.action.retry;
     const verdict =
-      retry?.codes.has(statusCode) && this.#retries < retry.attempts && this.#body === null && !this.#finished
-        ? this.#mayRetry('retriable-status')
+      retry?.codes.has(statusCode) &&
+      this.statusRetriesLeft(retry.attempts) &&
+      this.#body === null &&
+      !this.#finished
+        ? this.mayRetry('retriable-status', this.#requestTimer !== undefined)
         : 'no';
     // Past the retry window the answer in hand goes to the client as it is.
     if (retry !== undefined && (verdict === 'yes' || verdict === 'budget')) {
-      this.#retries++;
       this.#clearAttemptTimer();
       attempt.finish();
       attempt.cancel(new Error(`retrying on status ${statusCode}`));
@@ -236,12 +212,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
         this.#finish(503, RETRY_BUDGET_TEXT);
         return false;
       }
-      // Another endpoint (and tier) when there is one, else this one again (Envoy's previous_hosts falls back too).
-      this.#tried ??= new Set();
-      this.#tried.add(attempt.endpoint.key);
-      this.#failed ??= new Set();
-      this.#failed.add(attempt.endpoint.key);
-      this.#again = attempt.endpoint;
+      this.noteStatusRetry(attempt.endpoint);
       if (retry.backoffMs > 0) {
         this.#backoffTimer ??= new Deadline<Exchange>(this, onBackoffTimer);
         requestDeadlines.arm(this.#backoffTimer, retry.backoffMs);
@@ -285,7 +256,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
     attempt.finish();
     if (this.#finished) return;
     this.#finished = true;
-    this.#leaveBudget();
+    this.leaveBudget();
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     // Trailers (gRPC's grpc-status and grpc-message) travel on to HTTP/2 clients.
@@ -301,14 +272,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
     const responseStarted = attempt.status !== 0 || this.res.headersSent;
     const decision = this.#finished
       ? ({ retry: false } as const)
-      : decideConnectionRetry({
-          method: this.req.method ?? '',
-          body: this.#bodyState(),
-          fault: faultOf(kind, attempt.connected, responseStarted),
-          connectFailovers: this.#failovers,
-          resetRetries: this.#resetRetries,
-          endpointResetBefore: this.#resetBy?.has(attempt.endpoint.key) === true,
-        });
+      : this.connectionRetry(attempt, kind, this.req.method ?? '', this.#bodyState(), responseStarted);
     // A keep-alive connection that died under a request is the connection's fault, not the endpoint's: the
     // retry on a fresh connection tells, and is what counts. (A pool this process closed, a local error or the
     // client leaving never count against the endpoint: their kinds say so.)
@@ -325,7 +289,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
       return;
     }
     if (decision.retry) {
-      const verdict = this.#mayRetry(decision.reason);
+      const verdict = this.mayRetry(decision.reason, this.#requestTimer !== undefined);
       if (verdict !== 'yes') {
         this.#finish(
           verdict === 'budget' ? 503 : FAILURES[kind].status,
@@ -333,57 +297,10 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
         );
         return;
       }
-      this.#tried ??= new Set();
-      this.#tried.add(attempt.endpoint.key);
-      // A stale keep-alive connection says nothing about its endpoint's tier: the retry may stay in it.
-      if (!notTheEndpoints) {
-        this.#failed ??= new Set();
-        this.#failed.add(attempt.endpoint.key);
-      }
-      if (decision.reason === 'connect-failure') {
-        this.#failovers++;
-        this.#attempt();
-      } else {
-        this.#resetRetries++;
-        this.#resetBy ??= new Set();
-        this.#resetBy.add(attempt.endpoint.key);
-        // Another endpoint when there is one, else the same; on a connection of its own either way.
-        this.#attempt(
-          this.backend!.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? attempt.endpoint,
-        );
-      }
+      this.#attempt(this.noteConnectionRetry(decision.reason, attempt.endpoint, notTheEndpoints));
       return;
     }
     this.#finish(FAILURES[kind].status);
-  }
-
-  /**
-   * Whether a retry may start now: `budget` when the backend's retry budget refuses it (the client gets 503,
-   * GEP-3388), `late` past the retry window (the failure's own status), else `yes`, counted by reason.
-   */
-  #mayRetry(reason: RetryReason | 'retriable-status'): 'yes' | 'budget' | 'late' {
-    const pools = this.#services.pools;
-    const backend = this.backend!;
-    if (this.#requestTimer === undefined && performance.now() - this.startMs > pools.retryWindowMs)
-      return 'late';
-    if (!this.#retrying && this.#budget !== undefined) {
-      if (!this.#budget.admit()) {
-        pools.countRetryBudgetExhausted(backend.id);
-        return 'budget';
-      }
-      this.#retrying = true;
-    }
-    pools.countRetry(backend.id, reason);
-    return 'yes';
-  }
-
-  /** The request leaves its backend's retry budget: it no longer counts as in flight, nor as retrying. */
-  #leaveBudget(): void {
-    const budget = this.#budget;
-    if (budget === undefined) return;
-    this.#budget = undefined;
-    budget.activeRequests--;
-    if (this.#retrying) budget.activeRetries--;
   }
 
   /** Whether the request body can still be sent again: none, untouched, or partly streamed already. */
@@ -397,7 +314,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
   #finish(status: number, text = ''): void {
     if (this.#finished) return;
     this.#finished = true;
-    this.#leaveBudget();
+    this.leaveBudget();
     unwatchClient(this.#socket, this);
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
@@ -432,7 +349,7 @@ export class Exchange implements ClientBound, AttemptOwner, TimedExchange, Excha
   clientClosed(): void {
     if (this.#finished) return;
     this.#finished = true;
-    this.#leaveBudget();
+    this.leaveBudget();
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
     const attempt = this.#current;

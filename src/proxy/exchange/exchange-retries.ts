@@ -1,0 +1,154 @@
+import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { CompiledBackend } from '../compile/compile-backends.ts';
+import type { RetryBudget } from '../compile/retry-budget.ts';
+import type { FailureKind } from '../upstream/attempt-outcome.ts';
+import {
+  type BodyState,
+  decideConnectionRetry,
+  faultOf,
+  type RetryDecision,
+  type RetryReason,
+} from '../upstream/connection-retry.ts';
+import type { UpstreamAttempt } from '../upstream/upstream-attempt.ts';
+import type { UpstreamPools } from '../upstream/upstream-pools.ts';
+
+const NOTHING_FAILED: ReadonlySet<string> = new Set();
+
+/**
+ * The retry side of one forwarded request, which the exchange (forward-exchange.ts) extends so that a request is
+ * still one object: the endpoints tried and those whose failure was theirs (their tiers are skipped by the next
+ * pick), the counts that bound connection-fault retries (connection-retry.ts) and a route's status retries, and
+ * the backend's retry budget the request counts in (GEP-3388).
+ */
+export abstract class ExchangeRetries {
+  readonly backend: CompiledBackend | undefined;
+  readonly startMs: number;
+  protected readonly pools: UpstreamPools;
+  #tried: Set<string> | undefined;
+  /** Of those, the endpoints whose failure was theirs: their tiers are skipped by the retries (previous priorities). */
+  #failed: Set<string> | undefined;
+  #failovers = 0;
+  #resetRetries = 0;
+  /** Endpoints that reset this request before a response (allocated on the first). */
+  #resetBy: Set<string> | undefined;
+  #statusRetries = 0;
+  /** Status retries (a route's codes): the endpoint to go back to when no other can be picked. */
+  #again: UpstreamEndpoint | undefined;
+  /** The backend's retry budget while this request counts in it (from `enterBudget` to `leaveBudget`). */
+  #budget: RetryBudget | undefined;
+  /** This request holds one of the budget's retries (from its first retry on). */
+  #retrying = false;
+
+  constructor(pools: UpstreamPools, backend: CompiledBackend | undefined, startMs: number) {
+    this.pools = pools;
+    this.backend = backend;
+    this.startMs = startMs;
+  }
+
+  /** Whether an endpoint was tried already: nothing to pick is then 502 (all failed), not 503 (none at all). */
+  protected get triedAny(): boolean {
+    return this.#tried !== undefined;
+  }
+
+  /** The endpoint for the next attempt: one not tried, outside the tiers that failed, else the status retry's. */
+  protected nextEndpoint(): UpstreamEndpoint | undefined {
+    return this.backend!.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? this.#again;
+  }
+
+  /** The request counts in its backend's retry budget from now. */
+  protected enterBudget(): void {
+    const budget = this.backend?.retryBudget;
+    if (budget === undefined) return;
+    budget.activeRequests++;
+    this.#budget = budget;
+  }
+
+  /** The request leaves its backend's retry budget: it no longer counts as in flight, nor as retrying. */
+  protected leaveBudget(): void {
+    const budget = this.#budget;
+    if (budget === undefined) return;
+    this.#budget = undefined;
+    budget.activeRequests--;
+    if (this.#retrying) budget.activeRetries--;
+  }
+
+  /**
+   * Whether a retry may start now: `budget` when the backend's retry budget refuses it (the client gets 503),
+   * `late` past the retry window when no request timeout bounds the retries (`timed`), else `yes`, counted by
+   * reason.
+   */
+  protected mayRetry(reason: RetryReason | 'retriable-status', timed: boolean): 'yes' | 'budget' | 'late' {
+    const pools = this.pools;
+    const backend = this.backend!;
+    if (!timed && performance.now() - this.startMs > pools.retryWindowMs) return 'late';
+    if (!this.#retrying && this.#budget !== undefined) {
+      if (!this.#budget.admit()) {
+        pools.countRetryBudgetExhausted(backend.id);
+        return 'budget';
+      }
+      this.#retrying = true;
+    }
+    pools.countRetry(backend.id, reason);
+    return 'yes';
+  }
+
+  /** Whether a route's retry policy (`attempts` in all) still allows a retry on a status. */
+  protected statusRetriesLeft(attempts: number): boolean {
+    return this.#statusRetries < attempts;
+  }
+
+  /** A retry on a status starts: another endpoint (and tier) when there is one, else this one again. */
+  protected noteStatusRetry(endpoint: UpstreamEndpoint): void {
+    this.#statusRetries++;
+    this.#tried ??= new Set();
+    this.#tried.add(endpoint.key);
+    this.#failed ??= new Set();
+    this.#failed.add(endpoint.key);
+    // Envoy's previous_hosts falls back to them too.
+    this.#again = endpoint;
+  }
+
+  /** Whether a failed attempt is sent again, and how (connection-retry.ts). */
+  protected connectionRetry(
+    attempt: UpstreamAttempt,
+    kind: FailureKind,
+    method: string,
+    body: BodyState,
+    responseStarted: boolean,
+  ): RetryDecision {
+    return decideConnectionRetry({
+      method,
+      body,
+      fault: faultOf(kind, attempt.connected, responseStarted),
+      connectFailovers: this.#failovers,
+      resetRetries: this.#resetRetries,
+      endpointResetBefore: this.#resetBy?.has(attempt.endpoint.key) === true,
+    });
+  }
+
+  /**
+   * A connection-fault retry starts. `notTheEndpoints`: the failure says nothing about the endpoint's tier (a
+   * stale keep-alive connection), so the retry may stay in it. Returns the endpoint to send it to on a connection
+   * of its own (after a reset: another endpoint when there is one, else the same), or undefined to pick anew.
+   */
+  protected noteConnectionRetry(
+    reason: RetryReason,
+    endpoint: UpstreamEndpoint,
+    notTheEndpoints: boolean,
+  ): UpstreamEndpoint | undefined {
+    this.#tried ??= new Set();
+    this.#tried.add(endpoint.key);
+    if (!notTheEndpoints) {
+      this.#failed ??= new Set();
+      this.#failed.add(endpoint.key);
+    }
+    if (reason === 'connect-failure') {
+      this.#failovers++;
+      return undefined;
+    }
+    this.#resetRetries++;
+    this.#resetBy ??= new Set();
+    this.#resetBy.add(endpoint.key);
+    return this.backend!.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? endpoint;
+  }
+}
