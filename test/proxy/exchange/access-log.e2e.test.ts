@@ -1,8 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BackendCluster } from '../../../src/ir/route-table.ts';
+import { selfSignedCertificate } from '../../../src/net/self-signed-certificate.ts';
 import { AccessLog } from '../../../src/proxy/exchange/access-log.ts';
 import { LeanHttp1Connections } from '../../../src/proxy/listen/lean-http1-server.ts';
 import { rawExchange } from '../../hostile/raw-client.ts';
@@ -176,6 +182,69 @@ describe('the access log on both HTTP/1.1 server paths', () => {
       ...endpoint('refused'),
       status: 502,
       attempts: 1,
+      failure: 'refused',
+    });
+  });
+});
+
+describe('the access log of TLS upstreams (undici, behind its boundary)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'csg-access-tls-'));
+  const { cert, key } = selfSignedCertificate({
+    dir,
+    name: 'backend',
+    commonName: 'backend.example',
+    subjectAltNames: ['DNS:backend.example'],
+    days: 1,
+  });
+  const backendServer = createHttpsServer({ cert, key }, (_req, res) => res.end('over tls'));
+  const { log, lines } = memoryAccessLog();
+  let proxy: TestProxy;
+  let refusedPort = 0;
+
+  beforeAll(async () => {
+    const port = await listen(backendServer);
+    const closed = createTcpServer();
+    refusedPort = await listen(closed);
+    await new Promise((resolve) => closed.close(resolve));
+    const tlsBackend = (name: string, serverName: string, backendPort: number): BackendCluster => ({
+      ...backend(name, [backendPort]),
+      tls: { policy: `default/${name}`, serverName, caPem: cert, subjectAltNames: [] },
+    });
+    const clusters = [
+      tlsBackend('verified', 'backend.example', port),
+      tlsBackend('misnamed', 'other.example', port),
+      tlsBackend('gone', 'backend.example', refusedPort),
+    ];
+    const routes = clusters.map((cluster) =>
+      entry([to(cluster)], {
+        route: `default/${cluster.name}`,
+        path: { kind: 'PathPrefix', value: `/${cluster.name}` },
+      }),
+    );
+    proxy = await startProxy(simpleTable(routes, clusters), undefined, { accessLog: log });
+  });
+
+  afterAll(async () => {
+    await proxy.close();
+    backendServer.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names a certificate the policy refuses a TLS error, and a closed port refused', async () => {
+    const statuses: number[] = [];
+    for (const [i, path] of ['/verified', '/misnamed', '/gone'].entries()) {
+      const answer = await rawExchange(proxy.port(), rawRequest(`GET ${path}`), { idleMs: 3000 });
+      statuses.push(answer.status);
+      await vi.waitFor(() => expect(lines).toHaveLength(i + 1), { timeout: 3000 });
+    }
+    expect(statuses).toEqual([200, 502, 502]);
+    expect(lines[0]).toMatchObject({ path: '/verified', status: 200, bytes: 'over tls'.length, attempts: 1 });
+    expect(lines[0]).not.toHaveProperty('failure');
+    expect(lines[1]).toMatchObject({ path: '/misnamed', status: 502, attempts: 1, failure: 'tls-error' });
+    expect(lines[2]).toMatchObject({
+      path: '/gone',
+      endpoint: `127.0.0.1:${refusedPort}`,
+      status: 502,
       failure: 'refused',
     });
   });
