@@ -159,6 +159,19 @@ async function main(argv: readonly string[]): Promise<void> {
               })),
           }
         : {}),
+      networks: () => {
+        const last = reconciler.last;
+        if (last === undefined || workerPool) return undefined;
+        const identity = resolveIdentity(last.snapshot, setup.identity);
+        const { table } = last.result;
+        return buildNetworksReport(
+          last.snapshot,
+          identity,
+          table,
+          dataPlane.describeBalancers(),
+          dataPlane.describeNetwork?.(),
+        );
+      },
       notes: () =>
         workerPool
           ? [
