@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { type AdminState, startAdminServer, startMetricsServer } from './admin/admin-server.ts';
 import { buildConfigDump } from './admin/config-dump.ts';
+import { buildNetworksReport } from './admin/network-report.ts';
 import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
@@ -70,6 +71,7 @@ async function main(argv: readonly string[]): Promise<void> {
     gatewayAddresses: [cli.gatewayAddress ?? (cli.address === '0.0.0.0' ? '127.0.0.1' : cli.address)],
     eastWest: eastWestPort !== undefined,
     networkGateway: cli.network.gatewayPort !== undefined,
+    ...(cli.network.tlsObjects ? { networkIdentity: cli.network.tlsObjects } : {}),
     ...(cli.meshNamespaces ? { meshNamespaces: cli.meshNamespaces } : {}),
     // On loopback every 127.x.y.z is ours (Linux), so Gateways that share a port can still be kept apart.
     loopbackAddressPerGateway: cli.source.kind !== 'kubernetes' && cli.address.startsWith('127.'),
@@ -111,17 +113,31 @@ async function main(argv: readonly string[]): Promise<void> {
       ];
       return { ready: reasons.length === 0, reasons };
     },
-    configDump: async () =>
-      buildConfigDump({
-        result: reconciler.last && withListenerBindings(reconciler.last.result, dataPlane.listeners()),
-        // With workers: the prober's balancers (probe verdicts are shared; passive signals are per worker).
-        balancers: workerPool ? await workerPool.balancers() : dataPlane.describeBalancers(),
+    configDump: async () => {
+      const last = reconciler.last;
+      // With workers: the prober's balancers (probe verdicts are shared; passive signals are per worker).
+      const balancers = workerPool ? await workerPool.balancers() : dataPlane.describeBalancers();
+      const network = dataPlane.describeNetwork?.();
+      return buildConfigDump({
+        result: last && withListenerBindings(last.result, dataPlane.listeners()),
+        balancers,
         problems: [
-          ...listenerProblems(reconciler.last?.result.table, dataPlane.listeners()),
+          ...listenerProblems(last?.result.table, dataPlane.listeners()),
           ...setup.problems(),
+          ...(network?.identity.problems ?? []),
         ],
         fleet: setup.fleet?.(),
-      }),
+        networks:
+          last &&
+          buildNetworksReport(
+            last.snapshot,
+            resolveIdentity(last.snapshot, setup.identity),
+            last.result.table,
+            balancers,
+            network,
+          ),
+      });
+    },
   };
   const extraMetrics = workerPool ? { extraMetrics: () => workerPool.metrics() } : {};
   const currentTable = () => reconciler.last?.result.table;
@@ -143,6 +159,19 @@ async function main(argv: readonly string[]): Promise<void> {
               })),
           }
         : {}),
+      networks: () => {
+        const last = reconciler.last;
+        if (last === undefined || workerPool) return undefined;
+        const identity = resolveIdentity(last.snapshot, setup.identity);
+        const { table } = last.result;
+        return buildNetworksReport(
+          last.snapshot,
+          identity,
+          table,
+          dataPlane.describeBalancers(),
+          dataPlane.describeNetwork?.(),
+        );
+      },
       notes: () =>
         workerPool
           ? [

@@ -1,6 +1,7 @@
 import type { FleetReport } from '../fleet/fleet-report.ts';
 import type { RouteTable } from '../ir/route-table.ts';
 import { type StatusUpdate, statusKey } from '../ir/status.ts';
+import type { NetworksReport } from './network-report.ts';
 
 /**
  * What the dump shows of one translation; gateway's TranslationResult is one. Typed by the IR so that the admin
@@ -20,6 +21,8 @@ export interface ConfigDumpInput {
   readonly problems: readonly string[];
   /** Fleet mode: every member, the derived ServiceImports and their conflicts, each export's conditions. */
   readonly fleet?: FleetReport | undefined;
+  /** Multi-network: this gateway's network, every network's clusters and gateways, its identity and sessions. */
+  readonly networks?: NetworksReport | undefined;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface ConfigDumpInput {
  * would be written to the API server (with the generation it was computed from), balancer health, and
  * problems found in the input (errors, then warnings: objects the gateway cannot act on, and why).
  */
-export function buildConfigDump({ result, balancers, problems, fleet }: ConfigDumpInput): unknown {
+export function buildConfigDump({ result, balancers, problems, fleet, networks }: ConfigDumpInput): unknown {
   const statuses: Record<string, unknown> = {};
   for (const update of result?.statuses ?? []) {
     statuses[statusKey(update)] = { metadata: { generation: update.generation }, status: update.status };
@@ -43,6 +46,7 @@ export function buildConfigDump({ result, balancers, problems, fleet }: ConfigDu
       ...new Set((result?.warnings ?? []).map((w) => `warning: ${w.message}`)),
     ],
     ...(fleet ? { fleet } : {}),
+    ...(networks ? { networks } : {}),
   });
 }
 

@@ -2,6 +2,7 @@ import type { BackendCluster, RouteTable, UpstreamEndpoint } from '../ir/route-t
 import type { BalancerState } from '../lb/index.ts';
 import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';
+import type { NetworksReport } from './network-report.ts';
 import { buildListenerViews } from './topology-listeners.ts';
 import type {
   BackendView,
@@ -33,6 +34,7 @@ export interface TopologyInput {
   readonly notes: readonly string[];
   /** Fleet mode only: the members' connections. */
   readonly members?: readonly MemberConnectionView[] | undefined;
+  readonly networks?: NetworksReport | undefined;
 }
 
 type EndpointHealth = BalancerState['endpoints'][number] & {
@@ -60,6 +62,7 @@ export function buildTopology(input: TopologyInput): TopologyDocument {
     endpointListLimit: input.endpointListLimit,
     notes: [...input.notes, ...(table ? [] : ['no routing table applied yet'])],
     ...(input.members ? { members: input.members } : {}),
+    ...(input.networks ? { networks: input.networks } : {}),
   };
 }
 

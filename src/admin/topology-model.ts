@@ -1,4 +1,5 @@
 import type { BackendProtocol, HttpFilter, RouteMatch, TrafficDistribution } from '../ir/route-table.ts';
+import type { NetworksReport } from './network-report.ts';
 
 /**
  * The document behind `GET /api/topology` and the topology page (docs: src/admin/README.md). Version 1;
@@ -21,6 +22,8 @@ export interface TopologyDocument {
   readonly notes: readonly string[];
   /** Fleet mode only: each member cluster's connection, which the page shows on that cluster's boxes. */
   readonly members?: readonly MemberConnectionView[];
+  /** Multi-network: this gateway's network and every network's clusters and gateways (as /config_dump has them). */
+  readonly networks?: NetworksReport;
 }
 
 /** How the gateway's connection to a member cluster stands (fleet mode). */

@@ -6,6 +6,7 @@ import type { BalancerState } from '../lb/index.ts';
 import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { localClusterName } from '../mcs/cluster-identity.ts';
 import { type LocalityLabels, registerLocalityInfo } from '../metrics/locality-metrics.ts';
+import type { NetworksReport } from './network-report.ts';
 import { ServedWindow } from './served-window.ts';
 import { buildTopology } from './topology-builder.ts';
 import type { MemberConnectionView } from './topology-model.ts';
@@ -24,6 +25,8 @@ export interface TopologySource {
   notes(): readonly string[];
   /** Fleet mode only: every member cluster's connection state. */
   members?(): readonly MemberConnectionView[];
+  /** Multi-network: networks, their clusters and gateways (the /config_dump section). */
+  networks?(): NetworksReport | undefined;
 }
 
 export interface TopologyLimits {
@@ -132,6 +135,7 @@ export class TopologyService {
         endpointListLimit: this.#limits.endpointListLimit,
         notes: source.notes(),
         members: source.members?.(),
+        networks: source.networks?.(),
       }),
     );
     this.#cached = { atMs: now, json };

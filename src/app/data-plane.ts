@@ -1,5 +1,6 @@
 import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
+import type { NetworkRuntime } from '../admin/network-report.ts';
 import type { CliOptions } from '../cli/args.ts';
 import { HealthChecker } from '../health-check/health-checker.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
@@ -20,6 +21,8 @@ export interface DataPlane {
    */
   applyEndpoints(backends: readonly BackendCluster[], table?: RouteTable): Promise<void>;
   describeBalancers(): Record<string, BalancerState>;
+  /** Multi-network: identity, listener and sessions (absent with workers: each worker has its own). */
+  describeNetwork?(): NetworkRuntime | undefined;
   /** Every listening socket of the table in force, bound or not (readiness, statuses, problems read it). */
   listeners(): readonly ListenerBinding[];
   /** `onChange` is called whenever a socket is bound, fails to bind or leaves the table. */
@@ -167,6 +170,7 @@ export function startDataPlane(
         await balancerMetrics.retainSelections([...current.values()].map((b) => b.cluster));
     },
     describeBalancers: () => proxy.describeBalancers(),
+    describeNetwork: () => network.describe(),
     listeners: () => proxy.listeners(),
     watchListeners: (onChange) => listenerWatchers.push(onChange),
     recordProbe,

@@ -2,9 +2,19 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CliOptions } from '../cli/args.ts';
+import type { NetworkIdentityRefs } from '../gateway/network-identity.ts';
 import { createStatusWriter, type StatusWriter, startLeaderElection } from '../kube/index.ts';
+import type { CredentialReferences } from '../snapshot/credential-references.ts';
 import { createKubeSource, loadKubeConfig } from '../sources/kube/index.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
+
+/** The network gateway's own Secret and trust bundle: their data is kept though no Gateway names them. */
+function ownCredentials(refs: NetworkIdentityRefs): CredentialReferences {
+  return {
+    secrets: new Set([refs.secret]),
+    configMaps: new Set(refs.trustBundleConfigMap !== undefined ? [refs.trustBundleConfigMap] : []),
+  };
+}
 
 /** The coordination.k8s.io/v1 Lease every replica campaigns for; only its holder writes status. */
 const LEADER_LEASE_NAME = 'clusterset-gateway-leader';
@@ -30,6 +40,7 @@ export function kubernetesSetup(
     maxDebounceMs: cli.limits.maxChangeDelayMs,
     endpointDebounceMs: cli.limits.endpointDebounceMs,
     ...(cli.serviceImportKinds ? { serviceImportKinds: cli.serviceImportKinds } : {}),
+    ...(cli.network.tlsObjects ? { ownCredentials: ownCredentials(cli.network.tlsObjects) } : {}),
   });
   // Declared before the elector so that its callback can reach it; it fires only after the first renewal.
   let statusWriter: StatusWriter | undefined;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { NetworkRuntime } from '../admin/network-report.ts';
 import type { CliOptions } from '../cli/args.ts';
 import type { RouteTable } from '../ir/route-table.ts';
 import type { Balancer } from '../lb/balancer.ts';
@@ -13,43 +14,60 @@ export interface NetworkPlane {
   /** Absent without `--network-tls-*`: endpoints on other networks then fail to connect (and are retried elsewhere). */
   readonly tunnels?: NetworkTunnels;
   apply(table: RouteTable, balancer: (backendId: string) => Balancer | undefined): Promise<void>;
+  /** What /config_dump shows of this plane: its identity, listener and sessions; undefined when it is off. */
+  describe(): NetworkRuntime | undefined;
   close(drainMs: number): Promise<void>;
 }
 
-/** Throws (NetworkTlsError, naming the file) when the TLS files cannot be used at start. */
+/**
+ * Throws (NetworkTlsError, naming the file) when the TLS files cannot be used at start. With
+ * `--network-tls-secret` the identity arrives with the routing table, and the listener opens with the first
+ * usable one.
+ */
 export function startNetwork(cli: CliOptions, logger: Logger, registry: Registry): NetworkPlane {
   const files = cli.network.tls;
-  if (files === undefined) return { apply: async () => {}, close: async () => {} };
+  if (files === undefined && cli.network.tlsObjects === undefined)
+    return { apply: async () => {}, describe: () => undefined, close: async () => {} };
   const metrics = new NetworkMetrics(registry);
-  const tls = new NetworkTls(files, logger, metrics);
+  const tls = new NetworkTls({
+    ...(files !== undefined ? { files } : {}),
+    expiryWarningMs: cli.network.certExpiryWarningMs,
+    logger,
+    metrics,
+  });
   tls.watch();
   const tunnels = new NetworkTunnels({ tls, logger, metrics });
   const port = cli.network.gatewayPort;
-  const server =
-    port === undefined
-      ? undefined
-      : new NetworkGatewayServer({
-          host: cli.address,
-          port,
-          tls,
-          ...(cli.network.allowedClusters ? { allowedClusters: cli.network.allowedClusters } : {}),
-          limits: cli.network.limits,
-          logger,
-          registry,
-          metrics,
-        });
+  let server: NetworkGatewayServer | undefined;
   let listening: Promise<number> | undefined;
   return {
     tunnels,
     async apply(table, balancer) {
-      if (server === undefined) return;
+      if (table.networkIdentity !== undefined) tls.offer(table.networkIdentity);
+      if (port === undefined || !tls.ready) return;
+      server ??= new NetworkGatewayServer({
+        host: cli.address,
+        port,
+        tls,
+        ...(cli.network.allowedClusters ? { allowedClusters: cli.network.allowedClusters } : {}),
+        limits: cli.network.limits,
+        logger,
+        registry,
+        metrics,
+      });
       server.apply(table.networkGateway, balancer);
-      listening ??= server.listen().catch((err: Error) => {
+      const opening = server;
+      listening ??= opening.listen().catch((err: Error) => {
         logger.error({ port, err: err.message }, 'network gateway port could not be opened');
         return 0;
       });
       await listening;
     },
+    describe: () => ({
+      identity: tls.describe(),
+      ...(server !== undefined ? { listener: server.describe() } : {}),
+      outbound: tunnels.describe(),
+    }),
     async close(drainMs) {
       tunnels.close();
       tls.close();

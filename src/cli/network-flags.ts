@@ -1,3 +1,4 @@
+import type { NetworkIdentityRefs } from '../gateway/network-identity.ts';
 import { NETWORK_PROPERTY } from '../mcs/networks.ts';
 import { integer, optional, UsageError } from './flag-values.ts';
 
@@ -23,6 +24,21 @@ export const NETWORK_FLAGS = {
     type: 'string',
     arg: 'file',
     help: "PEM CA certificates other networks' gateways must chain to.",
+  },
+  'network-tls-secret': {
+    type: 'string',
+    arg: 'ns/name',
+    help: 'Instead of the three files: a kubernetes.io/tls Secret (tls.crt, tls.key; its ca.crt is the trust bundle unless --network-trust-bundle-configmap names one), read through the source (watched in Kubernetes; in the manifests folder with --manifests) and taken again when it changes.',
+  },
+  'network-trust-bundle-configmap': {
+    type: 'string',
+    arg: 'ns/name',
+    help: "With --network-tls-secret: the trust bundle is this ConfigMap's ca.crt (as trust-manager writes it).",
+  },
+  'network-cert-expiry-warning-ms': {
+    type: 'string',
+    arg: 'ms',
+    help: 'Warn (log line, /config_dump problem) when the network certificate expires within this. Default 604800000 (7 days).',
   },
   'network-allowed-clusters': {
     type: 'string',
@@ -51,12 +67,24 @@ export interface NetworkOptions {
   readonly network?: string;
   readonly gatewayPort?: number;
   readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly trustBundleFile: string };
+  /** `--network-tls-secret` (and its trust bundle ConfigMap): the identity from objects instead of files. */
+  readonly tlsObjects?: NetworkIdentityRefs;
+  /** A certificate this close to its end is reported. */
+  readonly certExpiryWarningMs: number;
   readonly allowedClusters?: readonly string[];
   readonly limits: {
     readonly maxStreams: number;
     readonly handshakeTimeoutMs: number;
     readonly idleTimeoutMs: number;
   };
+}
+
+/** `namespace/name`, both DNS labels or subdomains as Kubernetes names them. */
+function objectName(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value))
+    throw new UsageError(`--${flag} must be namespace/name, not ${JSON.stringify(value)}`);
+  return value;
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9._]{0,251}[a-z0-9])?$/;
@@ -73,10 +101,18 @@ export function parseNetworkOptions(
   const given = files.filter((f) => f !== undefined).length;
   if (given !== 0 && given !== 3)
     throw new UsageError('--network-tls-cert, --network-tls-key and --network-trust-bundle go together');
-  const port = str('network-gateway-port');
-  if (port !== undefined && given === 0)
+  const secret = objectName('network-tls-secret', str('network-tls-secret'));
+  const bundle = objectName('network-trust-bundle-configmap', str('network-trust-bundle-configmap'));
+  if (secret !== undefined && given !== 0)
     throw new UsageError(
-      '--network-gateway-port needs --network-tls-cert, --network-tls-key and --network-trust-bundle',
+      '--network-tls-secret replaces the three --network-tls files: give one or the other',
+    );
+  if (bundle !== undefined && secret === undefined)
+    throw new UsageError('--network-trust-bundle-configmap goes with --network-tls-secret');
+  const port = str('network-gateway-port');
+  if (port !== undefined && given === 0 && secret === undefined)
+    throw new UsageError(
+      '--network-gateway-port needs --network-tls-secret, or --network-tls-cert, --network-tls-key and --network-trust-bundle',
     );
   const allowed = str('network-allowed-clusters');
   const allowedClusters = allowed?.split(',').map((entry) => {
@@ -99,6 +135,16 @@ export function parseNetworkOptions(
       certFile !== undefined && keyFile !== undefined && trustBundleFile !== undefined
         ? { certFile, keyFile, trustBundleFile }
         : undefined,
+    ),
+    ...optional(
+      'tlsObjects',
+      secret === undefined ? undefined : { secret, ...optional('trustBundleConfigMap', bundle) },
+    ),
+    certExpiryWarningMs: integer(
+      'network-cert-expiry-warning-ms',
+      str('network-cert-expiry-warning-ms') ?? String(7 * 24 * 3600 * 1000),
+      0,
+      365 * 24 * 3600 * 1000,
     ),
     ...optional('allowedClusters', allowedClusters),
     limits: {

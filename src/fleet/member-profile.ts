@@ -1,9 +1,14 @@
 import type { ClusterProfile } from '../snapshot/resources.ts';
 import { FLEET_MANAGER, FLEET_PROFILE_NAMESPACE } from './derivation-types.ts';
 import type { MemberView } from './member-view.ts';
-import { networkGatewayProperties } from './network-gateway-services.ts';
+import {
+  NETWORK_GATEWAYS_FROM_ANNOTATION,
+  networkGatewayProperties,
+  networkGatewayServices,
+} from './network-gateway-services.ts';
 
 const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
+const GATEWAYS_PROPERTY = 'network-gateways.clusterset-gateway.io';
 
 const profileCache = new WeakMap<MemberView, ClusterProfile | null>();
 
@@ -14,7 +19,8 @@ const profileCache = new WeakMap<MemberView, ClusterProfile | null>();
 export function memberProfile(member: MemberView): ClusterProfile | undefined {
   const cached = profileCache.get(member);
   if (cached !== undefined) return cached ?? undefined;
-  const properties = Object.entries({ ...networkGatewayProperties(member.services), ...member.properties })
+  const discovered = networkGatewayProperties(member.services);
+  const properties = Object.entries({ ...discovered, ...member.properties })
     .filter(([name, value]) => name !== CLUSTER_ID_PROPERTY && value !== '')
     .map(([name, value]) => ({ name, value }));
   const profile: ClusterProfile | null =
@@ -27,9 +33,21 @@ export function memberProfile(member: MemberView): ClusterProfile | undefined {
             name: member.name,
             namespace: FLEET_PROFILE_NAMESPACE,
             labels: { 'app.kubernetes.io/managed-by': FLEET_MANAGER },
+            ...gatewaysFrom(member, discovered),
           },
           status: { properties: [{ name: CLUSTER_ID_PROPERTY, value: member.name }, ...properties] },
         };
   profileCache.set(member, profile);
   return profile ?? undefined;
+}
+
+/** Where the member's gateway list came from, when a Service of its gave it (its own properties did not override). */
+function gatewaysFrom(
+  member: MemberView,
+  discovered: Readonly<Record<string, string>>,
+): { annotations?: Record<string, string> } {
+  if (discovered[GATEWAYS_PROPERTY] === undefined || member.properties[GATEWAYS_PROPERTY] !== undefined)
+    return {};
+  const services = networkGatewayServices(member.services).map((key) => `Service ${key}`);
+  return { annotations: { [NETWORK_GATEWAYS_FROM_ANNOTATION]: services.join(',') } };
 }

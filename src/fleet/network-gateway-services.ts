@@ -13,9 +13,27 @@ const GATEWAYS_PROPERTY = 'network-gateways.clusterset-gateway.io';
 const PORT_NAME = 'network-gateway';
 const DEFAULT_PORT = 15008;
 
+/** Annotation of a member's derived ClusterProfile: the Services its network gateways were found on. */
+export const NETWORK_GATEWAYS_FROM_ANNOTATION = 'clusterset-gateway.io/network-gateways-source';
+
 export function networkGatewayProperties(services: readonly Service[]): Readonly<Record<string, string>> {
+  const { network, gateways } = discover(services);
+  if (network === undefined) return {};
+  return {
+    [NETWORK_LABEL]: network,
+    ...(gateways.length > 0 ? { [GATEWAYS_PROPERTY]: gateways.join(',') } : {}),
+  };
+}
+
+/** The Services (`namespace/name`) that gave a member's network gateway addresses, for operators to see. */
+export function networkGatewayServices(services: readonly Service[]): readonly string[] {
+  return discover(services).found;
+}
+
+function discover(services: readonly Service[]): { network?: string; gateways: string[]; found: string[] } {
   let network: string | undefined;
   const gateways: string[] = [];
+  const found: string[] = [];
   const ordered = [...services].sort((a, b) => compare(keyOf(a), keyOf(b)));
   for (const service of ordered) {
     const label = service.metadata.labels?.[NETWORK_LABEL]?.trim();
@@ -24,16 +42,14 @@ export function networkGatewayProperties(services: readonly Service[]): Readonly
     if (label !== network) continue;
     const port = gatewayPort(service);
     if (port === undefined) continue;
+    const before = gateways.length;
     for (const address of serviceAddresses(service)) {
       const entry = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
       if (!gateways.includes(entry)) gateways.push(entry);
     }
+    if (gateways.length > before) found.push(keyOf(service));
   }
-  if (network === undefined) return {};
-  return {
-    [NETWORK_LABEL]: network,
-    ...(gateways.length > 0 ? { [GATEWAYS_PROPERTY]: gateways.join(',') } : {}),
-  };
+  return { ...(network !== undefined ? { network } : {}), gateways, found };
 }
 
 function gatewayPort(service: Service): number | undefined {

@@ -1,4 +1,5 @@
 import type { LocalIdentity } from '../mcs/cluster-identity.ts';
+import type { NetworkIdentityRefs } from './network-identity.ts';
 
 export type { LocalIdentity };
 
@@ -14,6 +15,8 @@ export interface TranslateOptions {
   readonly eastWest: boolean;
   /** Build the network gateway's table (`--network-gateway-port`, docs/multi-network.md). */
   readonly networkGateway?: boolean;
+  /** Read the network gateway's certificate from these objects (`--network-tls-secret`), into the table. */
+  readonly networkIdentity?: NetworkIdentityRefs;
   /**
    * Namespaces whose Services the east-west listener serves under their own names (`--mesh-namespaces`);
    * absent: every namespace. ServiceImports are served whatever this says.

@@ -10,6 +10,7 @@ import { applyBackendTrafficPolicies } from './backend-traffic-policy.ts';
 import { type ClustersetListenerResult, translateClustersetListener } from './clusterset-listener.ts';
 import { type GatewayListenersResult, translateGatewayListeners } from './gateway-listeners.ts';
 import { guarded } from './guarded.ts';
+import { translateNetworkIdentity } from './network-identity.ts';
 import type { TranslateOptions } from './options.ts';
 import { mergeRouteStatuses } from './route-status.ts';
 import { unservedObjectsInSteps } from './unserved-objects.ts';
@@ -52,6 +53,17 @@ export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions)
     result = network.ok
       ? withNetworkGateway(result, network.value)
       : { ...result, problems: [...(result.problems ?? []), `network gateway: ${network.message}`] };
+  }
+  const identityRefs = options.networkIdentity;
+  if (identityRefs !== undefined) {
+    const identity = translateNetworkIdentity(snapshot, identityRefs);
+    result = {
+      ...result,
+      table: { ...result.table, networkIdentity: identity },
+      ...(identity.problem !== undefined
+        ? { problems: [...(result.problems ?? []), `network identity: ${identity.problem}`] }
+        : {}),
+    };
   }
   const withTls = guarded(() => applyBackendTls(result, snapshot, options));
   result = withTls.ok

@@ -20,6 +20,23 @@ export interface RouteTable {
   readonly layer4Ports?: readonly Layer4PortConfig[];
   /** What the network gateway listener serves (`--network-gateway-port`); absent when it is off. */
   readonly networkGateway?: NetworkGatewayConfig;
+  /** The network gateway's certificate from a Secret (`--network-tls-secret`); absent when it comes from files. */
+  readonly networkIdentity?: NetworkIdentityConfig;
+}
+
+/**
+ * The network gateway's own certificate, key and trust bundle as read from Kubernetes objects, or why they
+ * could not be (the data plane keeps its last good set then). PEM fields are redacted in /config_dump.
+ */
+export interface NetworkIdentityConfig {
+  /** Where each part comes from: `Secret ns/name`, `ConfigMap ns/name`. */
+  readonly secret: string;
+  readonly trustBundle: string;
+  readonly certPem?: string;
+  readonly keyPem?: string;
+  readonly caPem?: string;
+  /** Set when the objects are missing or lack a key; the PEM fields are absent then. */
+  readonly problem?: string;
 }
 
 /**

@@ -24,7 +24,7 @@ export class NetworkMetrics {
   readonly tunnels: Counter<'direction' | 'cluster' | 'result'>;
   readonly activeTunnels: Gauge<'direction'>;
   readonly sessions: Gauge<'direction'>;
-  readonly certificateExpiry: Gauge<'file'>;
+  readonly certificateExpiry: Gauge<'source'>;
 
   constructor(registry: Registry) {
     this.tunnels = registeredCounter(registry, {
@@ -44,8 +44,8 @@ export class NetworkMetrics {
     });
     this.certificateExpiry = registeredGauge(registry, {
       name: 'clusterset_gateway_network_certificate_expiry_seconds',
-      help: "Seconds until the network gateway's own certificate (--network-tls-cert) expires; negative once it has.",
-      labelNames: ['file'] as const,
+      help: "Seconds until the network gateway's own certificate expires, by source (its file, or Secret ns/name); negative once it has.",
+      labelNames: ['source'] as const,
     });
   }
 }

@@ -143,6 +143,25 @@ export class NetworkGatewayServer {
     return this.#boundPort;
   }
 
+  /** For /config_dump: the port and every open peer connection, who it is (or why refused) and its open tunnels. */
+  describe(): {
+    port: number;
+    services: number;
+    sessions: { peer: string; authorized: boolean; streams: number }[];
+  } {
+    const sessions = [...this.#sessions].map((session) => {
+      const state = this.#peers.get(session);
+      const verdict = state?.verdict;
+      return {
+        peer:
+          verdict === undefined ? 'unknown' : verdict.ok ? verdict.id.cluster : `refused: ${verdict.reason}`,
+        authorized: verdict?.ok === true,
+        streams: state?.streams ?? 0,
+      };
+    });
+    return { port: this.#boundPort, services: this.#services.size, sessions };
+  }
+
   /** The services of the table in force and their balancers (the proxy's, so health is shared). */
   apply(
     config: NetworkGatewayConfig | undefined,

@@ -232,9 +232,34 @@ function renderMembers(doc) {
     : '';
 }
 
+/** Multi-network: each network, its clusters and their network gateways with health and open streams. */
+function renderNetworks(doc) {
+  const el = $('networks');
+  if (!el) return;
+  const networks = doc.networks?.networks ?? [];
+  el.innerHTML = networks.length ? `networks: ${networks.map(networkHtml).join(' ')}` : '';
+}
+
+function networkHtml(network) {
+  const clusters = network.clusters
+    .map((c) => {
+      const gateways = c.gateways
+        .map(
+          (g) =>
+            `<span class="network-gateway" data-health="${esc(g.health)}" title="${esc(g.source)}">${esc(g.address)} ${esc(g.health)}, ${g.streams} streams</span>`,
+        )
+        .join(' ');
+      return `${esc(c.name)}${gateways ? ` via ${gateways}` : ''}`;
+    })
+    .join(', ');
+  const mine = network.local ? ' (this gateway)' : '';
+  return `<span class="network" data-network="${esc(network.name)}">${esc(network.name)}${mine}: ${clusters}</span>`;
+}
+
 function render(doc) {
   state.lastUpdate = Date.now();
   renderMembers(doc);
+  renderNetworks(doc);
   renderGateway(doc);
   renderBackends(doc);
   renderListeners(doc);

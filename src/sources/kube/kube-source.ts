@@ -8,7 +8,10 @@ import { endpointFromKubeConfig } from '../../kube/kubeconfig-endpoint.ts';
 import { Reflector } from '../../kube/reflector.ts';
 import { kindLabel, type WatchedKind, watchedKinds } from '../../kube/resource-kinds.ts';
 import { controllerMetrics } from '../../metrics/controller-metrics.ts';
-import { CREDENTIAL_REFERRING_KINDS } from '../../snapshot/credential-references.ts';
+import {
+  CREDENTIAL_REFERRING_KINDS,
+  type CredentialReferences,
+} from '../../snapshot/credential-references.ts';
 import type { AnyResource, EndpointSlice } from '../../snapshot/resources.ts';
 import { type SliceChange, Snapshot } from '../../snapshot/snapshot.ts';
 import type { Source } from '../../snapshot/source.ts';
@@ -37,6 +40,8 @@ export interface KubeSourceOptions {
   readonly backoffMaxMs?: number;
   readonly pageSize?: number;
   readonly registry?: Registry;
+  /** Secrets and ConfigMaps (`namespace/name`) the gateway itself reads, whatever refers to them (`--network-tls-secret`). */
+  readonly ownCredentials?: CredentialReferences;
 }
 
 export interface KubeSource extends Source {
@@ -103,6 +108,7 @@ class KubernetesSource implements KubeSource {
       referringObjects: () => this.#referringObjects(),
       storeOf: (kind) => this.#reflectorOf(kind),
       onSettled: () => this.#changed(),
+      ...(options.ownCredentials ? { ownCredentials: options.ownCredentials } : {}),
     });
   }
 

@@ -27,6 +27,8 @@ export interface ReferencedCredentialsOptions {
   readonly onSettled: () => void;
   /** GETs at a time. Default 8. */
   readonly concurrency?: number;
+  /** Referenced by the gateway's own flags (the network gateway's Secret and trust bundle): always kept. */
+  readonly ownCredentials?: CredentialReferences;
   readonly retryInitialMs?: number;
   readonly retryMaxMs?: number;
 }
@@ -66,6 +68,8 @@ export class ReferencedCredentials {
   /** True when a Secret's or ConfigMap's data is referenced now (the references are read again if stale). */
   readonly keepsData: KeepsData = (kind, key) => {
     this.#references ??= credentialReferences(this.#o.referringObjects());
+    const own = this.#o.ownCredentials;
+    if (own !== undefined && (kind === 'Secret' ? own.secrets : own.configMaps).has(key)) return true;
     return (kind === 'Secret' ? this.#references.secrets : this.#references.configMaps).has(key);
   };
 
