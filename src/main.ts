@@ -11,6 +11,7 @@ import { listenerProblems, listenerReadiness, withListenerBindings } from './app
 import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
+import { TranslationThread } from './app/translation-thread.ts';
 import { startWorkerPool } from './app/workers.ts';
 import { type CliOptions, parseCli } from './cli/args.ts';
 import { UsageError } from './cli/flag-values.ts';
@@ -79,11 +80,20 @@ async function main(argv: readonly string[]): Promise<void> {
     ...(cli.source.kind !== 'kubernetes' ? { isLocalAddress } : {}),
   });
 
+  const translationThread = cli.translationThread
+    ? new TranslationThread({ sliceMs: cli.limits.translationSliceMs, logger })
+    : undefined;
   let applied = false;
   let servingWhatSourcesHold = false;
   const reconciler = new Reconciler({
     translateOptions,
     translationSliceMs: cli.limits.translationSliceMs,
+    ...(translationThread
+      ? {
+          translate: (snapshot: Snapshot, options: TranslateOptions) =>
+            translationThread.translate(snapshot, options),
+        }
+      : {}),
     logger,
     registry,
     apply: async (result) => {
@@ -231,6 +241,7 @@ async function main(argv: readonly string[]): Promise<void> {
     await admin.close();
     await metrics?.close();
     await setup.close();
+    await translationThread?.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

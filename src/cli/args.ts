@@ -44,6 +44,8 @@ export interface CliOptions {
    * it off.
    */
   readonly leanHttp1: boolean;
+  /** Full translations on a worker thread (app/translation-thread.ts); `--no-translation-thread` turns it off. */
+  readonly translationThread: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
   readonly identity: {
@@ -217,6 +219,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     network,
     accessLog: values['access-log'] === true,
     leanHttp1: values['no-lean-http1'] !== true,
+    translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

@@ -242,6 +242,10 @@ export const FLAGS = {
     arg: 'n',
     help: 'UDP listeners: flows per listener port; a new one evicts the flow idle longest. Default 4096.',
   },
+  'no-translation-thread': {
+    type: 'boolean',
+    help: 'Translate on the serving thread, in slices of --translation-slice-ms. By default translation runs on a worker thread of its own, sent only the objects that changed, so that a change of 10,000 routes cannot delay a request.',
+  },
   workers: {
     type: 'string',
     arg: 'n|auto',

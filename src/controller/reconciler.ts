@@ -35,6 +35,11 @@ export interface ReconcilerOptions {
    */
   readonly translationSliceMs?: number;
   readonly sliceClock?: SliceClock;
+  /**
+   * Where a full translation runs; default: translate() on this thread, in slices of `translationSliceMs`. main.ts
+   * hands it to a worker thread (app/translation-thread.ts) so that it cannot delay a request at all.
+   */
+  readonly translate?: (snapshot: Snapshot, options: TranslateOptions) => Promise<TranslationResult>;
   readonly logger: Logger;
   readonly registry: Registry;
 }
@@ -120,11 +125,10 @@ export class Reconciler {
     const stopTimer = this.#duration.startTimer();
     let result: TranslationResult;
     try {
-      result = await runInSlices(
-        translateInSteps(snapshot, this.#options.translateOptions(snapshot)),
-        this.#sliceMs,
-        this.#options.sliceClock,
-      );
+      const options = this.#options.translateOptions(snapshot);
+      result = this.#options.translate
+        ? await this.#options.translate(snapshot, options)
+        : await runInSlices(translateInSteps(snapshot, options), this.#sliceMs, this.#options.sliceClock);
     } catch (error) {
       // A translator bug must not take down the data plane: keep serving the last table.
       this.#translations.inc({ result: 'error' });
