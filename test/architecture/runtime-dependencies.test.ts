@@ -24,6 +24,12 @@ const BARE_IMPORTS = [
   /\bimport\(\s*['"]([^'"./][^'"]*)['"]\s*\)/g,
 ];
 
+/**
+ * Running from source (`.ts`, never the built `dist/`), a worker thread registers tsx's loader itself, as a worker
+ * does not inherit the parent's hooks: tsx is then present, being what runs the source.
+ */
+const SOURCE_ONLY_IMPORTS = new Set(['src/app/translation-thread.ts -> tsx/esm/api']);
+
 const bareImportsOf = (text: string): string[] =>
   BARE_IMPORTS.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1]!));
 
@@ -44,7 +50,8 @@ describe('runtime dependencies of src/', () => {
     for (const file of sourceFiles(SRC)) {
       for (const spec of bareImportsOf(readFileSync(file, 'utf8'))) {
         if (spec.startsWith('node:')) continue;
-        if (!allowed.has(packageOf(spec))) offending.push(`${file.slice(ROOT.length + 1)} -> ${spec}`);
+        const use = `${file.slice(ROOT.length + 1)} -> ${spec}`;
+        if (!allowed.has(packageOf(spec)) && !SOURCE_ONLY_IMPORTS.has(use)) offending.push(use);
       }
     }
     expect(offending).toEqual([]);
