@@ -16,6 +16,8 @@ export async function freePort(): Promise<number> {
 }
 
 export interface GatewayProcess {
+  /** The gateway's process id (a bench reads its CPU time from /proc). */
+  readonly pid: number | undefined;
   readonly adminPort: number;
   readonly manifestsDir: string;
   readonly output: () => string;
@@ -97,6 +99,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   }
 
   return {
+    pid: child.pid,
     adminPort,
     manifestsDir,
     output: () => output,
