@@ -58,6 +58,7 @@ describe('networks in /config_dump and the topology page', () => {
     unroutable.endpoints[0]!.addresses = ['192.0.2.10'];
     [east, west] = await Promise.all([
       startGateway({
+        startTimeoutMs: 60_000,
         args: [
           '--cluster',
           'east',
@@ -88,6 +89,7 @@ describe('networks in /config_dump and the topology page', () => {
         },
       }),
       startGateway({
+        startTimeoutMs: 60_000,
         args: [
           '--cluster',
           'west',
@@ -118,7 +120,7 @@ describe('networks in /config_dump and the topology page', () => {
     await Promise.all([east?.stop(), west?.stop()]);
     await stopPod(pod);
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 90_000);
 
   it("east's /config_dump lists both networks, west's gateway, its health, source and open session", async () => {
     const networks = (await dumpOf(east)).networks;
