@@ -267,6 +267,11 @@ export interface BackendCluster {
   };
   /** UDP for a UDPRoute's backend (the Service's UDP port; no active probes); absent: TCP. */
   readonly transport?: 'UDP';
+  /**
+   * A ServiceImport's `status.endpointSliceObjects` when it states one: `Absent` means the tiers hold the
+   * import's ClusterSetIP alone (src/mcs/cluster-set-ip.ts); `Present` or absent, its EndpointSlices.
+   */
+  readonly endpointSliceObjects?: 'Present' | 'Absent';
   /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
   readonly healthCheck?: HealthCheckConfig;
   /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */

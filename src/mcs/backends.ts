@@ -1,11 +1,12 @@
 import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
-import type { EndpointSlice } from '../snapshot/resources.ts';
+import type { EndpointSlice, EndpointSliceObjects, ServiceImport } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { DERIVED_SERVICE_ANNOTATION, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
+import { clusterSetIpSource, slicesAbsent } from './cluster-set-ip.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { indexNetworks, throughNetworkGateways, tunnelAuthority } from './networks.ts';
@@ -129,6 +130,42 @@ export function resolveServiceImportBackend(
   }
   const id = backendId('ServiceImport', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
+  const local = localClusterName(identity);
+  const sources = slicesAbsent(serviceImport)
+    ? clusterSetIpSource(serviceImport, spec.ips, importPort, local, identity.region, warnings)
+    : importSliceSources(snapshot, serviceImport, namespace, id, local, identity, warnings);
+  return finish({
+    snapshot,
+    kind: 'ServiceImport',
+    namespace,
+    name,
+    port,
+    transport,
+    portName: importPort.name,
+    appProtocol: importPort.appProtocol,
+    trafficDistribution: spec.trafficDistribution,
+    sources,
+    identity,
+    warnOnDuplicate: true,
+    annotations: serviceImport.metadata.annotations,
+    warnings,
+    ...(serviceImport.status?.endpointSliceObjects !== undefined
+      ? { endpointSliceObjects: serviceImport.status.endpointSliceObjects }
+      : {}),
+  });
+}
+
+/** The import's EndpointSlices, and those of its derived Service, by slice name (see resolveServiceImportBackend). */
+function importSliceSources(
+  snapshot: Snapshot,
+  serviceImport: ServiceImport,
+  namespace: string,
+  id: string,
+  local: string,
+  identity: LocalIdentity,
+  warnings: McsWarning[],
+): SliceSource[] {
+  const { name } = serviceImport.metadata;
   const slices = new Map<string, { slice: EndpointSlice; derived: boolean }>();
   for (const slice of snapshot.slicesForServiceImport(namespace, name)) {
     slices.set(slice.metadata.name, { slice, derived: false });
@@ -145,7 +182,6 @@ export function resolveServiceImportBackend(
       if (!slices.has(slice.metadata.name)) slices.set(slice.metadata.name, { slice, derived: true });
     }
   }
-  const local = localClusterName(identity);
   const sources: SliceSource[] = [];
   for (const sliceName of [...slices.keys()].sort()) {
     const { slice, derived } = slices.get(sliceName)!;
@@ -164,22 +200,7 @@ export function resolveServiceImportBackend(
     const region = regionOfSlice(snapshot, slice, cluster, identity);
     sources.push({ slice, cluster, ...(region ? { region } : {}) });
   }
-  return finish({
-    snapshot,
-    kind: 'ServiceImport',
-    namespace,
-    name,
-    port,
-    transport,
-    portName: importPort.name,
-    appProtocol: importPort.appProtocol,
-    trafficDistribution: spec.trafficDistribution,
-    sources,
-    identity,
-    warnOnDuplicate: true,
-    annotations: serviceImport.metadata.annotations,
-    warnings,
-  });
+  return sources;
 }
 
 interface FinishInput {
@@ -199,6 +220,8 @@ interface FinishInput {
   /** Of the Service or ServiceImport: health check settings (health-check-annotations.ts). */
   readonly annotations: Readonly<Record<string, string>> | undefined;
   readonly warnings: McsWarning[];
+  /** A ServiceImport's `status.endpointSliceObjects`, when stated (cluster-set-ip.ts). */
+  readonly endpointSliceObjects?: EndpointSliceObjects;
 }
 
 function finish(input: FinishInput): BackendResolution {
@@ -228,7 +251,12 @@ function finish(input: FinishInput): BackendResolution {
   const healthCheck =
     transport === 'UDP' ? { disabled: true } : parseHealthCheckAnnotations(input.annotations, id, warnings);
   const owner: ObjectKey = `${kind}/${namespace}/${name}`;
-  if (kind === 'ServiceImport' && collected.endpoints.length === 0) {
+  // Absent without a ClusterSetIP has said why already (ClusterSetIPMissing).
+  if (
+    kind === 'ServiceImport' &&
+    collected.endpoints.length === 0 &&
+    input.endpointSliceObjects !== 'Absent'
+  ) {
     warnings.push({
       code: 'ServiceImportWithoutEndpoints',
       message: `${kind} ${namespace}/${name}: port ${port} has no endpoints in any cluster; requests to it are answered 503 until a cluster exports ready ones`,
@@ -245,6 +273,9 @@ function finish(input: FinishInput): BackendResolution {
       protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
       ...(transport === 'UDP' ? { transport } : {}),
+      ...(input.endpointSliceObjects !== undefined
+        ? { endpointSliceObjects: input.endpointSliceObjects }
+        : {}),
       ...placement,
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
