@@ -131,11 +131,22 @@ function withNetwork(
   return { ...properties, [NETWORK_PROPERTY]: network };
 }
 
+/** `--clusterprofile-provider-file`, or KEP-4322's `--clusterprofile-access-provider` for it; both must agree. */
+function providerFileOf(str: (name: FlagName) => string | undefined): string | undefined {
+  const file = str('clusterprofile-provider-file');
+  const alias = str('clusterprofile-access-provider');
+  if (file !== undefined && alias !== undefined && file !== alias)
+    throw new UsageError(
+      `--clusterprofile-provider-file ${file} and --clusterprofile-access-provider ${alias} disagree: they are one flag by two names, give one`,
+    );
+  return file ?? alias;
+}
+
 function fleetOptions(
   str: (name: FlagName) => string | undefined,
   writeExportStatus: boolean,
 ): CliOptions['fleet'] {
-  const providerFile = str('clusterprofile-provider-file');
+  const providerFile = providerFileOf(str);
   const kubeconfigDir = str('member-kubeconfigs');
   const timeout = str('member-exec-timeout-ms');
   if (providerFile === undefined && kubeconfigDir === undefined) {

@@ -19,6 +19,11 @@ export const FLAGS = {
     arg: 'file',
     help: 'Fleet mode: ClusterProfiles whose status.accessProviders name a provider in this JSON file ({"providers":[{"name","execConfig"}]}, as cluster-inventory-api) become member clusters, reached with that exec plugin. See docs/fleet.md.',
   },
+  'clusterprofile-access-provider': {
+    type: 'string',
+    arg: 'file',
+    help: "The same as --clusterprofile-provider-file, by KEP-4322's name for it (cluster-inventory-api's library keeps the other). Give either; both with different files is a usage error.",
+  },
   'member-kubeconfigs': {
     type: 'string',
     arg: 'dir',
