@@ -49,17 +49,9 @@ export function resolveServiceBackend(
   transport: Transport = 'TCP',
 ): BackendResolution {
   const service = snapshot.get('Service', namespace, name);
-  if (!service) {
-    return { ok: false, reason: 'BackendNotFound', message: `Service ${namespace}/${name} not found` };
-  }
+  if (!service) return notFound('Service', namespace, name);
   const servicePort = portOfTransport(service.spec?.ports, port, transport);
-  if (!servicePort) {
-    return {
-      ok: false,
-      reason: 'BackendNotFound',
-      message: `Service ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(service.spec?.ports)})`,
-    };
-  }
+  if (!servicePort) return noSuchPort('Service', namespace, name, port, transport, service.spec?.ports);
   const id = backendId('Service', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
   if (service.spec?.type === 'ExternalName') {
@@ -116,18 +108,10 @@ export function resolveServiceImportBackend(
   transport: Transport = 'TCP',
 ): BackendResolution {
   const serviceImport = snapshot.get('ServiceImport', namespace, name);
-  if (!serviceImport) {
-    return { ok: false, reason: 'BackendNotFound', message: `ServiceImport ${namespace}/${name} not found` };
-  }
+  if (!serviceImport) return notFound('ServiceImport', namespace, name);
   const spec = serviceImportSpec(serviceImport);
   const importPort = portOfTransport(spec.ports, port, transport);
-  if (!importPort) {
-    return {
-      ok: false,
-      reason: 'BackendNotFound',
-      message: `ServiceImport ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(spec.ports)})`,
-    };
-  }
+  if (!importPort) return noSuchPort('ServiceImport', namespace, name, port, transport, spec.ports);
   const id = backendId('ServiceImport', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
   const local = localClusterName(identity);
@@ -349,8 +333,24 @@ function backendId(
   return `${kind}/${namespace}/${name}:${port}${transport === 'UDP' ? '/UDP' : ''}`;
 }
 
-function portList(ports: readonly { readonly port: number }[] | undefined): string {
-  return ports && ports.length > 0 ? ports.map((p) => p.port).join(', ') : 'none';
+function notFound(kind: 'Service' | 'ServiceImport', namespace: string, name: string): BackendResolution {
+  return { ok: false, reason: 'BackendNotFound', message: `${kind} ${namespace}/${name} not found` };
+}
+
+function noSuchPort(
+  kind: 'Service' | 'ServiceImport',
+  namespace: string,
+  name: string,
+  port: number,
+  transport: Transport,
+  ports: readonly { readonly port: number }[] | undefined,
+): BackendResolution {
+  const list = ports && ports.length > 0 ? ports.map((p) => p.port).join(', ') : 'none';
+  return {
+    ok: false,
+    reason: 'BackendNotFound',
+    message: `${kind} ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${list})`,
+  };
 }
 
 function sortByName<T extends { readonly metadata: { readonly name: string } }>(items: readonly T[]): T[] {
