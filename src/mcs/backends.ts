@@ -286,6 +286,7 @@ function selectedPlacement(
       policy: selection.policy,
       fallback: selection.fallback,
       outsideEndpoints: selected.outsideEndpoints,
+      ...(selection.sessionPinning !== undefined ? { sessionPinning: selection.sessionPinning } : {}),
     },
   };
 }
