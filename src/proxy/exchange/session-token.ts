@@ -89,9 +89,14 @@ export class SessionTokens {
 
   /**
    * The pin a value carries, or why it is ignored: too long, not ours in shape, a tag no key makes (forged, or
-   * sealed with a key this gateway does not have), or older than `absoluteTimeoutMs`.
+   * sealed with a key this gateway does not have), issued for another backend than `backend` (undefined: any;
+   * the caller matches the pin's `backend`), or older than `absoluteTimeoutMs`.
    */
-  open(value: string, backend: number, absoluteTimeoutMs: number | undefined): SessionPin | IgnoredReason {
+  open(
+    value: string,
+    backend: number | undefined,
+    absoluteTimeoutMs: number | undefined,
+  ): SessionPin | IgnoredReason {
     if (value.length > MAX_SESSION_VALUE) return 'oversized';
     if (value.length < Math.ceil((MIN_BYTES * 4) / 3) || !/^[A-Za-z0-9_-]+$/.test(value)) return 'malformed';
     const bytes = Buffer.from(value, 'base64url');
@@ -116,11 +121,12 @@ export class SessionTokens {
     if (endpointAt >= plain.length || endpointAt + 1 + plain[endpointAt]! !== plain.length)
       return 'malformed';
     const issuedAtS = plain.readUInt32BE(0);
-    if (plain.readUInt32BE(4) !== backend >>> 0) return 'other-backend';
+    const issuedFor = plain.readUInt32BE(4);
+    if (backend !== undefined && issuedFor !== backend >>> 0) return 'other-backend';
     if (absoluteTimeoutMs !== undefined && this.#nowMs() - issuedAtS * 1000 >= absoluteTimeoutMs)
       return 'expired';
     return {
-      backend: backend >>> 0,
+      backend: issuedFor,
       cluster: plain.toString('utf8', 9, endpointAt),
       endpoint: plain.toString('utf8', endpointAt + 1),
       issuedAtS,
