@@ -39,6 +39,8 @@ export interface CliOptions {
     readonly escapedSlashes: EscapedSlashesAction;
   };
   readonly accessLog: boolean;
+  /** `--session-key-file`: the keys sealing session persistence values; absent: one generated at start. */
+  readonly sessionKeyFile?: string;
   /**
    * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
    * it off.
@@ -234,6 +236,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
     network,
     accessLog: values['access-log'] === true,
+    ...optional('sessionKeyFile', str('session-key-file')),
     leanHttp1: values['no-lean-http1'] !== true,
     translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,

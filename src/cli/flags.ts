@@ -110,6 +110,11 @@ export const FLAGS = {
     type: 'boolean',
     help: 'Log one line per request on every server path (direction, source, service, backend, endpoint cluster/zone, status, body bytes, attempts, how the last attempt failed, duration), JSON or text as --log-format says.',
   },
+  'session-key-file': {
+    type: 'string',
+    arg: 'path',
+    help: 'Keys sealing session persistence values (GEP-1619 cookies and headers), one secret of at least 32 characters a line; the first seals, every one opens (rotation). Give every replica the same file. Default: a key generated at start, so values survive no restart and no other replica (docs/sessions.md).',
+  },
   'controller-name': {
     type: 'string',
     arg: 'name',

@@ -301,6 +301,7 @@ function selectedPlacement(
       policy: selection.policy,
       fallback: selection.fallback,
       outsideEndpoints: selected.outsideEndpoints,
+      ...(selection.sessionPinning !== undefined ? { sessionPinning: selection.sessionPinning } : {}),
     },
   };
 }
