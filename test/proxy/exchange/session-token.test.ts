@@ -7,8 +7,8 @@ import {
   SessionTokens,
 } from '../../../src/proxy/exchange/session-token.ts';
 
-const KEY_A = Buffer.from('a'.repeat(32) + '-first-key-of-this-test');
-const KEY_B = Buffer.from('b'.repeat(32) + '-second-key-of-this-test');
+const KEY_A = Buffer.from(`${'a'.repeat(32)}-first-key-of-this-test`);
+const KEY_B = Buffer.from(`${'b'.repeat(32)}-second-key-of-this-test`);
 const BACKEND = backendHash('ServiceImport/shop/cart:8080');
 const T0 = Date.UTC(2026, 0, 1);
 
