@@ -119,7 +119,8 @@ export interface NetworkPair {
  * function of west's network gateway port.
  */
 export async function startNetworkPair(options: {
-  readonly east: readonly unknown[];
+  /** East's manifests, or a function of west's network gateway port giving them. */
+  readonly east: readonly unknown[] | ((westNetworkPort: number) => readonly unknown[]);
   readonly west: readonly unknown[];
   readonly eastArgs?: readonly string[];
 }): Promise<NetworkPair> {
@@ -145,7 +146,7 @@ export async function startNetworkPair(options: {
         'east.yaml': yamlDocs(
           gatewayClass(),
           profileOf('west', 'net-west', westNetworkPort),
-          ...options.east,
+          ...(typeof options.east === 'function' ? options.east(westNetworkPort) : options.east),
         ),
       },
       startTimeoutMs: 40_000,
