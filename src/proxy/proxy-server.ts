@@ -89,6 +89,8 @@ export class ProxyServer {
       ...(options.onListenersChange ? { onChange: options.onListenersChange } : {}),
     });
     const serialize = (task: () => Promise<void>): void => this.#enqueue(task);
+    // The layer-4 relays reach endpoints on other networks through the same tunnels as HTTP.
+    const tunnels = options.upstream?.tunnels;
     this.#tlsPorts = new TlsPorts({
       bindings: this.#bindings,
       serialize,
@@ -97,7 +99,7 @@ export class ProxyServer {
       logger: this.#logger,
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
-      ...(options.tls ? { server: options.tls } : {}),
+      server: { ...options.tls, ...(tunnels ? { tunnels } : {}) },
     });
     this.#layer4Ports = new Layer4Ports({
       bindings: this.#bindings,
@@ -108,6 +110,7 @@ export class ProxyServer {
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
       ...options.layer4,
+      tcp: { ...options.layer4?.tcp, ...(tunnels ? { tunnels } : {}) },
     });
     this.#eastWest =
       options.eastWestPort === undefined
