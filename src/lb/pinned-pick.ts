@@ -32,7 +32,10 @@ export function buildPinIndex(tiers: readonly (readonly EndpointState[])[]): Pin
     for (const state of tier) {
       byKey.set(state.key, state);
       let groups = byCluster.get(state.endpoint.cluster);
-      if (groups === undefined) byCluster.set(state.endpoint.cluster, (groups = []));
+      if (groups === undefined) {
+        groups = [];
+        byCluster.set(state.endpoint.cluster, groups);
+      }
       // Tier indexes only grow here, so the cluster's last group is this tier's when it has one.
       const lastGroup = groups[groups.length - 1];
       if (lastGroup !== undefined && tierOf.get(lastGroup) === t) lastGroup.push(state);
