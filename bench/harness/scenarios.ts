@@ -277,6 +277,24 @@ export const SCENARIOS: readonly Scenario[] = [
       PROTOCOL_PEERS.map((kind) => simple(kind, upstream, CATCH_ALL, { listener: 'HTTPS' })),
   },
   {
+    name: 'h2-terminate',
+    title:
+      'HTTP/2 over TLS terminated by the proxy, plain HTTP/1.1 to the backend, 10 connections x 10 streams',
+    traffic: 'https-terminate',
+    tools: ['h2load'],
+    method: 'GET',
+    connections: 10,
+    streamsPerConnection: 10,
+    upstream: { kind: 'single' },
+    notes: [
+      'load: h2load (nghttp2-client), one thread, 10 connections with 10 requests in flight each, h2 negotiated by ALPN; latencies from its per-request log',
+      'gateway: its HTTPS listener (h2 and http/1.1 by ALPN) with a catch-all HTTPRoute; nginx: listen ssl http2; haproxy: bind ssl alpn h2,http/1.1; direct: h2 to the nginx backend itself',
+    ],
+    targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) => simple(kind, upstream, CATCH_ALL, { listener: 'HTTPS' })),
+  },
+  {
     name: 'https-terminate',
     title: 'HTTPS terminated by the proxy, plain HTTP to the backend, keep-alive, 100 connections',
     traffic: 'https-terminate',

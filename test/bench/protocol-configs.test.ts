@@ -36,7 +36,7 @@ function goldenCertificate(): { certPem: string; keyPem: string } {
 describe('nginx peer configs', () => {
   it('terminates HTTPS on the listen port and proxies plain HTTP', () => {
     const text = nginxProxyConfig(COMMON, 8443, UPSTREAM, TLS);
-    expect(text).toContain('listen 127.0.0.1:8443 ssl backlog=4096;');
+    expect(text).toContain('listen 127.0.0.1:8443 ssl http2 backlog=4096;');
     expect(text).toContain('ssl_certificate /tmp/c/bench.crt;');
     expect(text).toContain('ssl_certificate_key /tmp/c/bench.key;');
     expect(text).toContain('proxy_pass http://backend;');
@@ -76,7 +76,7 @@ describe('nginx peer configs', () => {
       tls: TLS,
     });
     expect(text).toContain('listen 127.0.0.1:9000 backlog=4096;');
-    expect(text).toContain('listen 127.0.0.1:9443 ssl backlog=4096;');
+    expect(text).toContain('listen 127.0.0.1:9443 ssl http2 backlog=4096;');
     expect(text).toContain('ssl_certificate /tmp/c/bench.crt;');
   });
 });
@@ -92,7 +92,7 @@ describe('haproxy peer configs', () => {
 
   it('terminates HTTPS with the combined PEM', () => {
     const text = haproxyConfig(8443, UPSTREAM, { kind: 'https', certificateFile: '/tmp/c/bench.pem' });
-    expect(text).toContain('bind 127.0.0.1:8443 backlog 4096 ssl crt /tmp/c/bench.pem');
+    expect(text).toContain('bind 127.0.0.1:8443 backlog 4096 ssl crt /tmp/c/bench.pem alpn h2,http/1.1');
     expect(text).toContain('  server s0 127.0.0.1:9000\n');
   });
 
