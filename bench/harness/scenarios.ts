@@ -252,10 +252,11 @@ export const SCENARIOS: readonly Scenario[] = [
     notes: [
       'backend: a node:http2 h2c server answering bench.Echo/Unary (bench/peers/grpc-backend.ts); load: the closed-loop node:http2 client of bench/harness/grpc-load.ts, which counts a call only when its trailers say grpc-status 0; both share the load-generator core, so direct is bounded by them',
       'gateway: a GRPCRoute to a Service port with appProtocol kubernetes.io/h2c; nginx: http2 listen and grpc_pass; haproxy: bind and server with proto h2',
+      "minimal node:http2 proxy (bench/peers/h2-proxy.ts): node:http2's core stream API on both sides, one client session, bodies piped, trailers relayed, nothing else: what Node's HTTP/2 alone costs per call",
     ],
     targets: () => [{ host: 'bench.test', path: GRPC_METHOD_PATH }],
     configs: (upstream) =>
-      PROTOCOL_PEERS.map((kind) =>
+      [...PROTOCOL_PEERS, 'node-h2' as const].map((kind) =>
         simple(kind, upstream, { kind: 'grpc' }, { appProtocol: 'kubernetes.io/h2c' }),
       ),
   },
