@@ -203,17 +203,18 @@ describe('gRPC wire and load helpers', () => {
   });
 
   it('selects each new scenario alone, with its peers and load generator', () => {
-    const [grpc, https, passthrough, bulk] = findScenarios([
+    const [grpc, https, passthrough, bulk, h2] = findScenarios([
       'grpc-unary',
       'https-terminate',
       'tls-passthrough',
       'tls-passthrough-64k',
+      'h2-terminate',
     ]);
     expect(grpc?.tools).toEqual(['grpc']);
     expect(grpc?.targets({ id: 'direct', kind: 'direct', label: '' })).toEqual([
       { host: 'bench.test', path: GRPC_METHOD_PATH },
     ]);
-    for (const scenario of [grpc, https, passthrough, bulk]) {
+    for (const scenario of [https, passthrough, bulk, h2]) {
       expect(scenario?.configs(UPSTREAM).map((c) => c.kind)).toEqual([
         'direct',
         'gateway',
@@ -221,6 +222,16 @@ describe('gRPC wire and load helpers', () => {
         'haproxy',
       ]);
     }
+    // gRPC also has Node's own HTTP/2 floor beside the C proxies.
+    expect(grpc?.configs(UPSTREAM).map((c) => c.kind)).toEqual([
+      'direct',
+      'gateway',
+      'nginx',
+      'haproxy',
+      'node-h2',
+    ]);
+    expect(h2?.tools).toEqual(['h2load']);
+    expect(h2?.configs(UPSTREAM)[1]?.gateway?.listener).toBe('HTTPS');
     expect(https?.configs(UPSTREAM)[1]?.gateway?.listener).toBe('HTTPS');
     expect(passthrough?.configs(UPSTREAM)[1]?.gateway?.routes).toEqual({
       kind: 'tls',
