@@ -10,6 +10,7 @@ import { connect as connectTcp } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
+import { sendBody, stopBody } from './h2c-body.ts';
 
 /**
  * One multiplexed HTTP/2 cleartext (prior knowledge) connection to one endpoint, as the part of undici's
@@ -302,7 +303,7 @@ function startStream(state: SessionState, request: H2cRequest): void {
   }
   body.on('error', onBodyError);
   (body as Readable & { [kRequest]?: H2cRequest })[kRequest] = request;
-  body.pipe(stream);
+  sendBody(body, stream);
 }
 
 function onSessionReady(this: Session): void {
@@ -494,7 +495,7 @@ function releaseStream(request: H2cRequest, err: Error): void {
   if (stream !== undefined && !stream.closed && !stream.destroyed) stream.close(NGHTTP2_CANCEL);
   const body = request.body;
   if (body === null || typeof body === 'string' || Buffer.isBuffer(body)) return;
-  if (stream !== undefined) body.unpipe(stream);
+  if (stream !== undefined) stopBody(body, stream);
   // A body partly read cannot be sent again, and nothing else reads it (undici destroys it too); one not read
   // yet stays whole, so connection-retry.ts may send it again.
   if (body.readableDidRead && !body.readableEnded) body.destroy(err);
