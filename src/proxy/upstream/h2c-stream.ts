@@ -8,6 +8,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
+import { sendBody, stopBody } from './h2c-body.ts';
 import { flatTrailers, rawResponseHeaders } from './h2c-headers.ts';
 
 /**
@@ -144,7 +145,7 @@ export function startStream(state: SessionState, request: H2cRequest): void {
   }
   body.on('error', onBodyError);
   (body as Readable & { [kRequest]?: H2cRequest })[kRequest] = request;
-  body.pipe(stream);
+  sendBody(body, stream);
 }
 
 function onStreamResponse(this: RequestStream, headers: IncomingHttpHeaders): void {
@@ -275,7 +276,7 @@ function releaseStream(request: H2cRequest, err: Error): void {
   if (stream !== undefined && !stream.closed && !stream.destroyed) stream.close(NGHTTP2_CANCEL);
   const body = request.body;
   if (body === null || typeof body === 'string' || Buffer.isBuffer(body)) return;
-  if (stream !== undefined) body.unpipe(stream);
+  if (stream !== undefined) stopBody(body, stream);
   // A body partly read cannot be sent again, and nothing else reads it (undici destroys it too); one not read
   // yet stays whole, so connection-retry.ts may send it again.
   if (body.readableDidRead && !body.readableEnded) body.destroy(err);
