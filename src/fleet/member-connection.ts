@@ -12,6 +12,7 @@ import {
 import { type Normalize, type NormalizeResult, normalizeObject } from '../kube/normalize.ts';
 import { Reflector } from '../kube/reflector.ts';
 import { BASE_KINDS, kindLabel, type WatchedKind } from '../kube/resource-kinds.ts';
+import { CLUSTER_ID_PROPERTY } from '../mcs/cluster-identity.ts';
 import type {
   AnyResource,
   ClusterProperty,
@@ -101,7 +102,6 @@ const MEMBER_KINDS: readonly WatchedKind<MemberKind>[] = [
   sourceKind('ClusterProperty'),
 ];
 
-const CLUSTER_NAME_PROPERTY = 'cluster.clusterset.k8s.io';
 const MAX_REASON_LENGTH = 300;
 
 /**
@@ -222,7 +222,7 @@ export class MemberConnection {
       return reflector ? [...reflector.objects()].map((e) => e.object as unknown as T) : [];
     };
     const clusterProperties = objects<ClusterProperty>('ClusterProperty');
-    const clusterName = clusterProperties.find((p) => p.metadata.name === CLUSTER_NAME_PROPERTY)?.spec?.value;
+    const clusterName = clusterProperties.find((p) => p.metadata.name === CLUSTER_ID_PROPERTY)?.spec?.value;
     const failures = [...new Set(this.#failures.values())];
     const notes: string[] = [];
     if (this.#discovered && this.#missing.has('ServiceExport')) {
