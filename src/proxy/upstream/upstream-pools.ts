@@ -10,6 +10,7 @@ import { Http1Upstream } from './http1-upstream.ts';
 import { upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
+import type { OpenConnection } from './upgrade-client.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
@@ -220,6 +221,27 @@ export class UpstreamPools {
         return accepted;
       },
     };
+  }
+
+  /**
+   * Opens a connection of its own to `endpoint` for one upgrade request (upgrade-client.ts), never pooled: after a
+   * 101 it carries the tunnel. Reached as requests reach it: through its network's gateway (a CONNECT stream),
+   * with the BackendTLSPolicy's TLS, or plain TCP, each within the connect timeout.
+   */
+  connection(endpoint: UpstreamEndpoint, tls?: BackendTls): OpenConnection {
+    const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    const connector: buildConnector.connector =
+      endpoint.tunnel !== undefined
+        ? this.#tunnelConnector(endpoint)
+        : tls !== undefined
+          ? upstreamTlsConnector(tls, connectTimeout)
+          : loadUndici().buildConnector({ timeout: connectTimeout });
+    const target = {
+      hostname: endpoint.address,
+      protocol: endpoint.tunnel === undefined && tls !== undefined ? 'https:' : 'http:',
+      port: String(endpoint.port),
+    };
+    return (callback) => connector(target, (err, socket) => callback(err, socket));
   }
 
   /** A CONNECT stream is a Duplex, not the Socket undici's types name; undici only reads and writes it. */
