@@ -1,5 +1,5 @@
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { UpstreamFailure } from './attempt-outcome.ts';
 import { undiciFailureKind } from './undici-failure.ts';
@@ -31,6 +31,27 @@ export interface UpgradeHandler {
 
 const RESET_MID_BODY = 'ECONNRESET';
 
+/** A plain TCP connection within `timeoutMs` (no TLS and no tunnel, so nothing of undici is loaded for it). */
+export function plainConnection(address: string, port: number, timeoutMs: number): OpenConnection {
+  return (callback) => {
+    const socket = netConnect({ host: address, port });
+    const failed = (err: Error): void => {
+      socket.destroy();
+      callback(err, null);
+    };
+    socket.setTimeout(timeoutMs, () =>
+      failed(new UpstreamFailure('connect-timeout', `connect timeout after ${timeoutMs} ms`)),
+    );
+    socket.once('error', failed);
+    socket.once('connect', () => {
+      socket.setTimeout(0);
+      socket.off('error', failed);
+      socket.setNoDelay(true);
+      callback(null, socket);
+    });
+  };
+}
+
 /**
  * Sends one upgrade request (WebSocket and the like) on a connection of its own, never pooled: after a 101 that
  * connection is the tunnel, and after any other answer it is closed. Node's HTTP client writes the request and
@@ -45,7 +66,11 @@ export function sendUpgrade(open: OpenConnection, request: UpgradeRequest, handl
   const fail = (err: Error): void => {
     if (done) return;
     done = true;
-    handler.onError(new UpstreamFailure(undiciFailureKind(err, connected, responded), err.message, err));
+    handler.onError(
+      err instanceof UpstreamFailure
+        ? err
+        : new UpstreamFailure(undiciFailureKind(err, connected, responded), err.message, err),
+    );
   };
   let upstream: ClientRequest;
   try {

@@ -10,7 +10,7 @@ import { Http1Upstream } from './http1-upstream.ts';
 import { upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
-import type { OpenConnection } from './upgrade-client.ts';
+import { type OpenConnection, plainConnection } from './upgrade-client.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
@@ -230,15 +230,15 @@ export class UpstreamPools {
    */
   connection(endpoint: UpstreamEndpoint, tls?: BackendTls): OpenConnection {
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    if (endpoint.tunnel === undefined && tls === undefined)
+      return plainConnection(endpoint.address, endpoint.port, connectTimeout);
     const connector: buildConnector.connector =
       endpoint.tunnel !== undefined
         ? this.#tunnelConnector(endpoint)
-        : tls !== undefined
-          ? upstreamTlsConnector(tls, connectTimeout)
-          : loadUndici().buildConnector({ timeout: connectTimeout });
+        : upstreamTlsConnector(tls!, connectTimeout);
     const target = {
       hostname: endpoint.address,
-      protocol: endpoint.tunnel === undefined && tls !== undefined ? 'https:' : 'http:',
+      protocol: endpoint.tunnel === undefined ? 'https:' : 'http:',
       port: String(endpoint.port),
     };
     return (callback) => connector(target, (err, socket) => callback(err, socket));
