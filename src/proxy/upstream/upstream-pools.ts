@@ -10,6 +10,7 @@ import { Http1Upstream } from './http1-upstream.ts';
 import { tlsInTunnel, upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
+import { type OpenConnection, plainConnection } from './upgrade-client.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
@@ -223,6 +224,28 @@ export class UpstreamPools {
 
   get #tunnels(): TunnelConnectors {
     return this.#options.tunnels ?? NO_TUNNELS;
+  }
+
+  /**
+   * Opens a connection of its own to `endpoint` for one upgrade request (upgrade-client.ts), never pooled: after a
+   * 101 it carries the tunnel. Reached as requests reach it: through its network's gateway (a CONNECT stream, with
+   * the BackendTLSPolicy's TLS inside it), with the BackendTLSPolicy's TLS, or plain TCP, each within the connect
+   * timeout.
+   */
+  connection(endpoint: UpstreamEndpoint, tls?: BackendTls): OpenConnection {
+    const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    if (endpoint.tunnel === undefined && tls === undefined)
+      return plainConnection(endpoint.address, endpoint.port, connectTimeout);
+    const connector: buildConnector.connector =
+      endpoint.tunnel !== undefined
+        ? this.#tunnelConnector(endpoint, tls, connectTimeout)
+        : upstreamTlsConnector(tls!, connectTimeout);
+    const target = {
+      hostname: endpoint.address,
+      protocol: tls === undefined ? 'http:' : 'https:',
+      port: String(endpoint.port),
+    };
+    return (callback) => connector(target, (err, socket) => callback(err, socket));
   }
 
   /**
