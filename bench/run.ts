@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   };
   const notes: string[] = [];
 
-  const missing = ['nginx', 'haproxy', 'wrk'].filter((tool) => !hasCommand(tool));
+  const missing = ['nginx', 'haproxy', 'wrk', 'h2load'].filter((tool) => !hasCommand(tool));
   if (missing.length > 0 && args.install) {
     log(`missing ${missing.join(', ')}: running scripts/install-bench-tools.sh`);
     try {
@@ -36,9 +36,11 @@ async function main(): Promise<void> {
       log('install-bench-tools.sh failed; continuing without the missing tools');
     }
   }
-  for (const tool of ['nginx', 'haproxy', 'wrk']) {
+  for (const tool of ['nginx', 'haproxy', 'wrk', 'h2load']) {
     if (!hasCommand(tool))
-      notes.push(`${tool} is not installed: its ${tool === 'wrk' ? 'rows' : 'config'} are skipped`);
+      notes.push(
+        `${tool} is not installed: its ${tool === 'wrk' || tool === 'h2load' ? 'rows' : 'config'} are skipped`,
+      );
   }
 
   const tools: LoadTool[] = (args.tools ?? ['wrk', 'autocannon']).filter(

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs the peers and load generator that `npm run bench` compares against: nginx, haproxy, wrk, and
-# nginx's stream module (Debian: libnginx-mod-stream) for the TLS passthrough peer.
+# Installs the peers and load generators that `npm run bench` compares against: nginx, haproxy, wrk, h2load
+# (Debian: nghttp2-client) for HTTP/2 over TLS, and nginx's stream module (Debian: libnginx-mod-stream) for the
+# TLS passthrough peer.
 # Debian/Ubuntu packages only; never needed by `npm test`. Safe to run twice: installs only what is missing.
 set -eu
 
@@ -8,6 +9,7 @@ missing=""
 command -v nginx >/dev/null 2>&1 || missing="$missing nginx"
 command -v haproxy >/dev/null 2>&1 || missing="$missing haproxy"
 command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
+command -v h2load >/dev/null 2>&1 || missing="$missing h2load"
 
 # Where nginx builds the stream module as a loadable one, Debian packages it apart.
 stream_module=""
@@ -16,7 +18,7 @@ if ! command -v nginx >/dev/null 2>&1 || { nginx -V 2>&1 | grep -q -- '--with-st
 fi
 
 if [ -z "$missing" ] && [ -z "$stream_module" ]; then
-  echo "install-bench-tools: nginx (with its stream module), haproxy and wrk are already installed; nothing to do"
+  echo "install-bench-tools: nginx (with its stream module), haproxy, wrk and h2load are already installed; nothing to do"
   exit 0
 fi
 
@@ -44,6 +46,7 @@ for tool in $missing; do
     nginx)
       if apt-cache show nginx-light >/dev/null 2>&1; then packages="$packages nginx-light"; else packages="$packages nginx"; fi
       ;;
+    h2load) packages="$packages nghttp2-client" ;;
     *) packages="$packages $tool" ;;
   esac
 done

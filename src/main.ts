@@ -7,6 +7,7 @@ import { topologyRoutes } from './admin/topology-routes.ts';
 import { TopologyService } from './admin/topology-service.ts';
 import { startDataPlane } from './app/data-plane.ts';
 import { tuneHeapForRequests } from './app/heap-tuning.ts';
+import { leanAsyncResourceBind } from './app/lean-async-bind.ts';
 import { listenerProblems, listenerReadiness, withListenerBindings } from './app/listener-truth.ts';
 import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
@@ -34,6 +35,7 @@ const STOP_GRACE_MS = 5000;
  */
 async function main(argv: readonly string[]): Promise<void> {
   tuneHeapForRequests(process.execArgv);
+  leanAsyncResourceBind();
   let cli: CliOptions;
   try {
     cli = parseCli(argv, process.env);

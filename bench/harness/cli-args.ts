@@ -48,7 +48,7 @@ export const BENCH_HELP = `npm run bench -- [flags]
   --quick               short runs (2 s each, 1 s warm-up), still 3 runs and medians
   --scenario <names>    comma-separated or repeated; default: all
 ${wrapNames(SCENARIOS.map((s) => s.name))}
-  --config <kinds>      only these configs: ${PEERS.join(', ')}
+  --config <kinds>      only these configs: ${PEERS.join(', ')}, node-h2 (grpc-unary)
   --tool <names>        autocannon, wrk (default: both where installed); grpc-unary always uses
                         its own h2c gRPC client
   --duration <s>        seconds per measured run (default 5, quick 2)
@@ -118,9 +118,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   });
   const quick = values.quick === true;
   const configs = list(values.config);
+  const known: readonly ConfigKind[] = [...PEERS, 'node-h2'];
   for (const c of configs) {
-    if (!PEERS.includes(c as ConfigKind))
-      throw new Error(`unknown --config ${c}; known: ${PEERS.join(', ')}`);
+    if (!known.includes(c as ConfigKind))
+      throw new Error(`unknown --config ${c}; known: ${known.join(', ')}`);
   }
   const tools = list(values.tool);
   for (const t of tools) if (t !== 'autocannon' && t !== 'wrk') throw new Error(`unknown --tool ${t}`);

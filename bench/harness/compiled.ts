@@ -1,7 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
-export type PeerName = 'undici-proxy' | 'http-proxy-server' | 'tcp-splice' | 'node-backend' | 'grpc-backend';
+export type PeerName =
+  | 'undici-proxy'
+  | 'http-proxy-server'
+  | 'tcp-splice'
+  | 'node-backend'
+  | 'grpc-backend'
+  | 'h2-proxy';
 
 /** How to start each Node program of a bench run: `node <argv...>`. */
 export interface Programs {

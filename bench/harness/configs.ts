@@ -23,7 +23,15 @@ import { RuntimeMeter } from './runtime-meter.ts';
 import { type Traffic, usesTls } from './traffic.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
-export type ConfigKind = 'direct' | 'gateway' | 'nginx' | 'haproxy' | 'http-proxy' | 'undici' | 'splice';
+export type ConfigKind =
+  | 'direct'
+  | 'gateway'
+  | 'nginx'
+  | 'haproxy'
+  | 'http-proxy'
+  | 'undici'
+  | 'splice'
+  | 'node-h2';
 
 export const CONFIG_LABELS: Readonly<Record<ConfigKind, string>> = {
   direct: 'direct to backend',
@@ -33,6 +41,7 @@ export const CONFIG_LABELS: Readonly<Record<ConfigKind, string>> = {
   'http-proxy': 'http-proxy (keep-alive agent)',
   undici: 'minimal undici proxy',
   splice: 'Node TCP splice (floor)',
+  'node-h2': 'minimal node:http2 proxy (floor)',
 };
 
 export interface ConfigSpec {
@@ -128,8 +137,14 @@ export async function startConfig(spec: ConfigSpec, ctx: ConfigContext): Promise
     }
     case 'http-proxy':
     case 'undici':
-    case 'splice': {
-      if (ctx.traffic !== 'http') return { ok: false, reason: `speaks HTTP/1.1 only, not ${ctx.traffic}` };
+    case 'splice':
+    case 'node-h2': {
+      const speaks = spec.kind === 'node-h2' ? 'grpc' : 'http';
+      if (ctx.traffic !== speaks)
+        return {
+          ok: false,
+          reason: `speaks ${speaks === 'grpc' ? 'h2c' : 'HTTP/1.1'} only, not ${ctx.traffic}`,
+        };
       if (ctx.upstream.length > 1) {
         return {
           ok: false,
@@ -161,6 +176,7 @@ const PEER_PROGRAMS = {
   'http-proxy': 'http-proxy-server',
   undici: 'undici-proxy',
   splice: 'tcp-splice',
+  'node-h2': 'h2-proxy',
 } as const;
 
 function originOf(traffic: Traffic, endpoint: Endpoint): string {

@@ -45,7 +45,7 @@ ${servers}
   }
   const bind =
     frontend.kind === 'https'
-      ? `bind 127.0.0.1:${port} backlog 4096 ssl crt ${frontend.certificateFile}`
+      ? `bind 127.0.0.1:${port} backlog 4096 ssl crt ${frontend.certificateFile} alpn h2,http/1.1`
       : frontend.kind === 'grpc'
         ? `bind 127.0.0.1:${port} backlog 4096 proto h2`
         : `bind 127.0.0.1:${port} backlog 4096`;

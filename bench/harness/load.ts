@@ -25,9 +25,10 @@ export interface LoadSpec {
 
 /**
  * `grpc`: the h2c unary-call client of bench/harness/grpc-load.ts (requests are calls); `tls-new`,
- * `tls-resumed`: one request per TLS connection, full or resumed handshakes (bench/harness/handshake-load.ts).
+ * `tls-resumed`: one request per TLS connection, full or resumed handshakes (bench/harness/handshake-load.ts);
+ * `h2load`: HTTP/2 over TLS, streams multiplexed on each connection (bench/harness/h2load-load.ts).
  */
-export type LoadTool = 'autocannon' | 'wrk' | 'grpc' | 'tls-new' | 'tls-resumed';
+export type LoadTool = 'autocannon' | 'wrk' | 'grpc' | 'tls-new' | 'tls-resumed' | 'h2load';
 
 export interface LoadResult {
   readonly tool: LoadTool;
@@ -56,6 +57,7 @@ export const LATENCY_RESOLUTION_MS: Readonly<Record<LoadTool, number>> = {
   grpc: 0.001,
   'tls-new': 0.001,
   'tls-resumed': 0.001,
+  h2load: 0.001,
 };
 
 /** The result of a closed-loop Node load generator that records nanoseconds per request in `histogram`. */

@@ -72,7 +72,7 @@ export function nginxBackendConfig(
   const listenLines = [
     ...listens.map((e) => `    listen ${endpointKey(e)} backlog=4096;`),
     ...(https
-      ? [`    listen ${endpointKey(https.endpoint)} ssl backlog=4096;`, sslLines(https.tls, '    ')]
+      ? [`    listen ${endpointKey(https.endpoint)} ssl http2 backlog=4096;`, sslLines(https.tls, '    ')]
       : []),
   ].join('\n');
   const body = JSON.stringify(smallBody);
@@ -102,7 +102,10 @@ ${listenLines}
   );
 }
 
-/** The HTTP reverse proxy; with `tls`, it terminates HTTPS on the listen port and proxies plain HTTP. */
+/**
+ * The HTTP reverse proxy; with `tls`, it terminates HTTPS on the listen port (HTTP/2 or HTTP/1.1 by ALPN, as the
+ * gateway's HTTPS listener) and proxies plain HTTP.
+ */
 export function nginxProxyConfig(
   common: Common,
   port: number,
@@ -111,7 +114,7 @@ export function nginxProxyConfig(
 ): string {
   const servers = upstream.map((e) => `    server ${endpointKey(e)};`).join('\n');
   const listen = tls
-    ? `    listen 127.0.0.1:${port} ssl backlog=4096;\n${sslLines(tls, '    ')}`
+    ? `    listen 127.0.0.1:${port} ssl http2 backlog=4096;\n${sslLines(tls, '    ')}`
     : `    listen 127.0.0.1:${port} backlog=4096;`;
   return frame(
     common,

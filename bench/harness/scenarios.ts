@@ -252,10 +252,11 @@ export const SCENARIOS: readonly Scenario[] = [
     notes: [
       'backend: a node:http2 h2c server answering bench.Echo/Unary (bench/peers/grpc-backend.ts); load: the closed-loop node:http2 client of bench/harness/grpc-load.ts, which counts a call only when its trailers say grpc-status 0; both share the load-generator core, so direct is bounded by them',
       'gateway: a GRPCRoute to a Service port with appProtocol kubernetes.io/h2c; nginx: http2 listen and grpc_pass; haproxy: bind and server with proto h2',
+      "minimal node:http2 proxy (bench/peers/h2-proxy.ts): node:http2's core stream API on both sides, one client session, bodies piped, trailers relayed, nothing else: what Node's HTTP/2 alone costs per call",
     ],
     targets: () => [{ host: 'bench.test', path: GRPC_METHOD_PATH }],
     configs: (upstream) =>
-      PROTOCOL_PEERS.map((kind) =>
+      [...PROTOCOL_PEERS, 'node-h2' as const].map((kind) =>
         simple(kind, upstream, { kind: 'grpc' }, { appProtocol: 'kubernetes.io/h2c' }),
       ),
   },
@@ -271,6 +272,24 @@ export const SCENARIOS: readonly Scenario[] = [
       'load: bench/harness/handshake-load.ts, 50 closed loops of TLS connect, one GET with Connection: close, read, close; tls-new makes a full handshake each time, tls-resumed offers the session ticket of its previous connection (TLS 1.3 PSK resumption)',
       'tls-resumed rows count a handshake the server did not resume in the non-2xx column',
       'direct: HTTPS to the nginx backend itself; the proxies terminate TLS and keep plain HTTP connections to the backend',
+    ],
+    targets: onePath('/'),
+    configs: (upstream) =>
+      PROTOCOL_PEERS.map((kind) => simple(kind, upstream, CATCH_ALL, { listener: 'HTTPS' })),
+  },
+  {
+    name: 'h2-terminate',
+    title:
+      'HTTP/2 over TLS terminated by the proxy, plain HTTP/1.1 to the backend, 10 connections x 10 streams',
+    traffic: 'https-terminate',
+    tools: ['h2load'],
+    method: 'GET',
+    connections: 10,
+    streamsPerConnection: 10,
+    upstream: { kind: 'single' },
+    notes: [
+      'load: h2load (nghttp2-client), one thread, 10 connections with 10 requests in flight each, h2 negotiated by ALPN; latencies from its per-request log',
+      'gateway: its HTTPS listener (h2 and http/1.1 by ALPN) with a catch-all HTTPRoute; nginx: listen ssl http2; haproxy: bind ssl alpn h2,http/1.1; direct: h2 to the nginx backend itself',
     ],
     targets: onePath('/'),
     configs: (upstream) =>

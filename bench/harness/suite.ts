@@ -12,6 +12,7 @@ import type { Programs } from './compiled.ts';
 import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
 import type { Endpoint } from './endpoints.ts';
 import { runGrpc } from './grpc-load.ts';
+import { runH2load } from './h2load-load.ts';
 import { runTlsNew, runTlsResumed } from './handshake-load.ts';
 import type { LoadResult, LoadSpec, LoadTool } from './load.ts';
 import { describeMachine } from './machine.ts';
@@ -89,6 +90,7 @@ const LOADERS: Readonly<Record<LoadTool, (spec: LoadSpec) => Promise<LoadResult>
   grpc: runGrpc,
   'tls-new': runTlsNew,
   'tls-resumed': runTlsResumed,
+  h2load: runH2load,
 };
 
 export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {

@@ -9,6 +9,7 @@ const COLORS: Readonly<Record<string, string>> = {
   'http-proxy': '#ff7f0e',
   undici: '#9467bd',
   splice: '#8c564b',
+  'node-h2': '#e377c2',
 };
 
 function escapeXml(text: string): string {

@@ -31,6 +31,13 @@ export interface NetworkRuntime {
     readonly cluster: string;
     readonly streams: number;
   }[];
+  /** This gateway's failed TLS handshakes with other networks' gateways, by gateway and reason. */
+  readonly outboundHandshakeFailures?: readonly {
+    readonly gateway: string;
+    readonly cluster: string;
+    readonly reason: string;
+    readonly count: number;
+  }[];
 }
 
 /** Annotation the fleet sets on a member's derived ClusterProfile when its gateways came from its Services. */
@@ -43,7 +50,10 @@ export interface NetworkGatewayReport {
   /** The balancers' verdict on this gateway as a target: healthy if any backend finds it so; `unused` if none sends to it. */
   readonly health: 'healthy' | 'unhealthy' | 'ejected' | 'unused';
   readonly sessions: number;
+  /** CONNECT streams open now on those sessions (an h2c upstream's whole session is one). */
   readonly streams: number;
+  /** Failed outbound TLS handshakes with this gateway by reason; absent when there were none. */
+  readonly handshakeFailures?: Readonly<Record<string, number>>;
 }
 
 export interface NetworksReport {
@@ -86,12 +96,18 @@ export function buildNetworksReport(
     const gateways = networks.gatewaysOf(cluster).map((g): NetworkGatewayReport => {
       const address = g.address.includes(':') ? `[${g.address}]:${g.port}` : `${g.address}:${g.port}`;
       const open = (runtime?.outbound ?? []).filter((s) => s.cluster === cluster && s.gateway === address);
+      const failures = (runtime?.outboundHandshakeFailures ?? []).filter(
+        (f) => f.cluster === cluster && f.gateway === address,
+      );
       return {
         address,
         source: from,
         health: health.get(`${cluster}@${address}`) ?? 'unused',
         sessions: open.length,
         streams: open.reduce((sum, s) => sum + s.streams, 0),
+        ...(failures.length > 0
+          ? { handshakeFailures: Object.fromEntries(failures.map((f) => [f.reason, f.count])) }
+          : {}),
       };
     });
     const list = byNetwork.get(network) ?? [];

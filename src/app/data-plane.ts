@@ -11,6 +11,7 @@ import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/exchange/access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 import { startNetwork } from './network-setup.ts';
+import { setupSessions } from './session-setup.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
@@ -118,6 +119,7 @@ export function startDataPlane(
     logger,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
+    sessions: setupSessions(cli.sessionKeyFile, registry, logger),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
     layer4: {
       tcp: { idleTimeoutMs: cli.tcpIdleTimeoutMs, connectTimeoutMs: cli.tcpConnectTimeoutMs },

@@ -67,6 +67,7 @@ export function startNetwork(cli: CliOptions, logger: Logger, registry: Registry
       identity: tls.describe(),
       ...(server !== undefined ? { listener: server.describe() } : {}),
       outbound: tunnels.describe(),
+      outboundHandshakeFailures: tunnels.describeHandshakeFailures(),
     }),
     async close(drainMs) {
       tunnels.close();

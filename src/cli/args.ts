@@ -39,6 +39,8 @@ export interface CliOptions {
     readonly escapedSlashes: EscapedSlashesAction;
   };
   readonly accessLog: boolean;
+  /** `--session-key-file`: the keys sealing session persistence values; absent: one generated at start. */
+  readonly sessionKeyFile?: string;
   /**
    * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
    * it off.
@@ -131,11 +133,22 @@ function withNetwork(
   return { ...properties, [NETWORK_PROPERTY]: network };
 }
 
+/** `--clusterprofile-provider-file`, or KEP-4322's `--clusterprofile-access-provider` for it; both must agree. */
+function providerFileOf(str: (name: FlagName) => string | undefined): string | undefined {
+  const file = str('clusterprofile-provider-file');
+  const alias = str('clusterprofile-access-provider');
+  if (file !== undefined && alias !== undefined && file !== alias)
+    throw new UsageError(
+      `--clusterprofile-provider-file ${file} and --clusterprofile-access-provider ${alias} disagree: they are one flag by two names, give one`,
+    );
+  return file ?? alias;
+}
+
 function fleetOptions(
   str: (name: FlagName) => string | undefined,
   writeExportStatus: boolean,
 ): CliOptions['fleet'] {
-  const providerFile = str('clusterprofile-provider-file');
+  const providerFile = providerFileOf(str);
   const kubeconfigDir = str('member-kubeconfigs');
   const timeout = str('member-exec-timeout-ms');
   if (providerFile === undefined && kubeconfigDir === undefined) {
@@ -168,6 +181,11 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     const value = values[name];
     return typeof value === 'string' ? value : undefined;
   };
+  /** A numeric flag: its value, else `fallback`, checked against [min, max] (flag-values.ts). */
+  const int = (name: FlagName, fallback: string, min: number, max: number): number =>
+    integer(name, str(name) ?? fallback, min, max);
+  const num = (name: FlagName, fallback: string, min: number, max: number): number =>
+    number(name, str(name) ?? fallback, min, max);
   const sources = [values.manifests !== undefined, values.kubernetes === true, values.demo === true].filter(
     Boolean,
   );
@@ -205,8 +223,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     },
     fieldValidation: validation === 'strict' ? 'Strict' : 'Warn',
     address: str('address') ?? (inCluster ? '0.0.0.0' : '127.0.0.1'),
-    listenerPortOffset: integer('listener-port-offset', str('listener-port-offset') ?? '0', -65535, 65535),
-    adminPort: integer('admin-port', str('admin-port') ?? '9901', 0, 65535),
+    listenerPortOffset: int('listener-port-offset', '0', -65535, 65535),
+    adminPort: int('admin-port', '9901', 0, 65535),
     // /config_dump is the whole configuration: reachable from outside the host only when asked for by name.
     adminAddress: str('admin-address') ?? '127.0.0.1',
     ...optional('metrics', metricsServer(str('metrics-address'), str('metrics-port'))),
@@ -218,6 +236,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('meshNamespaces', parseNamespaces('mesh-namespaces', str('mesh-namespaces'))),
     network,
     accessLog: values['access-log'] === true,
+    ...optional('sessionKeyFile', str('session-key-file')),
     leanHttp1: values['no-lean-http1'] !== true,
     translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
@@ -233,87 +252,32 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('fleet', fleetOptions(str, values['write-export-status'] === true)),
     ...optional('serviceImportKinds', parseKinds(str('service-import-kinds'))),
     lbPolicy: policy,
-    overprovisioningFactor: number(
-      'overprovisioning-factor',
-      str('overprovisioning-factor') ?? '1.4',
-      1,
-      100,
-    ),
-    panicThresholdPercent: number('panic-threshold', str('panic-threshold') ?? '50', 0, 100),
-    maxEjectionPercent: number('max-ejection-percent', str('max-ejection-percent') ?? '10', 0, 100),
-    outlierBaseEjectionMs: integer(
-      'outlier-base-ejection-ms',
-      str('outlier-base-ejection-ms') ?? '30000',
-      0,
-      3_600_000,
-    ),
+    overprovisioningFactor: num('overprovisioning-factor', '1.4', 1, 100),
+    panicThresholdPercent: num('panic-threshold', '50', 0, 100),
+    maxEjectionPercent: num('max-ejection-percent', '10', 0, 100),
+    outlierBaseEjectionMs: int('outlier-base-ejection-ms', '30000', 0, 3_600_000),
     healthCheck: {
       enabled: values['no-health-checks'] !== true,
-      intervalMs: integer(
-        'health-check-interval-ms',
-        str('health-check-interval-ms') ?? '2000',
-        100,
-        3_600_000,
-      ),
-      timeoutMs: integer('health-check-timeout-ms', str('health-check-timeout-ms') ?? '1000', 10, 3_600_000),
-      jitterPercent: number('health-check-jitter', str('health-check-jitter') ?? '10', 0, 100),
-      maxProbesPerSecond: integer(
-        'health-check-max-rate',
-        str('health-check-max-rate') ?? '250',
-        0,
-        1_000_000,
-      ),
-      unhealthyThreshold: integer(
-        'health-check-unhealthy-threshold',
-        str('health-check-unhealthy-threshold') ?? '2',
-        1,
-        1000,
-      ),
-      healthyThreshold: integer(
-        'health-check-healthy-threshold',
-        str('health-check-healthy-threshold') ?? '1',
-        1,
-        1000,
-      ),
-      minEjectionMs: integer('min-ejection-ms', str('min-ejection-ms') ?? '5000', 0, 3_600_000),
-      avoidanceMs: integer('avoidance-ms', str('avoidance-ms') ?? '5000', 0, 3_600_000),
+      intervalMs: int('health-check-interval-ms', '2000', 100, 3_600_000),
+      timeoutMs: int('health-check-timeout-ms', '1000', 10, 3_600_000),
+      jitterPercent: num('health-check-jitter', '10', 0, 100),
+      maxProbesPerSecond: int('health-check-max-rate', '250', 0, 1_000_000),
+      unhealthyThreshold: int('health-check-unhealthy-threshold', '2', 1, 1000),
+      healthyThreshold: int('health-check-healthy-threshold', '1', 1, 1000),
+      minEjectionMs: int('min-ejection-ms', '5000', 0, 3_600_000),
+      avoidanceMs: int('avoidance-ms', '5000', 0, 3_600_000),
     },
-    tlsClientHelloTimeoutMs: integer(
-      'tls-client-hello-timeout-ms',
-      str('tls-client-hello-timeout-ms') ?? '10000',
-      1,
-      600_000,
-    ),
-    tlsClientHelloMaxBytes: integer(
-      'tls-client-hello-max-bytes',
-      str('tls-client-hello-max-bytes') ?? '16384',
-      512,
-      1_048_576,
-    ),
-    tcpIdleTimeoutMs: integer('tcp-idle-timeout-ms', str('tcp-idle-timeout-ms') ?? '3600000', 1, 86_400_000),
-    tcpConnectTimeoutMs: integer(
-      'tcp-connect-timeout-ms',
-      str('tcp-connect-timeout-ms') ?? '5000',
-      1,
-      600_000,
-    ),
-    udpFlowIdleTimeoutMs: integer(
-      'udp-flow-idle-timeout-ms',
-      str('udp-flow-idle-timeout-ms') ?? '60000',
-      100,
-      86_400_000,
-    ),
-    udpMaxFlows: integer('udp-max-flows', str('udp-max-flows') ?? '4096', 1, 1_000_000),
+    tlsClientHelloTimeoutMs: int('tls-client-hello-timeout-ms', '10000', 1, 600_000),
+    tlsClientHelloMaxBytes: int('tls-client-hello-max-bytes', '16384', 512, 1_048_576),
+    tcpIdleTimeoutMs: int('tcp-idle-timeout-ms', '3600000', 1, 86_400_000),
+    tcpConnectTimeoutMs: int('tcp-connect-timeout-ms', '5000', 1, 600_000),
+    udpFlowIdleTimeoutMs: int('udp-flow-idle-timeout-ms', '60000', 100, 86_400_000),
+    udpMaxFlows: int('udp-max-flows', '4096', 1, 1_000_000),
     workers: workerCount(str('workers')),
-    adminMaxStreams: integer('admin-max-streams', str('admin-max-streams') ?? '16', 0, 10_000),
-    statusWriteQps: integer('status-write-qps', str('status-write-qps') ?? '20', 1, 10_000),
-    statusWriteBurst: integer('status-write-burst', str('status-write-burst') ?? '50', 1, 10_000),
-    topologyEndpointLimit: integer(
-      'topology-endpoint-limit',
-      str('topology-endpoint-limit') ?? '50',
-      0,
-      100_000,
-    ),
+    adminMaxStreams: int('admin-max-streams', '16', 0, 10_000),
+    statusWriteQps: int('status-write-qps', '20', 1, 10_000),
+    statusWriteBurst: int('status-write-burst', '50', 1, 10_000),
+    topologyEndpointLimit: int('topology-endpoint-limit', '50', 0, 100_000),
     // The demo's banner is what a newcomer reads first; its logs start at warn unless asked for.
     logLevel: str('log-level') ?? (source.kind === 'demo' ? 'warn' : 'info'),
     logFormat,

@@ -19,6 +19,11 @@ export const FLAGS = {
     arg: 'file',
     help: 'Fleet mode: ClusterProfiles whose status.accessProviders name a provider in this JSON file ({"providers":[{"name","execConfig"}]}, as cluster-inventory-api) become member clusters, reached with that exec plugin. See docs/fleet.md.',
   },
+  'clusterprofile-access-provider': {
+    type: 'string',
+    arg: 'file',
+    help: "The same as --clusterprofile-provider-file, by KEP-4322's name for it (cluster-inventory-api's library keeps the other). Give either; both with different files is a usage error.",
+  },
   'member-kubeconfigs': {
     type: 'string',
     arg: 'dir',
@@ -104,6 +109,11 @@ export const FLAGS = {
   'access-log': {
     type: 'boolean',
     help: 'Log one line per request on every server path (direction, source, service, backend, endpoint cluster/zone, status, body bytes, attempts, how the last attempt failed, duration), JSON or text as --log-format says.',
+  },
+  'session-key-file': {
+    type: 'string',
+    arg: 'path',
+    help: 'Keys sealing session persistence values (GEP-1619 cookies and headers), one secret of at least 32 characters a line; the first seals, every one opens (rotation). Give every replica the same file. Default: a key generated at start, so values survive no restart and no other replica (docs/sessions.md).',
   },
   'controller-name': {
     type: 'string',

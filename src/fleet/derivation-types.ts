@@ -1,4 +1,4 @@
-import type { AnyResource, Condition, ServiceImport } from '../snapshot/resources.ts';
+import type { AnyResource, Condition, EndpointSliceObjects, ServiceImport } from '../snapshot/resources.ts';
 import type { ServiceExport } from './member-view.ts';
 
 /** What the fleet derivation produces and the small helpers its parts share. */
@@ -44,6 +44,8 @@ export interface DerivedImport {
   readonly clusters: readonly string[];
   readonly endpoints: number;
   readonly spec: ServiceImport['spec'];
+  /** The derived ServiceImport's `status.endpointSliceObjects`: the fleet always publishes the slices. */
+  readonly endpointSliceObjects: EndpointSliceObjects;
   readonly conflicts: readonly ImportConflict[];
 }
 

@@ -172,6 +172,7 @@ function importPart(constituents: readonly ExportedService[], hasLocalImport: Lo
     clusters: constituents.map((e) => e.cluster),
     endpoints: slices.reduce((n, slice) => n + (slice.endpoints?.length ?? 0), 0),
     spec: merged.serviceImport.spec,
+    endpointSliceObjects: merged.serviceImport.status?.endpointSliceObjects ?? 'Present',
     conflicts: merged.conflicts,
   };
   return { constituents, merged, local, derived, slices };

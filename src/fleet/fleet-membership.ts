@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ExecConfig } from '../kube/exec-credential.ts';
 import { fleetWatchErrors } from '../metrics/fleet-metrics.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
 import type { Condition } from '../snapshot/object-meta.ts';
@@ -13,11 +12,12 @@ import {
 } from './member-connection.ts';
 import { describeOrigin, type FleetMembers, type MemberOrigin, type MemberView } from './member-view.ts';
 import { type MemberCluster, membersFromProfiles } from './profile-members.ts';
+import type { AccessProvider } from './provider-file.ts';
 
 export interface FleetMembershipOptions {
   readonly logger: Logger;
   /** `--clusterprofile-provider-file`: ClusterProfiles become members only with a provider named here. */
-  readonly providers?: ReadonlyMap<string, ExecConfig>;
+  readonly providers?: ReadonlyMap<string, AccessProvider>;
   /** `--member-kubeconfigs`: every kubeconfig file in this folder is a member. */
   readonly kubeconfigDir?: string;
   /** How often the kubeconfig folder is read again. Default 1 s (a removed file goes within 2 s). */

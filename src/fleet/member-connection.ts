@@ -3,23 +3,14 @@ import { KubeApiClient, KubeApiError, resourcePath } from '../kube/api-client.ts
 import type { ApiCredentials, ApiEndpoint } from '../kube/api-endpoint.ts';
 import { Backoff, sleep } from '../kube/backoff.ts';
 import { discoverKinds, type ResolvedKind } from '../kube/discovery.ts';
-import {
-  type ExecConfig,
-  type ExecCredential,
-  ExecCredentialError,
-  ExecCredentialSource,
-} from '../kube/exec-credential.ts';
-import { type Normalize, type NormalizeResult, normalizeObject } from '../kube/normalize.ts';
+import { type ExecConfig, type ExecCredential, ExecCredentialSource } from '../kube/exec-credential.ts';
+import { normalizeObject } from '../kube/normalize.ts';
 import { Reflector } from '../kube/reflector.ts';
-import { BASE_KINDS, kindLabel, type WatchedKind } from '../kube/resource-kinds.ts';
-import type {
-  AnyResource,
-  ClusterProperty,
-  Condition,
-  EndpointSlice,
-  ResourceKind,
-  Service,
-} from '../snapshot/resources.ts';
+import { kindLabel, type WatchedKind } from '../kube/resource-kinds.ts';
+import { CLUSTER_ID_PROPERTY } from '../mcs/cluster-identity.ts';
+import type { ClusterProperty, Condition, EndpointSlice, Service } from '../snapshot/resources.ts';
+import { describeFailure, isRefusal } from './member-failure.ts';
+import { MEMBER_KINDS, type MemberKind, normalizeServiceExport } from './member-kinds.ts';
 import type { MemberState, ServiceExport } from './member-view.ts';
 import { execClusterInfo, type MemberCluster } from './profile-members.ts';
 
@@ -79,29 +70,6 @@ export interface MemberConnectionState {
   readonly clusterProperties: readonly ClusterProperty[];
 }
 
-type MemberKind = 'ServiceExport' | 'Service' | 'EndpointSlice' | 'ClusterProperty';
-
-/** One of the kube source's kinds, as it watches it: the fleet reads members with the same versions and rules. */
-function sourceKind<K extends ResourceKind>(kind: K): WatchedKind<K> {
-  const found = BASE_KINDS.find((k): k is WatchedKind<K> => k.kind === kind);
-  if (!found) throw new Error(`the kube source watches no ${kind}`);
-  return found;
-}
-
-const SERVICE_IMPORT = sourceKind('ServiceImport');
-
-/**
- * What is read from each member: all namespaces, list then watch. ServiceExport is no kind of the kube source's;
- * it is served by the same MCS CRD group and versions as ServiceImport.
- */
-const MEMBER_KINDS: readonly WatchedKind<MemberKind>[] = [
-  { ...SERVICE_IMPORT, kind: 'ServiceExport', plural: 'serviceexports' },
-  sourceKind('Service'),
-  sourceKind('EndpointSlice'),
-  sourceKind('ClusterProperty'),
-];
-
-const CLUSTER_NAME_PROPERTY = 'cluster.clusterset.k8s.io';
 const MAX_REASON_LENGTH = 300;
 
 /**
@@ -222,7 +190,7 @@ export class MemberConnection {
       return reflector ? [...reflector.objects()].map((e) => e.object as unknown as T) : [];
     };
     const clusterProperties = objects<ClusterProperty>('ClusterProperty');
-    const clusterName = clusterProperties.find((p) => p.metadata.name === CLUSTER_NAME_PROPERTY)?.spec?.value;
+    const clusterName = clusterProperties.find((p) => p.metadata.name === CLUSTER_ID_PROPERTY)?.spec?.value;
     const failures = [...new Set(this.#failures.values())];
     const notes: string[] = [];
     if (this.#discovered && this.#missing.has('ServiceExport')) {
@@ -357,62 +325,3 @@ export class MemberConnection {
     reflector.start();
   }
 }
-
-/** The API server refused the credentials the request went out with (401), or what they may do (403). */
-function isRefusal(err: unknown): boolean {
-  const status =
-    typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
-  return status === 401 || status === 403;
-}
-
-/** Why a request to a member failed, in words an operator acts on; never a credential. */
-export function describeFailure(err: unknown): string {
-  const cause = err instanceof Error && err.cause !== undefined ? err.cause : undefined;
-  if (err instanceof ExecCredentialError) return err.message;
-  if (cause instanceof ExecCredentialError) return cause.message;
-  if (err instanceof KubeApiError) {
-    if (err.statusCode === 401) return 'credentials refused (401 Unauthorized)';
-    if (err.statusCode === 0) return `unreachable: ${transportMessage(err)}`;
-    return `${err.method} ${err.path}: ${err.statusCode} ${err.reason ?? ''}`.trim();
-  }
-  const status =
-    typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
-  if (status === 401) return 'credentials refused (401 Unauthorized)';
-  return `unreachable: ${transportMessage(err)}`;
-}
-
-function transportMessage(err: unknown): string {
-  // fetch wraps the socket error: the useful words (ECONNREFUSED, certificate problems) are in the cause chain.
-  const parts: string[] = [];
-  let current: unknown = err;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as NodeJS.ErrnoException).code;
-    const message = current.message.replace(/^(GET|POST|PUT|PATCH|DELETE) \S+: (unreachable|\d+) /, '');
-    parts.push(code && !message.includes(code) ? `${code} ${message}` : message);
-    current = current.cause;
-  }
-  const text = parts.length > 0 ? parts[parts.length - 1] : String(err);
-  return (text ?? '').replace(/Bearer \S+/g, 'Bearer <redacted>').slice(0, 200);
-}
-
-/**
- * A ServiceExport's envelope, checked as the kube source checks its own kinds; the status is kept. ServiceExport
- * is no Snapshot kind: the store keeps it under AnyResource and only reads its metadata.
- */
-const normalizeServiceExport: Normalize = (value, apiVersion, kind): NormalizeResult => {
-  if (typeof value !== 'object' || value === null) return { ok: false, reason: 'not an object' };
-  const obj = { ...(value as Record<string, unknown>) };
-  const meta = obj.metadata;
-  if (typeof meta !== 'object' || meta === null) return { ok: false, reason: 'missing metadata' };
-  const { managedFields: _m, ...metadata } = meta as Record<string, unknown>;
-  if (typeof metadata.name !== 'string' || metadata.name === '')
-    return { ok: false, reason: 'missing metadata.name' };
-  if (typeof metadata.namespace !== 'string' || metadata.namespace === '')
-    return { ok: false, reason: 'missing metadata.namespace' };
-  obj.metadata = metadata;
-  obj.apiVersion ??= apiVersion;
-  obj.kind ??= kind;
-  const { resourceVersion: _rv, ...stableMeta } = metadata;
-  const fingerprint = JSON.stringify({ ...obj, metadata: stableMeta });
-  return { ok: true, object: Object.freeze(obj) as unknown as AnyResource, fingerprint };
-};

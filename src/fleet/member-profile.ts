@@ -1,3 +1,5 @@
+import { CLUSTER_ID_PROPERTY } from '../mcs/cluster-identity.ts';
+import { NETWORK_GATEWAYS_PROPERTY } from '../mcs/networks.ts';
 import type { ClusterProfile } from '../snapshot/resources.ts';
 import { FLEET_MANAGER, FLEET_PROFILE_NAMESPACE } from './derivation-types.ts';
 import type { MemberView } from './member-view.ts';
@@ -6,9 +8,6 @@ import {
   networkGatewayProperties,
   networkGatewayServices,
 } from './network-gateway-services.ts';
-
-const CLUSTER_ID_PROPERTY = 'cluster.clusterset.k8s.io';
-const GATEWAYS_PROPERTY = 'network-gateways.clusterset-gateway.io';
 
 const profileCache = new WeakMap<MemberView, ClusterProfile | null>();
 
@@ -46,7 +45,10 @@ function gatewaysFrom(
   member: MemberView,
   discovered: Readonly<Record<string, string>>,
 ): { annotations?: Record<string, string> } {
-  if (discovered[GATEWAYS_PROPERTY] === undefined || member.properties[GATEWAYS_PROPERTY] !== undefined)
+  if (
+    discovered[NETWORK_GATEWAYS_PROPERTY] === undefined ||
+    member.properties[NETWORK_GATEWAYS_PROPERTY] !== undefined
+  )
     return {};
   const services = networkGatewayServices(member.services).map((key) => `Service ${key}`);
   return { annotations: { [NETWORK_GATEWAYS_FROM_ANNOTATION]: services.join(',') } };

@@ -105,6 +105,8 @@ export function mergeExports(constituents: readonly ExportedService[]): Merged {
       labels: { 'app.kubernetes.io/managed-by': FLEET_MANAGER },
     },
     spec,
+    // The fleet publishes each export's slices as MCS EndpointSlices (export-index.ts): consumers read those.
+    status: { endpointSliceObjects: 'Present' },
   };
 
   // The condition is raised on the conflicting exports and, as mcs-api recommends, on the oldest one too.

@@ -1,3 +1,5 @@
+import { NETWORK_GATEWAYS_PROPERTY, NETWORK_PROPERTY } from '../mcs/networks.ts';
+import { isRecord } from '../snapshot/json-object.ts';
 import type { Service } from '../snapshot/resources.ts';
 
 /**
@@ -8,8 +10,6 @@ import type { Service } from '../snapshot/resources.ts';
  * member's properties (network and gateway list, docs/multi-network.md); properties the member or its
  * ClusterProfile states win over them.
  */
-export const NETWORK_LABEL = 'network.clusterset-gateway.io';
-const GATEWAYS_PROPERTY = 'network-gateways.clusterset-gateway.io';
 const PORT_NAME = 'network-gateway';
 const DEFAULT_PORT = 15008;
 
@@ -20,8 +20,8 @@ export function networkGatewayProperties(services: readonly Service[]): Readonly
   const { network, gateways } = discover(services);
   if (network === undefined) return {};
   return {
-    [NETWORK_LABEL]: network,
-    ...(gateways.length > 0 ? { [GATEWAYS_PROPERTY]: gateways.join(',') } : {}),
+    [NETWORK_PROPERTY]: network,
+    ...(gateways.length > 0 ? { [NETWORK_GATEWAYS_PROPERTY]: gateways.join(',') } : {}),
   };
 }
 
@@ -36,7 +36,7 @@ function discover(services: readonly Service[]): { network?: string; gateways: s
   const found: string[] = [];
   const ordered = [...services].sort((a, b) => compare(keyOf(a), keyOf(b)));
   for (const service of ordered) {
-    const label = service.metadata.labels?.[NETWORK_LABEL]?.trim();
+    const label = service.metadata.labels?.[NETWORK_PROPERTY]?.trim();
     if (!label) continue;
     network ??= label;
     if (label !== network) continue;
@@ -78,10 +78,6 @@ function serviceAddresses(service: Service): string[] {
   if (Array.isArray(external))
     for (const ip of external) if (typeof ip === 'string' && /^[0-9a-fA-F.:]+$/.test(ip)) out.push(ip);
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function keyOf(service: Service): string {

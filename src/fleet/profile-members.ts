@@ -2,6 +2,8 @@ import type { ExecClusterInfo, ExecConfig } from '../kube/exec-credential.ts';
 import { isRecord } from '../snapshot/json-object.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
 import type { MemberOrigin } from './member-view.ts';
+import { execForProfile } from './profile-exec.ts';
+import type { AccessProvider } from './provider-file.ts';
 
 /** How to reach a member's API server: a kubeconfig `cluster`, minus file references. */
 export interface MemberCluster {
@@ -47,7 +49,7 @@ const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
  */
 export function membersFromProfiles(
   profiles: readonly ClusterProfile[],
-  providers: ReadonlyMap<string, ExecConfig>,
+  providers: ReadonlyMap<string, AccessProvider>,
 ): ProfileMembers {
   const members: ProfileMember[] = [];
   const problems: string[] = [];
@@ -73,10 +75,17 @@ export function membersFromProfiles(
       continue;
     }
     const provider = String(entry.name);
-    const exec = providers.get(provider) as ExecConfig;
     const cluster = decodeCluster(record(entry.cluster));
     if (typeof cluster === 'string') {
       problems.push(`ClusterProfile ${key}: access provider ${provider}: ${cluster}`);
+      continue;
+    }
+    const exec = execForProfile(
+      providers.get(provider) as AccessProvider,
+      list(record(entry.cluster).extensions),
+    );
+    if (typeof exec === 'string') {
+      problems.push(`ClusterProfile ${key}: access provider ${provider}: cluster.${exec}`);
       continue;
     }
     const { namespace = '', name } = profile.metadata;
@@ -88,7 +97,8 @@ export function membersFromProfiles(
       exec,
       properties: propertiesOf(status.properties),
       ...unhealthyOf(status.conditions),
-      connectionKey: JSON.stringify([provider, cluster]),
+      // The profile's extensions may add to the plugin's command line: a change there is a new connection too.
+      connectionKey: JSON.stringify([provider, cluster, exec.args, exec.env]),
     });
   }
   return { members, problems };

@@ -1,5 +1,10 @@
 import type { ConfigWarning } from '../ir/config-warning.ts';
-import type { BackendCluster, ListenerGroup, RouteTable } from '../ir/route-table.ts';
+import type {
+  BackendCluster,
+  ListenerGroup,
+  RouteTable,
+  SessionPersistenceConfig,
+} from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
 import type { Condition, XBackendTrafficPolicy } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
@@ -7,6 +12,7 @@ import { condition } from './conditions.ts';
 import { GATEWAY_GROUP, namespaceOf } from './defaults.ts';
 import { parseGatewayDuration } from './durations.ts';
 import type { TranslateOptions } from './options.ts';
+import { translateSessionPersistence } from './session-persistence.ts';
 
 interface Result {
   readonly table: RouteTable;
@@ -19,7 +25,13 @@ const DEFAULT_PERCENT = 20;
 const DEFAULT_MIN_RETRIES = 10;
 
 type Verdict =
-  | { readonly ok: true; readonly percent: number; readonly minConcurrency: number; readonly message: string }
+  | {
+      readonly ok: true;
+      readonly percent: number;
+      readonly minConcurrency: number;
+      readonly session: SessionPersistenceConfig | undefined;
+      readonly message: string;
+    }
   | {
       readonly ok: false;
       readonly reason: 'Invalid' | 'Conflicted' | 'TargetNotFound';
@@ -36,7 +48,8 @@ interface Candidate {
 
 /**
  * XBackendTrafficPolicy (Gateway API experimental, GEP-3388): its `retryConstraint` is the retry budget of the
- * Services and ServiceImports it targets. Read as Envoy's retry budget, as Envoy Gateway and Istio map it:
+ * Services and ServiceImports it targets, and its `sessionPersistence` (GEP-1619) their session persistence
+ * (a route rule's own wins). Read as Envoy's retry budget, as Envoy Gateway and Istio map it:
  * `budget.percent` is the share of the backend's active requests that may be retries in flight, and
  * `minRetryRate.count` the retries allowed whatever that share gives (Envoy's min_retry_concurrency). Both
  * intervals are accepted and validated, but a concurrency budget has no interval, which the Accepted condition
@@ -100,6 +113,7 @@ export function applyBackendTrafficPolicies<R extends Result>(
               minConcurrency: verdict.minConcurrency,
               policy: winner.key,
             },
+            ...(verdict.session !== undefined ? { sessionPersistence: verdict.session } : {}),
           }
         : cluster;
   }
@@ -170,16 +184,26 @@ function validate(policy: XBackendTrafficPolicy): Verdict {
     if (value !== undefined && parseGatewayDuration(value) === undefined)
       return { ok: false, reason: 'Invalid', message: `retryConstraint.${field} ${value} is not a duration` };
   }
+  let session: SessionPersistenceConfig | undefined;
+  if (policy.spec?.sessionPersistence !== undefined) {
+    const translated = translateSessionPersistence(
+      policy.spec.sessionPersistence,
+      'sessionPersistence',
+      `XBackendTrafficPolicy/${keyOf(policy)}`,
+    );
+    if (!translated.ok) return { ok: false, reason: 'Invalid', message: translated.message };
+    session = translated.value;
+  }
   const notes = [
     constraint === undefined
       ? 'no retryConstraint: the default budget of 20 % and 10 retries applies'
       : `retry budget: ${percent} % of active requests, at least ${count} retries in flight`,
     'intervals are not used (a concurrency budget, as Envoy)',
-    ...(policy.spec?.sessionPersistence !== undefined
-      ? ['sessionPersistence is not supported and ignored']
+    ...(session !== undefined
+      ? [`session persistence: ${session.type} ${session.name} (a route rule's own sessionPersistence wins)`]
       : []),
   ];
-  return { ok: true, percent, minConcurrency: count, message: notes.join('; ') };
+  return { ok: true, percent, minConcurrency: count, session, message: notes.join('; ') };
 }
 
 function conditionsOf(verdict: Verdict, generation: number): Condition[] {

@@ -5,6 +5,7 @@ import type { Problem } from './conditions.ts';
 import { translateFilters } from './filters.ts';
 import type { RouteContext } from './route-context.ts';
 import type { InvalidRule, RouteRulesResult, TranslatedRule } from './route-rules.ts';
+import { routeSource, ruleSessionPersistence } from './session-persistence.ts';
 
 /** GRPCRouteSpec.rules as an API server would default it: absent means one rule matching every call. */
 export function grpcRulesOf(route: GRPCRoute): readonly GRPCRouteRule[] {
@@ -32,7 +33,7 @@ export function translateGrpcRules(route: GRPCRoute, context: RouteContext): Rou
   const rules: TranslatedRule[] = [];
   const invalid: InvalidRule[] = [];
   for (const [index, rule] of grpcRulesOf(route).entries()) {
-    const result = translateGrpcRule(rule, index, context);
+    const result = translateGrpcRule(rule, index, context, routeSource(route, index));
     if ('problem' in result) invalid.push({ index, problem: result.problem });
     else rules.push(result);
   }
@@ -43,8 +44,11 @@ function translateGrpcRule(
   rule: GRPCRouteRule,
   index: number,
   context: RouteContext,
+  source: string,
 ): TranslatedRule | { problem: Problem<'UnsupportedValue'> } {
   const field = `spec.rules[${index}]`;
+  const session = ruleSessionPersistence(rule, field, source);
+  if ('problem' in session) return session;
   const matches: RouteMatch[] = [];
   const specMatches = rule.matches && rule.matches.length > 0 ? rule.matches : [{}];
   for (const [m, match] of specMatches.entries()) {
@@ -97,6 +101,7 @@ function translateGrpcRule(
       backends: filters.failClosed
         ? [{ weight: 1, target: { kind: 'Invalid', reason: 'InvalidKind' }, filters: [] }]
         : backends,
+      ...(session.value ? { sessionPersistence: session.value } : {}),
     },
   };
 }

@@ -9,7 +9,12 @@ import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf, namespaceOf } from './defaults.ts';
 import type { ListenerState } from './listeners.ts';
 import type { TranslateOptions } from './options.ts';
-import { type AttachmentReason, type NormalizedParentRef, normalizeParentRef } from './route-attachment.ts';
+import {
+  type AttachmentReason,
+  type NormalizedParentRef,
+  normalizeParentRef,
+  selectListeners,
+} from './route-attachment.ts';
 import { type ParentOutcome, routeStatus } from './route-status.ts';
 
 export type Layer4Route = TCPRoute | UDPRoute;
@@ -127,26 +132,9 @@ function attachLayer4Route(
 ): Layer4Attachment {
   const field = `spec.parentRefs[${parentIndex}]`;
   const parent = `${ref.kind} ${ref.namespace}/${ref.name}`;
-  const selected = listeners.filter(
-    (s) =>
-      (ref.sectionName === undefined || s.listener.name === ref.sectionName) &&
-      (ref.port === undefined || s.listener.port === ref.port),
-  );
-  if (selected.length === 0) {
-    const wanted = [
-      ref.sectionName !== undefined ? `sectionName ${ref.sectionName}` : undefined,
-      ref.port !== undefined ? `port ${ref.port}` : undefined,
-    ]
-      .filter((s) => s !== undefined)
-      .join(' and ');
-    return {
-      listeners: [],
-      problem: {
-        reason: 'NoMatchingParent',
-        message: `${field}: ${parent} has no listener with ${wanted || 'any name'}`,
-      },
-    };
-  }
+  const selected = selectListeners(ref, listeners, field);
+  if (typeof selected === 'string')
+    return { listeners: [], problem: { reason: 'NoMatchingParent', message: selected } };
   const routeNamespace = namespaceOf(route);
   const allowed = selected.filter((s) =>
     listenerAllowsRoute(snapshot, s, { kind: route.kind, routeNamespace }),

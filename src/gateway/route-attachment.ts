@@ -42,6 +42,30 @@ export function normalizeParentRef(ref: ParentReference, routeNamespace: string)
 }
 
 /**
+ * The listeners of the parent that a parentRef's `sectionName` and `port` select (every route kind), or, when
+ * none is, the NoMatchingParent message naming what was asked for.
+ */
+export function selectListeners(
+  ref: NormalizedParentRef,
+  listeners: readonly ListenerState[],
+  field: string,
+): readonly ListenerState[] | string {
+  const selected = listeners.filter(
+    (s) =>
+      (ref.sectionName === undefined || s.listener.name === ref.sectionName) &&
+      (ref.port === undefined || s.listener.port === ref.port),
+  );
+  if (selected.length > 0) return selected;
+  const wanted = [
+    ref.sectionName !== undefined ? `sectionName ${ref.sectionName}` : undefined,
+    ref.port !== undefined ? `port ${ref.port}` : undefined,
+  ]
+    .filter((s) => s !== undefined)
+    .join(' and ');
+  return `${field}: ${ref.kind} ${ref.namespace}/${ref.name} has no listener with ${wanted || 'any name'}`;
+}
+
+/**
  * Attaches a route to the listeners of one parent Gateway, in the order the ParentReference docs imply:
  * sectionName and port select listeners (none: NoMatchingParent); allowedRoutes must admit the route's kind
  * and namespace (none: NotAllowedByListeners); the hostnames must intersect (none: NoMatchingListenerHostname).
@@ -56,23 +80,8 @@ export function attachToGateway(
   const field = `spec.parentRefs[${parentIndex}]`;
   const gateway = `${ref.namespace}/${ref.name}`;
   const parentKind = ref.kind;
-  const selected = listeners.filter(
-    (s) =>
-      (ref.sectionName === undefined || s.listener.name === ref.sectionName) &&
-      (ref.port === undefined || s.listener.port === ref.port),
-  );
-  if (selected.length === 0) {
-    const wanted = [
-      ref.sectionName !== undefined ? `sectionName ${ref.sectionName}` : undefined,
-      ref.port !== undefined ? `port ${ref.port}` : undefined,
-    ]
-      .filter((s) => s !== undefined)
-      .join(' and ');
-    return fail(
-      'NoMatchingParent',
-      `${field}: ${parentKind} ${gateway} has no listener with ${wanted || 'any name'}`,
-    );
-  }
+  const selected = selectListeners(ref, listeners, field);
+  if (typeof selected === 'string') return fail('NoMatchingParent', selected);
   const routeNamespace = namespaceOf(route);
   const allowed = selected.filter((s) =>
     listenerAllowsRoute(snapshot, s, { kind: route.kind, routeNamespace }),

@@ -6,6 +6,7 @@ import { parseGatewayDuration } from './durations.ts';
 import { translateFilters } from './filters.ts';
 import { DEFAULT_MATCHES, normalizeMatch } from './matches.ts';
 import type { RouteContext } from './route-context.ts';
+import { routeSource, ruleSessionPersistence } from './session-persistence.ts';
 
 export interface TranslatedRule {
   readonly index: number;
@@ -38,7 +39,7 @@ export function translateRules(route: HTTPRoute, context: RouteContext): RouteRu
   const rules: TranslatedRule[] = [];
   const invalid: InvalidRule[] = [];
   for (const [index, rule] of rulesOf(route).entries()) {
-    const result = translateRule(rule, index, context);
+    const result = translateRule(rule, index, context, routeSource(route, index));
     if ('problem' in result) invalid.push({ index, problem: result.problem });
     else rules.push(result);
   }
@@ -49,6 +50,7 @@ function translateRule(
   rule: HTTPRouteRule,
   index: number,
   context: RouteContext,
+  source: string,
 ): TranslatedRule | { problem: Problem<'UnsupportedValue'> } {
   const field = `spec.rules[${index}]`;
   const matches: RouteMatch[] = [];
@@ -94,6 +96,8 @@ function translateRule(
   if ('problem' in timeouts) return timeouts;
   const retry = translateRetry(rule, field);
   if ('problem' in retry) return retry;
+  const session = ruleSessionPersistence(rule, field, source);
+  if ('problem' in session) return session;
   const action: RouteAction = {
     filters: filters.filters,
     // An extensionRef filter we cannot run must not be skipped: the whole rule answers 500.
@@ -102,6 +106,7 @@ function translateRule(
       : backends,
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
     ...(retry.value ? { retry: retry.value } : {}),
+    ...(session.value ? { sessionPersistence: session.value } : {}),
   };
   return { index, ...(rule.name !== undefined ? { name: rule.name } : {}), matches, action };
 }

@@ -186,6 +186,27 @@ export interface RouteAction {
     readonly codes: readonly number[];
     readonly backoffMs?: number;
   };
+  /** The rule's `sessionPersistence` (GEP-1619); it wins over the backend's (`BackendCluster.sessionPersistence`). */
+  readonly sessionPersistence?: SessionPersistenceConfig;
+}
+
+/**
+ * Session persistence (Gateway API GEP-1619), compiled from a route rule's or an XBackendTrafficPolicy's
+ * `sessionPersistence` (and, once it lands, the Backend resource's, GEP-4894: it attaches where the policy does).
+ * The persisted value is the gateway's own sealed token (docs/sessions.md): it names the backend, cluster and
+ * endpoint the session is pinned to and when it was issued.
+ */
+export interface SessionPersistenceConfig {
+  /** Where the value travels: a cookie, or a request header the answer sets in a response header of that name. */
+  readonly type: 'Cookie' | 'Header';
+  /** The cookie's or header's name (the `sessionName`, or a default named after the source). */
+  readonly name: string;
+  /** A value older than this is ignored (a fresh pick); absent: no limit. */
+  readonly absoluteTimeoutMs?: number;
+  /** Cookie only: `Permanent` gives the cookie Max-Age (the absolute timeout); `Session` none. */
+  readonly lifetime: 'Session' | 'Permanent';
+  /** `HTTPRoute/ns/name/rule/<index>`, `GRPCRoute/...` or `XBackendTrafficPolicy/ns/name`: for /config_dump. */
+  readonly source: string;
 }
 
 export interface WeightedBackend {
@@ -264,9 +285,19 @@ export interface BackendCluster {
     readonly policy: string;
     readonly fallback: 'None' | 'Any';
     readonly outsideEndpoints: number;
+    /**
+     * The policy's `sessionPinning` when it is `Cluster` (the project's extension, docs/sessions.md): a session
+     * keeps its cluster before its endpoint. Absent: `Endpoint` (GEP-1619's endpoint pinning).
+     */
+    readonly sessionPinning?: 'Cluster';
   };
   /** UDP for a UDPRoute's backend (the Service's UDP port; no active probes); absent: TCP. */
   readonly transport?: 'UDP';
+  /**
+   * A ServiceImport's `status.endpointSliceObjects` when it states one: `Absent` means the tiers hold the
+   * import's ClusterSetIP alone (src/mcs/cluster-set-ip.ts); `Present` or absent, its EndpointSlices.
+   */
+  readonly endpointSliceObjects?: 'Present' | 'Absent';
   /** Active health check settings from the Service/ServiceImport annotations; absent: the default TCP probe. */
   readonly healthCheck?: HealthCheckConfig;
   /** BackendTLSPolicy: connect with TLS and verify the endpoint; absent means plain text. */
@@ -281,6 +312,11 @@ export interface BackendCluster {
     readonly minConcurrency: number;
     readonly policy: string;
   };
+  /**
+   * Session persistence of an XBackendTrafficPolicy targeting this Service or ServiceImport (the Backend
+   * resource of GEP-4894 would set the same field); a route rule's own `sessionPersistence` wins over it.
+   */
+  readonly sessionPersistence?: SessionPersistenceConfig;
 }
 
 /** Per-backend active health check settings (src/mcs/health-check-annotations.ts); unset fields: CLI defaults. */

@@ -1,4 +1,5 @@
 import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
+import type { SessionPinning, SessionTarget } from './pinned-pick.ts';
 
 /**
  * The contract between the proxy and load balancing. The proxy asks a Balancer for an endpoint, tells it when
@@ -14,6 +15,17 @@ export interface Balancer {
    * Undefined when no endpoint can be chosen: the proxy answers 503.
    */
   pick(tried?: ReadonlySet<string>, failed?: ReadonlySet<string>): UpstreamEndpoint | undefined;
+  /**
+   * `pick` for a request whose session value names `target` (GEP-1619 session persistence; pinned-pick.ts): the
+   * pinned endpoint while usable, with `Cluster` pinning another of its cluster, else `pick(tried, failed)`.
+   * Optional: a balancer without it gives sessions no stickiness.
+   */
+  pickPinned?(
+    target: SessionTarget,
+    pinning: SessionPinning,
+    tried?: ReadonlySet<string>,
+    failed?: ReadonlySet<string>,
+  ): UpstreamEndpoint | undefined;
   /** Marks an attempt as started (outstanding load) and returns the function that ends it. */
   begin(endpoint: UpstreamEndpoint): (outcome: AttemptOutcome) => void;
   /**

@@ -5,6 +5,13 @@ import type { EndpointState } from './endpoint-state.ts';
 import type { HealthRegistry } from './health-registry.ts';
 import type { BalancerOptions } from './options.ts';
 import { P2cPeakEwmaPicker } from './p2c-picker.ts';
+import {
+  buildPinIndex,
+  type PinIndex,
+  pinnedPick,
+  type SessionPinning,
+  type SessionTarget,
+} from './pinned-pick.ts';
 import type { TierEndpoints, TierPicker } from './tier-picker.ts';
 import { computeTierShares, type TierHealth } from './tier-shares.ts';
 
@@ -50,6 +57,8 @@ export class LocalityBalancer implements Balancer {
   #tierHealth: TierHealth[] = [];
   /** Endpoint key to tier, built on the first retry (most balancers never see one). */
   #tierOfKey: Map<string, number> | undefined;
+  /** Endpoint states by key and by cluster for session pins, built on the first pinned pick. */
+  #pins: PinIndex | undefined;
   /** Under a ClusterSelectionPolicy: one counter per tier, and the boundary's refusals. */
   readonly #tierPicked: readonly (() => void)[] | undefined;
   readonly #refusedAtBoundary: (() => void) | undefined;
@@ -104,6 +113,24 @@ export class LocalityBalancer implements Balancer {
     }
     this.#refusedAtBoundary?.();
     return undefined;
+  }
+
+  pickPinned(
+    target: SessionTarget,
+    pinning: SessionPinning,
+    tried?: ReadonlySet<string>,
+    failed: ReadonlySet<string> | undefined = tried,
+  ): UpstreamEndpoint | undefined {
+    this.#health.refresh(this.#options.clock.now());
+    this.#pins ??= buildPinIndex(this.#tiers.map((tier) => tier.states));
+    const chosen = pinnedPick(this.#pins, target, pinning, tried, this.#options.random, () =>
+      this.pick(tried, failed),
+    );
+    if (chosen !== undefined && this.#lastPicked?.endpoint !== chosen) {
+      const state = this.#pins.byKey.get(chosen.key);
+      if (state !== undefined) this.#lastPicked = state;
+    }
+    return chosen;
   }
 
   /**

@@ -1,11 +1,12 @@
 import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
-import type { EndpointSlice } from '../snapshot/resources.ts';
+import type { EndpointSlice, EndpointSliceObjects, ServiceImport } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { DERIVED_SERVICE_ANNOTATION, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
+import { clusterSetIpSource, slicesAbsent } from './cluster-set-ip.ts';
 import { collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { indexNetworks, throughNetworkGateways, tunnelAuthority } from './networks.ts';
@@ -48,17 +49,9 @@ export function resolveServiceBackend(
   transport: Transport = 'TCP',
 ): BackendResolution {
   const service = snapshot.get('Service', namespace, name);
-  if (!service) {
-    return { ok: false, reason: 'BackendNotFound', message: `Service ${namespace}/${name} not found` };
-  }
+  if (!service) return notFound('Service', namespace, name);
   const servicePort = portOfTransport(service.spec?.ports, port, transport);
-  if (!servicePort) {
-    return {
-      ok: false,
-      reason: 'BackendNotFound',
-      message: `Service ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(service.spec?.ports)})`,
-    };
-  }
+  if (!servicePort) return noSuchPort('Service', namespace, name, port, transport, service.spec?.ports);
   const id = backendId('Service', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
   if (service.spec?.type === 'ExternalName') {
@@ -115,20 +108,48 @@ export function resolveServiceImportBackend(
   transport: Transport = 'TCP',
 ): BackendResolution {
   const serviceImport = snapshot.get('ServiceImport', namespace, name);
-  if (!serviceImport) {
-    return { ok: false, reason: 'BackendNotFound', message: `ServiceImport ${namespace}/${name} not found` };
-  }
+  if (!serviceImport) return notFound('ServiceImport', namespace, name);
   const spec = serviceImportSpec(serviceImport);
   const importPort = portOfTransport(spec.ports, port, transport);
-  if (!importPort) {
-    return {
-      ok: false,
-      reason: 'BackendNotFound',
-      message: `ServiceImport ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${portList(spec.ports)})`,
-    };
-  }
+  if (!importPort) return noSuchPort('ServiceImport', namespace, name, port, transport, spec.ports);
   const id = backendId('ServiceImport', namespace, name, port, transport);
   const warnings: McsWarning[] = [];
+  const local = localClusterName(identity);
+  const sources = slicesAbsent(serviceImport)
+    ? clusterSetIpSource(serviceImport, spec.ips, importPort, local, identity.region, warnings)
+    : importSliceSources(snapshot, serviceImport, namespace, id, local, identity, warnings);
+  return finish({
+    snapshot,
+    kind: 'ServiceImport',
+    namespace,
+    name,
+    port,
+    transport,
+    portName: importPort.name,
+    appProtocol: importPort.appProtocol,
+    trafficDistribution: spec.trafficDistribution,
+    sources,
+    identity,
+    warnOnDuplicate: true,
+    annotations: serviceImport.metadata.annotations,
+    warnings,
+    ...(serviceImport.status?.endpointSliceObjects !== undefined
+      ? { endpointSliceObjects: serviceImport.status.endpointSliceObjects }
+      : {}),
+  });
+}
+
+/** The import's EndpointSlices, and those of its derived Service, by slice name (see resolveServiceImportBackend). */
+function importSliceSources(
+  snapshot: Snapshot,
+  serviceImport: ServiceImport,
+  namespace: string,
+  id: string,
+  local: string,
+  identity: LocalIdentity,
+  warnings: McsWarning[],
+): SliceSource[] {
+  const { name } = serviceImport.metadata;
   const slices = new Map<string, { slice: EndpointSlice; derived: boolean }>();
   for (const slice of snapshot.slicesForServiceImport(namespace, name)) {
     slices.set(slice.metadata.name, { slice, derived: false });
@@ -145,7 +166,6 @@ export function resolveServiceImportBackend(
       if (!slices.has(slice.metadata.name)) slices.set(slice.metadata.name, { slice, derived: true });
     }
   }
-  const local = localClusterName(identity);
   const sources: SliceSource[] = [];
   for (const sliceName of [...slices.keys()].sort()) {
     const { slice, derived } = slices.get(sliceName)!;
@@ -164,22 +184,7 @@ export function resolveServiceImportBackend(
     const region = regionOfSlice(snapshot, slice, cluster, identity);
     sources.push({ slice, cluster, ...(region ? { region } : {}) });
   }
-  return finish({
-    snapshot,
-    kind: 'ServiceImport',
-    namespace,
-    name,
-    port,
-    transport,
-    portName: importPort.name,
-    appProtocol: importPort.appProtocol,
-    trafficDistribution: spec.trafficDistribution,
-    sources,
-    identity,
-    warnOnDuplicate: true,
-    annotations: serviceImport.metadata.annotations,
-    warnings,
-  });
+  return sources;
 }
 
 interface FinishInput {
@@ -199,6 +204,8 @@ interface FinishInput {
   /** Of the Service or ServiceImport: health check settings (health-check-annotations.ts). */
   readonly annotations: Readonly<Record<string, string>> | undefined;
   readonly warnings: McsWarning[];
+  /** A ServiceImport's `status.endpointSliceObjects`, when stated (cluster-set-ip.ts). */
+  readonly endpointSliceObjects?: EndpointSliceObjects;
 }
 
 function finish(input: FinishInput): BackendResolution {
@@ -228,7 +235,12 @@ function finish(input: FinishInput): BackendResolution {
   const healthCheck =
     transport === 'UDP' ? { disabled: true } : parseHealthCheckAnnotations(input.annotations, id, warnings);
   const owner: ObjectKey = `${kind}/${namespace}/${name}`;
-  if (kind === 'ServiceImport' && collected.endpoints.length === 0) {
+  // Absent without a ClusterSetIP has said why already (ClusterSetIPMissing).
+  if (
+    kind === 'ServiceImport' &&
+    collected.endpoints.length === 0 &&
+    input.endpointSliceObjects !== 'Absent'
+  ) {
     warnings.push({
       code: 'ServiceImportWithoutEndpoints',
       message: `${kind} ${namespace}/${name}: port ${port} has no endpoints in any cluster; requests to it are answered 503 until a cluster exports ready ones`,
@@ -245,6 +257,9 @@ function finish(input: FinishInput): BackendResolution {
       protocol: backendProtocol(input.appProtocol, slicePortAppProtocol(input.sources, input.portName)),
       trafficDistribution: parsed.policy,
       ...(transport === 'UDP' ? { transport } : {}),
+      ...(input.endpointSliceObjects !== undefined
+        ? { endpointSliceObjects: input.endpointSliceObjects }
+        : {}),
       ...placement,
       ...(healthCheck !== undefined ? { healthCheck } : {}),
     },
@@ -286,6 +301,7 @@ function selectedPlacement(
       policy: selection.policy,
       fallback: selection.fallback,
       outsideEndpoints: selected.outsideEndpoints,
+      ...(selection.sessionPinning !== undefined ? { sessionPinning: selection.sessionPinning } : {}),
     },
   };
 }
@@ -318,8 +334,24 @@ function backendId(
   return `${kind}/${namespace}/${name}:${port}${transport === 'UDP' ? '/UDP' : ''}`;
 }
 
-function portList(ports: readonly { readonly port: number }[] | undefined): string {
-  return ports && ports.length > 0 ? ports.map((p) => p.port).join(', ') : 'none';
+function notFound(kind: 'Service' | 'ServiceImport', namespace: string, name: string): BackendResolution {
+  return { ok: false, reason: 'BackendNotFound', message: `${kind} ${namespace}/${name} not found` };
+}
+
+function noSuchPort(
+  kind: 'Service' | 'ServiceImport',
+  namespace: string,
+  name: string,
+  port: number,
+  transport: Transport,
+  ports: readonly { readonly port: number }[] | undefined,
+): BackendResolution {
+  const list = ports && ports.length > 0 ? ports.map((p) => p.port).join(', ') : 'none';
+  return {
+    ok: false,
+    reason: 'BackendNotFound',
+    message: `${kind} ${namespace}/${name} has no ${transport === 'UDP' ? 'UDP ' : ''}port ${port} (ports: ${list})`,
+  };
 }
 
 function sortByName<T extends { readonly metadata: { readonly name: string } }>(items: readonly T[]): T[] {

@@ -28,6 +28,8 @@ export interface ResolvedSelection {
   readonly tiers: readonly ResolvedTier[];
   /** `Any`: clusters outside every tier form one last tier; `None`: they are never used. */
   readonly fallback: 'None' | 'Any';
+  /** `Cluster`: sessions keep their cluster before their endpoint (docs/sessions.md); absent: `Endpoint`. */
+  readonly sessionPinning?: 'Cluster';
 }
 
 export interface PolicyStatusReport {
@@ -155,7 +157,12 @@ function resolvePolicy(
         : {}),
     };
   });
-  return { policy: key, tiers, fallback: policy.spec?.fallback === 'Any' ? 'Any' : 'None' };
+  return {
+    policy: key,
+    tiers,
+    fallback: policy.spec?.fallback === 'Any' ? 'Any' : 'None',
+    ...(policy.spec?.sessionPinning === 'Cluster' ? { sessionPinning: 'Cluster' as const } : {}),
+  };
 }
 
 /** A selector that cannot be evaluated (its property is unknown here) matches nothing: the boundary never widens. */

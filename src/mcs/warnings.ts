@@ -15,6 +15,10 @@ export type McsWarningCode =
   | 'InvalidHealthCheckAnnotation'
   /** Not an error: the import resolves and its routes stay accepted; its requests are answered 503 meanwhile. */
   | 'ServiceImportWithoutEndpoints'
+  /** `status.endpointSliceObjects: Absent`: the import is served through its ClusterSetIP (cluster-set-ip.ts). */
+  | 'ServedThroughClusterSetIP'
+  /** `Absent` and no IP in `spec.ips`: no endpoints, requests answered 503. */
+  | 'ClusterSetIPMissing'
   | 'NoNetworkGateway'
   | 'InvalidNetworkGateways';
 

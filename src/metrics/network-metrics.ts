@@ -25,6 +25,7 @@ export class NetworkMetrics {
   readonly activeTunnels: Gauge<'direction'>;
   readonly sessions: Gauge<'direction'>;
   readonly certificateExpiry: Gauge<'source'>;
+  readonly outboundHandshakeFailures: Counter<'cluster' | 'reason'>;
 
   constructor(registry: Registry) {
     this.tunnels = registeredCounter(registry, {
@@ -41,6 +42,11 @@ export class NetworkMetrics {
       name: 'clusterset_gateway_network_sessions',
       help: 'Mutual-TLS HTTP/2 connections between network gateways open now, by direction.',
       labelNames: ['direction'] as const,
+    });
+    this.outboundHandshakeFailures = registeredCounter(registry, {
+      name: 'clusterset_gateway_network_outbound_handshake_failures_total',
+      help: "This gateway's TLS handshakes with other networks' gateways that failed, by the cluster dialled and reason.",
+      labelNames: ['cluster', 'reason'] as const,
     });
     this.certificateExpiry = registeredGauge(registry, {
       name: 'clusterset_gateway_network_certificate_expiry_seconds',

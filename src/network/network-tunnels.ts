@@ -11,6 +11,7 @@ import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { NetworkMetrics } from '../metrics/network-metrics.ts';
 import { REFUSAL_HEADER } from './network-gateway-server.ts';
 import type { NetworkTls } from './network-tls.ts';
+import { outboundHandshakeReason, WRONG_PEER_CODE } from './outbound-handshake.ts';
 import { clusterIdOf, formatClusterId } from './peer-identity.ts';
 
 /** The `connect` function an undici Pool or Client takes: a Duplex to speak HTTP on, or an error. */
@@ -52,9 +53,17 @@ export interface NetworkTunnelsOptions {
  * New certificates (NetworkTls reload) apply to new sessions; open sessions are closed gracefully (their streams
  * finish), so nothing is dropped.
  */
+/** One outbound session and the CONNECT streams open on it (Node keeps no count of a session's streams). */
+interface OutboundSession {
+  readonly session: ClientHttp2Session;
+  streams: number;
+}
+
 export class NetworkTunnels {
   readonly #options: NetworkTunnelsOptions;
-  readonly #sessions = new Map<string, ClientHttp2Session>();
+  readonly #sessions = new Map<string, OutboundSession>();
+  /** Handshake failures by gateway (`cluster@address:port`) and reason, for /config_dump. */
+  readonly #handshakeFailures = new Map<string, Map<string, number>>();
   readonly #logger: Logger;
   readonly #unsubscribe: () => void;
   readonly #lastFailure = new Map<string, string>();
@@ -63,18 +72,27 @@ export class NetworkTunnels {
     this.#options = options;
     this.#logger = options.logger.child({ component: 'network-tunnels' });
     this.#unsubscribe = options.tls.onChange(() => {
-      for (const session of this.#sessions.values()) session.close();
+      for (const open of this.#sessions.values()) open.session.close();
       this.#sessions.clear();
     });
   }
 
-  /** The sessions open now, for /config_dump: gateway, cluster, streams. */
+  /** The sessions open now, for /config_dump: gateway, cluster, the CONNECT streams open on it. */
   describe(): { gateway: string; cluster: string; streams: number }[] {
-    return [...this.#sessions.entries()].map(([key, session]) => {
+    return [...this.#sessions.entries()].map(([key, open]) => {
       const [cluster = '', gateway = ''] = key.split('@');
-      const state = session.state as { streamCount?: number } | undefined;
-      return { gateway, cluster, streams: state?.streamCount ?? 0 };
+      return { gateway, cluster, streams: open.streams };
     });
+  }
+
+  /** Outbound TLS handshakes that failed, by gateway and reason, for /config_dump. */
+  describeHandshakeFailures(): { gateway: string; cluster: string; reason: string; count: number }[] {
+    const out: { gateway: string; cluster: string; reason: string; count: number }[] = [];
+    for (const [key, reasons] of this.#handshakeFailures) {
+      const [cluster = '', gateway = ''] = key.split('@');
+      for (const [reason, count] of reasons) out.push({ gateway, cluster, reason, count });
+    }
+    return out;
   }
 
   /** undici's `connect` for a tunnel endpoint: a CONNECT stream to its authority on the gateway's session. */
@@ -84,7 +102,7 @@ export class NetworkTunnels {
 
   close(): void {
     this.#unsubscribe();
-    for (const session of this.#sessions.values()) session.destroy();
+    for (const open of this.#sessions.values()) open.session.destroy();
     this.#sessions.clear();
   }
 
@@ -98,6 +116,7 @@ export class NetworkTunnels {
     const timeoutMs = this.#options.connectTimeoutMs ?? 5_000;
     let settled = false;
     let stream: ClientHttp2Stream | undefined;
+    let open: OutboundSession | undefined;
     const settle = (err: Error | null) => {
       if (settled) return;
       settled = true;
@@ -112,7 +131,12 @@ export class NetworkTunnels {
       }
       this.#lastFailure.delete(gateway);
       this.#options.metrics.activeTunnels.inc({ direction: 'outbound' });
-      stream!.once('close', () => this.#options.metrics.activeTunnels.dec({ direction: 'outbound' }));
+      const counted = open!;
+      counted.streams++;
+      stream!.once('close', () => {
+        counted.streams--;
+        this.#options.metrics.activeTunnels.dec({ direction: 'outbound' });
+      });
       callback(null, stream!);
     };
     const timer = setTimeout(
@@ -121,7 +145,8 @@ export class NetworkTunnels {
     );
     let session: ClientHttp2Session;
     try {
-      session = this.#session(endpoint);
+      open = this.#session(endpoint);
+      session = open.session;
       stream = session.request({ ':method': 'CONNECT', ':authority': authority });
     } catch (err) {
       settle(new TunnelConnectError(`network gateway ${gateway}: ${(err as Error).message}`));
@@ -145,10 +170,10 @@ export class NetworkTunnels {
   }
 
   /** The open session to the endpoint's gateway for its cluster, or a new one. */
-  #session(endpoint: UpstreamEndpoint): ClientHttp2Session {
+  #session(endpoint: UpstreamEndpoint): OutboundSession {
     const key = endpoint.key;
-    const open = this.#sessions.get(key);
-    if (open !== undefined && !open.closed && !open.destroyed) return open;
+    const known = this.#sessions.get(key);
+    if (known !== undefined && !known.session.closed && !known.session.destroyed) return known;
     const material = this.#options.tls.material;
     const expected = formatClusterId({ trustDomain: material.id.trustDomain, cluster: endpoint.cluster });
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
@@ -162,26 +187,53 @@ export class NetworkTunnels {
       checkServerIdentity: (_host: string, cert: PeerCertificate) => {
         const id = clusterIdOf(cert.subjectaltname);
         if (id !== undefined && formatClusterId(id) === expected) return undefined;
-        return new Error(
-          `certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`,
+        return Object.assign(
+          new Error(`certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`),
+          { code: WRONG_PEER_CODE },
         );
       },
     });
-    this.#sessions.set(key, session);
+    const open: OutboundSession = { session, streams: 0 };
+    this.#sessions.set(key, open);
     this.#options.metrics.sessions.inc({ direction: 'outbound' });
-    session.on('error', (err) => this.#noteFailure(key, err.message));
+    // The handshake is over at 'connect'; the session is usable once the peer's SETTINGS arrive. A peer that
+    // refuses our certificate completes the handshake and then closes (its listener checks after it).
+    let handshaken = false;
+    let settled = false;
+    session.once('connect', () => {
+      handshaken = true;
+    });
+    session.once('remoteSettings', () => {
+      settled = true;
+    });
+    session.on('error', (err: Error & { code?: string }) => {
+      if (!handshaken) this.#countHandshakeFailure(endpoint, outboundHandshakeReason(err));
+      this.#noteFailure(key, err.message);
+    });
     session.setTimeout(this.#options.idleTimeoutMs ?? 60_000, () => {
-      if ((session.state as { streamCount?: number } | undefined)?.streamCount === 0) session.close();
+      if (open.streams === 0) session.close();
     });
     session.once('close', () => {
+      if (handshaken && !settled) this.#countHandshakeFailure(endpoint, 'closed-by-peer');
       this.#options.metrics.sessions.dec({ direction: 'outbound' });
-      if (this.#sessions.get(key) === session) this.#sessions.delete(key);
+      if (this.#sessions.get(key) === open) this.#sessions.delete(key);
     });
     session.once('goaway', () => {
-      if (this.#sessions.get(key) === session) this.#sessions.delete(key);
+      if (this.#sessions.get(key) === open) this.#sessions.delete(key);
     });
     session.unref();
-    return session;
+    return open;
+  }
+
+  #countHandshakeFailure(endpoint: UpstreamEndpoint, reason: string | undefined): void {
+    if (reason === undefined) return;
+    this.#options.metrics.outboundHandshakeFailures.inc({ cluster: endpoint.cluster, reason });
+    let reasons = this.#handshakeFailures.get(endpoint.key);
+    if (reasons === undefined) {
+      reasons = new Map();
+      this.#handshakeFailures.set(endpoint.key, reasons);
+    }
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   }
 
   /** One log line per gateway per new kind of failure: a gateway down is a state, not an event per request. */

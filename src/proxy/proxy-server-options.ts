@@ -5,6 +5,7 @@ import type { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig } from './compile/retry-budget.ts';
 import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
+import type { SessionServices } from './exchange/session-persistence.ts';
 import type { BindRetryOptions } from './listen/listener-bindings.ts';
 import type { ListenerLimits } from './listen/request-guard.ts';
 import type { TcpPortOptions } from './listen/tcp-port-server.ts';
@@ -43,6 +44,8 @@ export interface ProxyServerOptions {
   readonly layer4?: { readonly tcp?: Partial<TcpPortOptions>; readonly udp?: Partial<UdpPortOptions> };
   /** One line per request when set (`--access-log`). */
   readonly accessLog?: AccessLog;
+  /** Session persistence (GEP-1619): the sealing keys and counters; absent: sessionPersistence is not applied. */
+  readonly sessions?: SessionServices;
   /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
   readonly paths?: PathNormalization;
   /**

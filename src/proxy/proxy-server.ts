@@ -12,6 +12,7 @@ import { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
 import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
+import type { SessionServices } from './exchange/session-persistence.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
 import { Layer4Ports } from './listen/layer4-ports.ts';
 import { type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
@@ -42,6 +43,7 @@ export class ProxyServer {
   readonly #compileSliceMs: number;
   readonly #limits: ListenerLimits;
   readonly #paths: PathNormalization | undefined;
+  readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
@@ -72,6 +74,7 @@ export class ProxyServer {
     this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
     this.#paths = options.paths;
+    this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
@@ -86,6 +89,8 @@ export class ProxyServer {
       ...(options.onListenersChange ? { onChange: options.onListenersChange } : {}),
     });
     const serialize = (task: () => Promise<void>): void => this.#enqueue(task);
+    // The layer-4 relays reach endpoints on other networks through the same tunnels as HTTP.
+    const tunnels = options.upstream?.tunnels;
     this.#tlsPorts = new TlsPorts({
       bindings: this.#bindings,
       serialize,
@@ -94,7 +99,7 @@ export class ProxyServer {
       logger: this.#logger,
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
-      ...(options.tls ? { server: options.tls } : {}),
+      server: { ...options.tls, ...(tunnels ? { tunnels } : {}) },
     });
     this.#layer4Ports = new Layer4Ports({
       bindings: this.#bindings,
@@ -105,6 +110,7 @@ export class ProxyServer {
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
       ...options.layer4,
+      tcp: { ...options.layer4?.tcp, ...(tunnels ? { tunnels } : {}) },
     });
     this.#eastWest =
       options.eastWestPort === undefined
@@ -235,6 +241,7 @@ export class ProxyServer {
         sendTimeoutMs: this.#limits.sendTimeoutMs,
         tunnelIdleTimeoutMs: this.#limits.tunnelIdleTimeoutMs,
         ...(this.#paths ? { paths: this.#paths } : {}),
+        ...(this.#sessions ? { sessions: this.#sessions } : {}),
       },
       compiledPort,
       this.#accessLog,

@@ -171,6 +171,14 @@ export interface HTTPRouteRule {
     readonly attempts?: number;
     readonly backoff?: string;
   };
+  readonly sessionPersistence?: SessionPersistence;
+}
+/** GEP-1619 (experimental channel): HTTPRouteRule, GRPCRouteRule and XBackendTrafficPolicy share it. */
+export interface SessionPersistence {
+  readonly sessionName?: string;
+  readonly absoluteTimeout?: string;
+  readonly type?: 'Cookie' | 'Header';
+  readonly cookieConfig?: { readonly lifetimeType?: 'Permanent' | 'Session' };
 }
 export interface HTTPRouteSpec {
   readonly parentRefs?: readonly ParentReference[];
@@ -194,6 +202,7 @@ export interface GRPCRouteRule {
   readonly matches?: readonly GRPCRouteMatch[];
   readonly filters?: readonly HTTPRouteFilter[];
   readonly backendRefs?: readonly HTTPBackendRef[];
+  readonly sessionPersistence?: SessionPersistence;
 }
 export interface GRPCRouteSpec {
   readonly parentRefs?: readonly ParentReference[];
@@ -279,6 +288,6 @@ export interface XBackendTrafficPolicySpec {
     readonly budget?: { readonly percent?: number; readonly interval?: string };
     readonly minRetryRate?: { readonly count?: number; readonly interval?: string };
   };
-  readonly sessionPersistence?: Readonly<Record<string, unknown>>;
+  readonly sessionPersistence?: SessionPersistence;
 }
 export type XBackendTrafficPolicy = KubeObject<'XBackendTrafficPolicy', XBackendTrafficPolicySpec>;

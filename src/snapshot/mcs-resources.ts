@@ -17,8 +17,19 @@ export interface ServiceImportSpec {
   /** A free string in the CRD; see src/mcs/traffic-distribution.ts for the values understood. */
   readonly trafficDistribution?: string;
 }
+/**
+ * `status.endpointSliceObjects` (KEP-1645, mcs-api after v0.5.0): whether the MCS implementation publishes
+ * EndpointSlices for the import (`Present`) or only its ClusterSetIP (`Absent`; Cilium syncs slices only on request).
+ */
+export type EndpointSliceObjects = 'Present' | 'Absent';
+export interface ServiceImportStatus {
+  readonly endpointSliceObjects?: EndpointSliceObjects;
+  readonly clusters?: readonly { readonly cluster: string }[];
+}
 /** v1beta1 moved some fields to the top level (ports, ips, type); sources fold them into `spec`. */
-export type ServiceImport = KubeObject<'ServiceImport', ServiceImportSpec>;
+export interface ServiceImport extends KubeObject<'ServiceImport', ServiceImportSpec> {
+  readonly status?: ServiceImportStatus;
+}
 
 // ---- About API (about.k8s.io) and Cluster Profile API (multicluster.x-k8s.io) ----
 

@@ -25,6 +25,8 @@ export interface ClusterSelectionPolicySpec {
   readonly targetRefs?: readonly PolicyTargetRef[];
   readonly tiers?: readonly ClusterSelectionTier[];
   readonly fallback?: 'None' | 'Any';
+  /** What a session (GEP-1619 session persistence) pins first; default Endpoint (docs/sessions.md). */
+  readonly sessionPinning?: 'Cluster' | 'Endpoint';
 }
 
 export interface ClusterSelectionPolicy

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../bench/harness/cli-args.ts';
+import { parseH2loadOutput } from '../../bench/harness/h2load-load.ts';
 import { findScenarios } from '../../bench/harness/scenarios.ts';
 import { withBaseline } from '../../bench/harness/suite.ts';
 import { derive } from '../../bench/harness/summarize.ts';
@@ -258,5 +259,32 @@ describe('bench flags', () => {
 
   it('refuses a Node flag without its dashes', () => {
     expect(() => parseBenchArgs(['--node-flags', 'max-semi-space-size=8'])).toThrow(/starts with --/);
+  });
+});
+
+const H2LOAD_TEXT = `finished in 3.00s, 1000.00 req/s, 95.00KB/s
+requests: 3003 total, 3103 started, 3003 done, 3000 succeeded, 3 failed, 0 errored, 0 timeout
+status codes: 3000 2xx, 0 3xx, 3 4xx, 0 5xx
+traffic: 285.23KB (292077) total, 47.00KB (48128) headers (space savings 93.00%), 84.00KB (86016) data
+`;
+
+describe('h2load output', () => {
+  it('counts 2xx answers per second and takes latencies from the per-request log', () => {
+    const log = Array.from({ length: 100 }, (_, i) => `1700000000${i}\t200\t${(i + 1) * 1000}`).join('\n');
+    const result = parseH2loadOutput(H2LOAD_TEXT, `${log}\n`);
+    expect(result).toMatchObject({ tool: 'h2load', requests: 3000, durationSec: 3, errors: 0, non2xx: 3 });
+    expect(result.rps).toBeCloseTo(1000);
+    expect(result.bytesRead).toBe(292077);
+    expect(result.latencyMs.p50).toBeCloseTo(50, 0);
+    expect(result.latencyMs.p99).toBeCloseTo(99, 0);
+    expect(result.latencyMs.max).toBeCloseTo(100, 0);
+  });
+
+  it('fails a run in which nothing was answered (a refused connection is counted nowhere)', () => {
+    const none = H2LOAD_TEXT.replace(
+      /requests: .*/,
+      'requests: 0 total, 0 started, 0 done, 0 succeeded, 0 failed, 0 errored, 0 timeout',
+    );
+    expect(() => parseH2loadOutput(none, '')).toThrow(/no request answered/);
   });
 });

@@ -36,7 +36,7 @@ function goldenCertificate(): { certPem: string; keyPem: string } {
 describe('nginx peer configs', () => {
   it('terminates HTTPS on the listen port and proxies plain HTTP', () => {
     const text = nginxProxyConfig(COMMON, 8443, UPSTREAM, TLS);
-    expect(text).toContain('listen 127.0.0.1:8443 ssl backlog=4096;');
+    expect(text).toContain('listen 127.0.0.1:8443 ssl http2 backlog=4096;');
     expect(text).toContain('ssl_certificate /tmp/c/bench.crt;');
     expect(text).toContain('ssl_certificate_key /tmp/c/bench.key;');
     expect(text).toContain('proxy_pass http://backend;');
@@ -76,7 +76,7 @@ describe('nginx peer configs', () => {
       tls: TLS,
     });
     expect(text).toContain('listen 127.0.0.1:9000 backlog=4096;');
-    expect(text).toContain('listen 127.0.0.1:9443 ssl backlog=4096;');
+    expect(text).toContain('listen 127.0.0.1:9443 ssl http2 backlog=4096;');
     expect(text).toContain('ssl_certificate /tmp/c/bench.crt;');
   });
 });
@@ -92,7 +92,7 @@ describe('haproxy peer configs', () => {
 
   it('terminates HTTPS with the combined PEM', () => {
     const text = haproxyConfig(8443, UPSTREAM, { kind: 'https', certificateFile: '/tmp/c/bench.pem' });
-    expect(text).toContain('bind 127.0.0.1:8443 backlog 4096 ssl crt /tmp/c/bench.pem');
+    expect(text).toContain('bind 127.0.0.1:8443 backlog 4096 ssl crt /tmp/c/bench.pem alpn h2,http/1.1');
     expect(text).toContain('  server s0 127.0.0.1:9000\n');
   });
 
@@ -203,17 +203,18 @@ describe('gRPC wire and load helpers', () => {
   });
 
   it('selects each new scenario alone, with its peers and load generator', () => {
-    const [grpc, https, passthrough, bulk] = findScenarios([
+    const [grpc, https, passthrough, bulk, h2] = findScenarios([
       'grpc-unary',
       'https-terminate',
       'tls-passthrough',
       'tls-passthrough-64k',
+      'h2-terminate',
     ]);
     expect(grpc?.tools).toEqual(['grpc']);
     expect(grpc?.targets({ id: 'direct', kind: 'direct', label: '' })).toEqual([
       { host: 'bench.test', path: GRPC_METHOD_PATH },
     ]);
-    for (const scenario of [grpc, https, passthrough, bulk]) {
+    for (const scenario of [https, passthrough, bulk, h2]) {
       expect(scenario?.configs(UPSTREAM).map((c) => c.kind)).toEqual([
         'direct',
         'gateway',
@@ -221,6 +222,16 @@ describe('gRPC wire and load helpers', () => {
         'haproxy',
       ]);
     }
+    // gRPC also has Node's own HTTP/2 floor beside the C proxies.
+    expect(grpc?.configs(UPSTREAM).map((c) => c.kind)).toEqual([
+      'direct',
+      'gateway',
+      'nginx',
+      'haproxy',
+      'node-h2',
+    ]);
+    expect(h2?.tools).toEqual(['h2load']);
+    expect(h2?.configs(UPSTREAM)[1]?.gateway?.listener).toBe('HTTPS');
     expect(https?.configs(UPSTREAM)[1]?.gateway?.listener).toBe('HTTPS');
     expect(passthrough?.configs(UPSTREAM)[1]?.gateway?.routes).toEqual({
       kind: 'tls',

@@ -55,12 +55,20 @@ describe('derived ServiceImports (KEP-1645)', () => {
       'shop/web',
     ]);
     const shop = d.imports.find((i) => i.namespace === 'shop');
-    expect(shop).toMatchObject({ clusters: ['east-1', 'west-1'], endpoints: 3, specFrom: 'members' });
-    expect(importsOf(d.objects).find((i) => i.metadata.namespace === 'shop')?.spec).toEqual({
+    expect(shop).toMatchObject({
+      clusters: ['east-1', 'west-1'],
+      endpoints: 3,
+      specFrom: 'members',
+      endpointSliceObjects: 'Present',
+    });
+    const shopImport = importsOf(d.objects).find((i) => i.metadata.namespace === 'shop');
+    expect(shopImport?.spec).toEqual({
       type: 'ClusterSetIP',
       ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
       sessionAffinity: 'None',
     });
+    // KEP-1645: the fleet publishes the members' slices, and says so as an MCS implementation does.
+    expect(shopImport?.status).toEqual({ endpointSliceObjects: 'Present' });
 
     const slices = slicesOf(d.objects).filter((s) => s.metadata.namespace === 'shop');
     expect(slices.map((s) => s.metadata.name)).toEqual(['east-1.web-abc12', 'west-1.web-abc12']);

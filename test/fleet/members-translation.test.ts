@@ -35,13 +35,11 @@ function profile(name: string, status: Record<string, unknown>): ClusterProfile 
 describe('the provider file', () => {
   it('reads upstream execConfig fields', () => {
     expect(providers.get('ocm')).toEqual({
-      apiVersion: V1,
-      command: '/bin/cp-creds',
-      args: ['--x'],
-      env: [],
-      provideClusterInfo: true,
+      exec: { apiVersion: V1, command: '/bin/cp-creds', args: ['--x'], env: [], provideClusterInfo: true },
+      cliArgsPolicy: 'Ignore',
+      envVarsPolicy: 'Ignore',
     });
-    expect(providers.get('secretreader')?.env).toEqual([{ name: 'A', value: 'b' }]);
+    expect(providers.get('secretreader')?.exec.env).toEqual([{ name: 'A', value: 'b' }]);
   });
 
   it.each([

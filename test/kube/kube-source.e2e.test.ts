@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resolveServiceImportBackend } from '../../src/mcs/backends.ts';
 import type { Snapshot } from '../../src/snapshot/snapshot.ts';
 import { createKubeSource, type KubeSource } from '../../src/sources/kube/index.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
@@ -190,6 +191,41 @@ describe('Kubernetes source against the API test server', () => {
     expect(updated.get('HTTPRoute', 'default', 'a')?.metadata.generation).toBe(2);
     server.delete('httproutes', 'default', 'a');
     await recorder.waitFor((s) => s.get('HTTPRoute', 'default', 'a') === undefined, 'route a deleted');
+  });
+
+  it('reads a ServiceImport status.endpointSliceObjects its MCS implementation writes through the status subresource', async () => {
+    server = await withServer();
+    server.create({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceImport',
+      metadata: { name: 'cart', namespace: 'default' },
+      spec: {
+        type: 'ClusterSetIP',
+        ips: ['242.0.0.7'],
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      },
+    });
+    const { recorder } = startSource(server);
+    const before = await recorder.waitFor(
+      (s) => s.get('ServiceImport', 'default', 'cart') !== undefined,
+      'import',
+    );
+    expect(before.get('ServiceImport', 'default', 'cart')?.status).toBeUndefined();
+    server.patch(
+      'serviceimports',
+      'default',
+      'cart',
+      { status: { endpointSliceObjects: 'Absent' } },
+      'status',
+    );
+    const after = await recorder.waitFor(
+      (s) => s.get('ServiceImport', 'default', 'cart')?.status?.endpointSliceObjects === 'Absent',
+      'status Absent',
+    );
+    const resolved = resolveServiceImportBackend(after, 'default', 'cart', 80, { cluster: 'east' });
+    expect(resolved.ok && resolved.backend.tiers.flat().map((e) => `${e.cluster} ${e.key}`)).toEqual([
+      'east 242.0.0.7:80',
+    ]);
   });
 
   it('hands EndpointSlice-only changes over as a delta of the last snapshot, quickly; any other change in full', async () => {

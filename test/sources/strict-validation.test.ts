@@ -62,6 +62,31 @@ describe('strict validation of the file source, beyond HTTPRoute', () => {
     expect(snapshot.serviceImports).toEqual([]);
   });
 
+  it('status.endpointSliceObjects (KEP-1645) is read in both versions; a value outside Present | Absent is refused', async () => {
+    const withStatus = (name: string, version: string, value: string) =>
+      [
+        `apiVersion: multicluster.x-k8s.io/${version}`,
+        'kind: ServiceImport',
+        `metadata: {name: ${name}, namespace: shop}`,
+        'spec: {type: ClusterSetIP, ips: [242.0.0.7], ports: [{port: 80}]}',
+        'status:',
+        `  endpointSliceObjects: ${value}`,
+        '',
+      ].join('\n');
+    const { problems, snapshot } = await load({
+      'a.yaml': withStatus('absent', 'v1beta1', 'Absent'),
+      'b.yaml': withStatus('present', 'v1alpha1', 'Present'),
+      'c.yaml': withStatus('maybe', 'v1beta1', 'Maybe'),
+    });
+    expect(problems).toEqual([
+      'c.yaml:6: ServiceImport shop/maybe (not loaded): status.endpointSliceObjects: Unsupported value: "Maybe": supported values: "Present", "Absent"',
+    ]);
+    expect(snapshot.serviceImports.map((s) => [s.metadata.name, s.status?.endpointSliceObjects])).toEqual([
+      ['absent', 'Absent'],
+      ['present', 'Present'],
+    ]);
+  });
+
   it('a ClusterProperty with a misspelled spec field', async () => {
     const { problems } = await load({
       'id.yaml': [

@@ -22,6 +22,19 @@ describe('the ClusterSelectionPolicy CRD', () => {
     );
     expect(result.errors).toEqual([]);
     expect((result.object['spec'] as { fallback: string }).fallback).toBe('None');
+    expect((result.object['spec'] as { sessionPinning: string }).sessionPinning).toBe('Endpoint');
+  });
+
+  it('accepts sessionPinning Cluster', () => {
+    const result = validator.validate(
+      policy({
+        targetRefs: target,
+        tiers: [{ name: 'local', sameCluster: true }],
+        sessionPinning: 'Cluster',
+      }),
+    );
+    expect(result.errors).toEqual([]);
+    expect((result.object['spec'] as { sessionPinning: string }).sessionPinning).toBe('Cluster');
   });
 
   it.each([
@@ -61,6 +74,11 @@ describe('the ClusterSelectionPolicy CRD', () => {
       /Unsupported value/,
     ],
     ['no tiers', { targetRefs: target, tiers: [] }, /at least 1 item/],
+    [
+      'an unknown sessionPinning',
+      { targetRefs: target, tiers: [{ name: 'a', sameCluster: true }], sessionPinning: 'Zone' },
+      /Unsupported value/,
+    ],
   ])('refuses %s', (_name, spec, message) => {
     expect(errorsOf(spec).join('\n')).toMatch(message);
   });

@@ -154,6 +154,47 @@ describe('fieldValidation on create', () => {
   });
 });
 
+describe('ServiceImport status.endpointSliceObjects (KEP-1645)', () => {
+  const imported = (status: Record<string, unknown>) =>
+    JSON.stringify({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceImport',
+      metadata: { name: 'web' },
+      spec: { type: 'ClusterSetIP', ips: ['242.0.0.7'], ports: [{ port: 80, protocol: 'TCP' }] },
+      status,
+    });
+  const BETA = IMPORTS.replace('v1alpha1', 'v1beta1');
+
+  it('is a known field under Strict; the status subresource stores Present | Absent and refuses anything else', async () => {
+    // On create the status stanza is dropped (status subresource), but strict decoding knows the field.
+    expect(
+      (await send('POST', `${BETA}?fieldValidation=Strict`, imported({ endpointSliceObjects: 'Absent' })))
+        .status,
+    ).toBe(201);
+    const { metadata } = server.get('serviceimports', 'default', 'web') as {
+      metadata: { resourceVersion: string };
+    };
+    const withVersion = (value: string) => {
+      const body = JSON.parse(imported({ endpointSliceObjects: value })) as {
+        metadata: Record<string, unknown>;
+      };
+      body.metadata.resourceVersion = metadata.resourceVersion;
+      return JSON.stringify(body);
+    };
+    const wrong = await send('PUT', `${BETA}/web/status?fieldValidation=Strict`, withVersion('Maybe'));
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.message).toContain(
+      'status.endpointSliceObjects: Unsupported value: "Maybe": supported values: "Present", "Absent"',
+    );
+    expect(
+      (await send('PUT', `${BETA}/web/status?fieldValidation=Strict`, withVersion('Absent'))).status,
+    ).toBe(200);
+    expect(server.get('serviceimports', 'default', 'web')).toMatchObject({
+      status: { endpointSliceObjects: 'Absent' },
+    });
+  });
+});
+
 describe('fieldValidation on update and patch', () => {
   const valid = JSON.stringify({
     apiVersion: 'gateway.networking.k8s.io/v1',

@@ -3,6 +3,7 @@ import type {
   ListenerGroup,
   PathModifier,
   RouteEntry,
+  SessionPersistenceConfig,
   WeightedBackend,
 } from '../../ir/route-table.ts';
 import type { CompiledBackend } from './compile-backends.ts';
@@ -58,6 +59,10 @@ export interface CompiledAction {
   readonly requestTimeoutMs: number | undefined;
   readonly backendRequestTimeoutMs: number | undefined;
   readonly retry: CompiledRetry | undefined;
+  /** The rule's session persistence (GEP-1619); a backend's is read from its cluster per request. */
+  readonly sessionPersistence: SessionPersistenceConfig | undefined;
+  /** The session cookie's Path: the entry's path match (PathPrefix or Exact), `/` for a regex. */
+  readonly cookiePath: string;
 }
 
 export interface ActionDeps {
@@ -184,5 +189,15 @@ export function compileAction(
       retry === undefined || retry.attempts <= 0
         ? undefined
         : { attempts: retry.attempts, codes: new Set(retry.codes), backoffMs: retry.backoffMs ?? 0 },
+    sessionPersistence: entry.action.sessionPersistence,
+    cookiePath: cookiePathOf(entry),
   };
+}
+
+/** As Envoy Gateway: the cookie is scoped to the path the rule matched, so the browser sends it back there. */
+function cookiePathOf(entry: RouteEntry): string {
+  const path = entry.match.path;
+  if (path.kind === 'RegularExpression') return '/';
+  // A cookie attribute value may not hold `;` or control characters; such a path scopes the cookie to `/`.
+  return /^\/[\x21-\x3a\x3c-\x7e]*$/.test(path.value) ? path.value : '/';
 }

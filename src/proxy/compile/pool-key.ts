@@ -6,8 +6,12 @@ import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../../ir/rou
  * keeps the pools it still names) and used by the upstream pools to find or open one.
  */
 export function poolKey(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): string {
-  // Another network's gateway standing for a cluster: one pool of CONNECT streams per authority asked for.
-  if (endpoint.tunnel !== undefined) return `tunnel|${endpoint.tunnel.authority}|${endpoint.key}`;
+  // Another network's gateway standing for a cluster: one pool of CONNECT streams per authority asked for, and
+  // per what runs inside them (HTTP/1.1, an h2c session, or TLS with the policy's identity).
+  if (endpoint.tunnel !== undefined) {
+    const inside = tls !== undefined ? `tls|${tlsIdentity(tls)}` : protocol === 'h2c' ? 'h2c' : 'http';
+    return `tunnel|${inside}|${endpoint.tunnel.authority}|${endpoint.key}`;
+  }
   // BackendTLSPolicy: one pool per endpoint and TLS identity (HTTP/1.1 over TLS whatever the protocol).
   if (tls !== undefined) return `tls|${tlsIdentity(tls)}|${endpoint.key}`;
   return protocol === 'h2c' ? `h2c|${endpoint.key}` : endpoint.key;

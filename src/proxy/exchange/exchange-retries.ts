@@ -11,6 +11,7 @@ import {
 } from '../upstream/connection-retry.ts';
 import type { UpstreamAttempt } from '../upstream/upstream-attempt.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
+import { pinningOf, type RequestSession } from './session-persistence.ts';
 
 const NOTHING_FAILED: ReadonlySet<string> = new Set();
 
@@ -38,6 +39,8 @@ export abstract class ExchangeRetries {
   #budget: RetryBudget | undefined;
   /** This request holds one of the budget's retries (from its first retry on). */
   #retrying = false;
+  /** Session persistence for this request (set before `start`): its pin steers every pick. */
+  session: RequestSession | undefined;
 
   constructor(pools: UpstreamPools, backend: CompiledBackend | undefined, startMs: number) {
     this.pools = pools;
@@ -52,7 +55,15 @@ export abstract class ExchangeRetries {
 
   /** The endpoint for the next attempt: one not tried, outside the tiers that failed, else the status retry's. */
   protected nextEndpoint(): UpstreamEndpoint | undefined {
-    return this.backend!.balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? this.#again;
+    const backend = this.backend!;
+    const balancer = backend.balancer;
+    const pin = this.session?.pin;
+    if (pin !== undefined && balancer.pickPinned !== undefined)
+      return (
+        balancer.pickPinned(pin, pinningOf(backend.cluster), this.#tried, this.#failed ?? NOTHING_FAILED) ??
+        this.#again
+      );
+    return balancer.pick(this.#tried, this.#failed ?? NOTHING_FAILED) ?? this.#again;
   }
 
   /** The request counts in its backend's retry budget from now. */

@@ -29,6 +29,7 @@ import { sendLocalReply } from './local-reply.ts';
 import type { PathNormalization } from './path-normalization.ts';
 import { sendMirrors } from './request-mirror.ts';
 import { relayedResponseHeaders } from './response-head.ts';
+import { addSessionHeaders, type SessionServices } from './session-persistence.ts';
 import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
 
 const RETRY_BUDGET_TEXT = 'retry budget exhausted';
@@ -46,6 +47,8 @@ export interface ExchangeServices {
   readonly paths?: PathNormalization;
   /** The listener's access log (`--access-log`); each request's line is written when it ends. */
   readonly accessLog?: ListenerAccessLog;
+  /** Session persistence's keys and counters; absent: routes' sessionPersistence is not applied. */
+  readonly sessions?: SessionServices;
 }
 
 /**
@@ -232,6 +235,18 @@ export class Exchange
       this.#endedEarly = true;
       return true;
     }
+    const session = this.session;
+    const sessions = this.#services.sessions;
+    if (session !== undefined && sessions !== undefined)
+      addSessionHeaders(
+        sessions,
+        session,
+        this.backend!.id,
+        attempt.endpoint,
+        this.action.scheme === 'https',
+        this.action.cookiePath,
+        headers,
+      );
     this.res.writeHead(statusCode, headers);
     return true;
   }

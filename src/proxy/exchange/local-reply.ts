@@ -12,7 +12,8 @@ function bodyFor(status: number, text: string): Buffer {
   return body;
 }
 
-function defaultText(status: number): string {
+/** The text of the gateway's own answer of `status` when it gives none of its own. */
+export function defaultText(status: number): string {
   switch (status) {
     case 400:
       return 'bad request';

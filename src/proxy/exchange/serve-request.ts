@@ -8,6 +8,7 @@ import { isMisdirected } from './http2-misdirected.ts';
 import { sendLocalReply } from './local-reply.ts';
 import { matchRequest } from './match-request.ts';
 import type { RequestView } from './request-view.ts';
+import { type RequestSession, sessionTarget } from './session-persistence.ts';
 import { buildUpstreamHead } from './upstream-request.ts';
 
 /** Chooses a backendRef by weight; undefined when the rule has none with a positive weight. */
@@ -18,6 +19,14 @@ export function pickTarget(action: CompiledAction): ForwardTarget | undefined {
   const cumulative = action.cumulative;
   for (let i = 0; i < cumulative.length; i++) if (r < cumulative[i]!) return targets[i];
   return targets[targets.length - 1];
+}
+
+/** Whether the rule, or a backend it may pick, has session persistence (no allocation: the common case is no). */
+function usesSessions(action: CompiledAction): boolean {
+  if (action.sessionPersistence !== undefined) return true;
+  for (const target of action.targets)
+    if (target.backend?.cluster.sessionPersistence !== undefined) return true;
+  return false;
 }
 
 /** The Location of a RequestRedirect for this request (shared with upgrade requests). */
@@ -134,7 +143,12 @@ export function serveAction(
     logAnswer(services, req, res, bytes, startMs);
     return;
   }
-  const target = pickTarget(action);
+  let target: ForwardTarget | undefined;
+  let session: RequestSession | undefined;
+  const sessions = services.sessions;
+  if (sessions !== undefined && usesSessions(action))
+    ({ target, session } = sessionTarget(sessions, req, action, pickTarget));
+  else target = pickTarget(action);
   if (target === undefined) {
     // A rule without usable backendRefs answers 500 (HTTPRouteRule.backendRefs).
     const bytes = sendLocalReply(res, 500);
@@ -166,6 +180,7 @@ export function serveAction(
   }
   const head = buildUpstreamHead(req, view, action, target, false);
   const exchange = new Exchange(services, req, res, action, target, head, startMs, corsOrigin);
+  exchange.session = session;
   exchange.start();
   return exchange;
 }

@@ -1,4 +1,5 @@
-import type { Server, Socket } from 'node:net';
+import type { Server } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { listen } from '../../net/listen.ts';
 
 /**
@@ -7,7 +8,7 @@ import { listen } from '../../net/listen.ts';
  */
 export class DrainingServer {
   readonly #server: Server;
-  readonly #sockets = new Set<Socket>();
+  readonly #sockets = new Set<Duplex>();
   #boundPort = 0;
 
   constructor(server: Server) {
@@ -19,7 +20,7 @@ export class DrainingServer {
   }
 
   /** Counts the socket among those destroyed at the end of a drain, until it closes. */
-  track(socket: Socket): void {
+  track(socket: Duplex): void {
     this.#sockets.add(socket);
     socket.once('close', () => this.#sockets.delete(socket));
   }

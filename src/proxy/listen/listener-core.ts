@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { listen } from '../../net/listen.ts';
 import { sendLocalReply } from '../exchange/local-reply.ts';
+import type { ResumeHttp1 } from '../exchange/upgrade-exchange.ts';
 import { splitCleartextConnections } from './http2-preface.ts';
 import { Http2Sessions } from './http2-sessions.ts';
 import { isH2cOnlyUpgrade, serveIgnoringUpgrade } from './ignored-upgrade.ts';
@@ -23,7 +24,6 @@ import {
   refuseRequest,
   responseInProgress,
 } from './request-guard.ts';
-import type { ResumeHttp1 } from './upgrade-tunnel.ts';
 
 /** What a listener adds to the shared core: how a request, an upgrade and a parse error find their answer. */
 export interface ListenerRole {

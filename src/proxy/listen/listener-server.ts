@@ -51,7 +51,7 @@ export class ListenerServer {
         serveRequest(served, this.#compiled, req, res);
       },
       upgrade: (req, socket, head, resume) =>
-        serveUpgrade(this.#compiled, req, socket, head, services, undefined, resume),
+        serveUpgrade(this.#compiled, req, socket, head, served, undefined, resume),
       ...(compiled.protocol === 'HTTPS'
         ? {
             tls: {

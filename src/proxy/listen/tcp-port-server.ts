@@ -1,4 +1,5 @@
-import { createServer, connect as netConnect, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
@@ -8,6 +9,7 @@ import {
   chooseLayer4Target,
   type LiveEndpoints,
 } from '../compile/layer4-compile.ts';
+import { dialEndpoint, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 
 export interface TcpPortOptions {
@@ -17,6 +19,8 @@ export interface TcpPortOptions {
   readonly idleTimeoutMs: number;
   /** Endpoints tried per connection before the client is reset. */
   readonly maxConnectAttempts: number;
+  /** Endpoints on another network: CONNECT streams through their network gateway carry the bytes. */
+  readonly tunnels?: TunnelConnectors;
 }
 
 export const DEFAULT_TCP_PORT_OPTIONS: TcpPortOptions = {
@@ -35,7 +39,7 @@ interface Series {
 /** One relayed connection, for ending it when its endpoint goes away. */
 interface Relay {
   readonly client: Socket;
-  readonly upstream: Socket;
+  readonly upstream: Duplex;
   readonly backendId: string;
   readonly endpointKey: string;
 }
@@ -163,49 +167,40 @@ export class TcpPortServer {
     tried.add(endpoint.key);
     const started = performance.now();
     const done = backend.balancer.begin(endpoint);
-    const upstream = netConnect({
-      host: endpoint.address,
-      port: endpoint.port,
-      allowHalfOpen: true,
-      noDelay: true,
-    });
-    this.#server.track(upstream);
-    upstream.setTimeout(this.#options.connectTimeoutMs, () => upstream.destroy(new Error('connect timeout')));
     let connected = false;
     const giveUp = (): void => {
       if (connected) return;
       // The client left while we were connecting: nothing the endpoint did, so it is not held against it.
       done({ result: 'success', latencyMs: performance.now() - started });
-      upstream.destroy();
+      cancel();
     };
     client.once('close', giveUp);
-    upstream.once('connect', () => {
-      connected = true;
+    const cancel = dialEndpoint(endpoint, this.#options, (err, upstream) => {
       client.off('close', giveUp);
-      upstream.setTimeout(0);
+      if (err !== null || upstream === null) {
+        if (client.destroyed) return;
+        done({ result: 'connect-failure', latencyMs: performance.now() - started });
+        this.#metrics.connectFailures.inc({ route, backend: backend.id, cluster: endpoint.cluster });
+        this.#connect(client, port, route, backend, tried);
+        return;
+      }
+      connected = true;
+      this.#server.track(upstream);
       done({ result: 'success', latencyMs: performance.now() - started });
       this.#relay(client, upstream, port, route, backend, endpoint);
-    });
-    upstream.on('error', () => {
-      if (connected) return;
-      client.off('close', giveUp);
-      if (client.destroyed) return;
-      done({ result: 'connect-failure', latencyMs: performance.now() - started });
-      this.#metrics.connectFailures.inc({ route, backend: backend.id, cluster: endpoint.cluster });
-      upstream.destroy();
-      this.#connect(client, port, route, backend, tried);
     });
   }
 
   #relay(
     client: Socket,
-    upstream: Socket,
+    upstream: Duplex,
     port: CompiledLayer4Port,
     route: string,
     backend: CompiledBackend,
     endpoint: UpstreamEndpoint,
   ): void {
     const relay: Relay = { client, upstream, backendId: backend.id, endpointKey: endpoint.key };
+    const bytes = relayedBytes(client, upstream);
     this.#relays.add(relay);
     const series = this.#seriesOf(port, route, backend, endpoint);
     series.relayed.inc();
@@ -228,8 +223,9 @@ export class TcpPortServer {
       }
       this.#relays.delete(relay);
       series.open.dec();
-      series.upstreamBytes.inc(upstream.bytesWritten);
-      series.downstreamBytes.inc(upstream.bytesRead);
+      const relayed = bytes();
+      series.upstreamBytes.inc(relayed.upstream);
+      series.downstreamBytes.inc(relayed.downstream);
     };
     client.once('close', closed);
     upstream.once('close', closed);

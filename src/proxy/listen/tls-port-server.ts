@@ -1,10 +1,11 @@
-import { createServer, connect as netConnect, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from '../compile/tls-compile.ts';
+import { dialEndpoint, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 
@@ -15,6 +16,8 @@ export interface TlsPortOptions {
   readonly limits: ClientHelloLimits;
   /** Endpoints tried per connection before giving up. */
   readonly maxConnectAttempts: number;
+  /** Endpoints on another network: CONNECT streams through their network gateway carry the bytes. */
+  readonly tunnels?: TunnelConnectors;
 }
 
 export const DEFAULT_TLS_PORT_OPTIONS: TlsPortOptions = {
@@ -151,43 +154,43 @@ export class TlsPortServer {
     tried.add(endpoint.key);
     const started = performance.now();
     const done = backend.balancer.begin(endpoint);
-    const upstream = netConnect({ host: endpoint.address, port: endpoint.port });
-    this.#server.track(upstream);
-    const connectTimer = setTimeout(
-      () => upstream.destroy(new Error('connect timeout')),
-      this.#options.connectTimeoutMs,
-    );
     let connected = false;
-    upstream.once('connect', () => {
+    const giveUp = (): void => {
+      if (connected) return;
+      // The client left while we were connecting: nothing the endpoint did.
+      done({ result: 'success', latencyMs: performance.now() - started });
+      cancel();
+    };
+    client.once('close', giveUp);
+    const cancel = dialEndpoint(endpoint, this.#options, (err, upstream) => {
+      client.off('close', giveUp);
+      if (err !== null || upstream === null) {
+        if (client.destroyed) return;
+        done({ result: 'connect-failure', latencyMs: performance.now() - started });
+        this.#relay(client, listener, route, backend, hello, tried);
+        return;
+      }
       connected = true;
-      clearTimeout(connectTimer);
+      this.#server.track(upstream);
       client.setTimeout(0);
       done({ result: 'success', latencyMs: performance.now() - started });
       this.#count(listener, route, backend, endpoint, 'relayed');
+      const bytes = relayedBytes(client, upstream, hello?.length ?? 0);
+      upstream.on('error', () => client.destroy());
+      upstream.once('close', () => {
+        client.end();
+        const relayed = bytes();
+        const labels = { route, backend: backend.id, cluster: endpoint.cluster };
+        this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, relayed.upstream);
+        this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, relayed.downstream);
+      });
+      client.once('close', () => upstream.end());
+      client.on('error', () => upstream.destroy());
       if (hello !== undefined) upstream.write(hello);
       client.pipe(upstream);
       upstream.pipe(client);
       client.resume();
     });
-    upstream.on('error', () => {
-      clearTimeout(connectTimer);
-      if (!connected) {
-        done({ result: 'connect-failure', latencyMs: performance.now() - started });
-        upstream.destroy();
-        if (!client.destroyed) this.#relay(client, listener, route, backend, hello, tried);
-        return;
-      }
-      client.destroy();
-    });
-    upstream.once('close', () => {
-      if (!connected) return;
-      client.end();
-      this.#countBytes(route, backend, endpoint, upstream);
-    });
-    client.once('close', () => {
-      if (connected) upstream.end();
-    });
-    client.on('error', () => upstream.destroy());
   }
 
   #count(
@@ -211,11 +214,5 @@ export class TlsPortServer {
         'TLS connection closed',
       );
     }
-  }
-
-  #countBytes(route: string, backend: CompiledBackend, endpoint: UpstreamEndpoint, upstream: Socket): void {
-    const labels = { route, backend: backend.id, cluster: endpoint.cluster };
-    this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, upstream.bytesWritten);
-    this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, upstream.bytesRead);
   }
 }

@@ -1,4 +1,5 @@
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import type { Duplex } from 'node:stream';
+import { checkServerIdentity, type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import type { buildConnector } from 'undici';
 import type { BackendTls } from '../../ir/route-table.ts';
 import { loadUndici } from './undici-loader.ts';
@@ -52,4 +53,41 @@ export function identityCheck(tls: BackendTls): (host: string, cert: PeerCertifi
 export function upstreamTlsConnector(tls: BackendTls, timeoutMs: number): buildConnector.connector {
   const base = loadUndici().buildConnector({ ...upstreamTlsConnect(tls), timeout: timeoutMs });
   return (options, callback) => base({ ...options, servername: tls.serverName }, callback);
+}
+
+type DuplexConnect = (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => void;
+
+/**
+ * A BackendTLSPolicy upstream on another network: `connect` opens the tunnel (a CONNECT stream through its
+ * network gateway), then the TLS handshake with the backend runs inside it, with the policy's SNI, trust and
+ * identity check, exactly as to a pod; the gateway in between relays bytes it cannot read.
+ */
+export function tlsInTunnel(connect: DuplexConnect, tls: BackendTls, timeoutMs: number): DuplexConnect {
+  return (options, callback) => {
+    connect(options, (err, stream) => {
+      if (err !== null || stream === null) {
+        callback(err ?? new Error('no tunnel'), null);
+        return;
+      }
+      const socket = tlsConnect({ ...upstreamTlsConnect(tls), socket: stream, ALPNProtocols: ['http/1.1'] });
+      const timer = setTimeout(() => {
+        socket.destroy(
+          Object.assign(new Error(`TLS handshake timeout after ${timeoutMs} ms`), {
+            code: 'ERR_TLS_HANDSHAKE_TIMEOUT',
+          }),
+        );
+      }, timeoutMs);
+      const onError = (handshakeError: Error): void => {
+        clearTimeout(timer);
+        stream.destroy();
+        callback(handshakeError, null);
+      };
+      socket.once('error', onError);
+      socket.once('secureConnect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        callback(null, socket);
+      });
+    });
+  };
 }

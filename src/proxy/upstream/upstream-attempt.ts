@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Balancer, EndpointHandle } from '../../lb/balancer.ts';
@@ -16,11 +17,19 @@ export interface AttemptOwner {
   onUpstreamData(attempt: UpstreamAttempt, chunk: Buffer): boolean;
   onUpstreamComplete(attempt: UpstreamAttempt, trailers?: unknown): void;
   onUpstreamError(attempt: UpstreamAttempt, failure: UpstreamFailure): void;
+  /** The endpoint answered an upgrade request with 101: `socket` is the tunnel (upgrade-client.ts). */
+  onUpstreamUpgrade?(
+    attempt: UpstreamAttempt,
+    statusCode: number,
+    socket: Duplex,
+    rawHeaders: readonly string[],
+  ): void;
 }
 
 /**
  * One try of one request on one endpoint: the undici dispatch handler (legacy callback form, which undici
- * calls without wrapping). Callbacks of an attempt the exchange gave up on are ignored.
+ * calls without wrapping), and the upgrade client's (upgrade-client.ts). Callbacks of an attempt the exchange
+ * gave up on are ignored.
  */
 export class UpstreamAttempt implements Dispatcher.DispatchHandler {
   readonly exchange: AttemptOwner;
@@ -112,5 +121,14 @@ export class UpstreamAttempt implements Dispatcher.DispatchHandler {
 
   onError(err: Error): void {
     if (!this.stale) this.exchange.onUpstreamError(this, failureOf(err));
+  }
+
+  onUpgrade(statusCode: number, rawHeaders: Buffer[] | string[] | null, socket: Duplex): void {
+    const owner = this.exchange;
+    if (this.stale || owner.onUpstreamUpgrade === undefined) {
+      socket.destroy();
+      return;
+    }
+    owner.onUpstreamUpgrade(this, statusCode, socket, (rawHeaders ?? []).map(String));
   }
 }

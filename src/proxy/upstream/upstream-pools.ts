@@ -1,15 +1,16 @@
-import type { Duplex } from 'node:stream';
 import type { buildConnector, Dispatcher } from 'undici';
 import type { BackendProtocol, BackendTls, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { poolKey } from '../compile/pool-key.ts';
 import type { RetryReason } from './connection-retry.ts';
+import { NO_TUNNELS, type TunnelConnectors } from './endpoint-dial.ts';
 import { H2cUpstream } from './h2c-upstream.ts';
 import type { Http1Handler } from './http1-request.ts';
 import { Http1ResponseParser } from './http1-response-parser.ts';
 import { Http1Upstream } from './http1-upstream.ts';
-import { upstreamTlsConnector } from './tls-upstream.ts';
+import { tlsInTunnel, upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
+import { type OpenConnection, plainConnection } from './upgrade-client.ts';
 
 export interface UpstreamPoolOptions {
   /** Connections per endpoint. Default 1024 (Envoy's circuit-breaker default). */
@@ -34,27 +35,17 @@ export interface UpstreamPoolOptions {
 
 export const DEFAULT_RETRY_WINDOW_MS = 15_000;
 
-/** undici's `connect` option, for an endpoint reached through another network's gateway. */
-export interface TunnelConnectors {
-  connector(
-    endpoint: UpstreamEndpoint,
-  ): (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => void;
-}
-
-/** Without network TLS configured, a tunnel endpoint cannot be reached: a connect failure, retried elsewhere. */
-const NO_TUNNELS: TunnelConnectors = {
-  connector: (endpoint) => (_options, callback) =>
-    callback(
-      Object.assign(new Error(`${endpoint.key} is on another network and --network-tls-cert is not set`), {
-        code: 'CSG_NO_NETWORK_TLS',
-      }),
-      null,
-    ),
-};
+export type { TunnelConnectors } from './endpoint-dial.ts';
 
 export const DEFAULT_CONNECTIONS_PER_ENDPOINT = 1024;
 export const DEFAULT_QUEUE_PER_ENDPOINT = 1024;
 export const DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS = 60_000;
+
+/** `name:port` (the tunnel authority is a clusterset name, never an IPv6 literal). */
+function splitAuthority(authority: string): [string, string] {
+  const colon = authority.lastIndexOf(':');
+  return [authority.slice(0, colon), authority.slice(colon + 1)];
+}
 
 /** The callbacks a request's outcome reaches: undici's legacy handler, taking headers as Buffers or strings. */
 export type UpstreamHandler = Http1Handler & Dispatcher.DispatchHandler;
@@ -141,19 +132,32 @@ export class UpstreamPools {
         headersTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
         bodyTimeout: this.#options.responseTimeoutMs ?? DEFAULT_UPSTREAM_RESPONSE_TIMEOUT_MS,
       };
-      if (endpoint.tunnel !== undefined) {
-        const { Pool } = loadUndici();
-        const connect = this.#tunnelConnector(endpoint);
-        const tunnelPool = new Pool(`http://${endpoint.tunnel.authority}`, { ...options, connect });
-        tunnelPool.on('connectionError', () => {});
-        pool = new UndiciUpstream(tunnelPool);
-      } else if (tls === undefined && protocol === 'h2c') {
-        pool = new H2cUpstream(endpoint.address, endpoint.port, {
+      if (tls === undefined && protocol === 'h2c') {
+        const h2cOptions = {
           connectTimeoutMs: options.connectTimeout,
           headersTimeoutMs: options.headersTimeout,
           bodyTimeoutMs: options.bodyTimeout,
           keepAliveTimeoutMs: options.keepAliveTimeout,
-        });
+        };
+        const tunnel = endpoint.tunnel;
+        if (tunnel === undefined) pool = new H2cUpstream(endpoint.address, endpoint.port, h2cOptions);
+        else {
+          // The session runs inside one CONNECT stream: its requests are streams of that session, not tunnels each.
+          const connect = this.#tunnels.connector(endpoint);
+          const [name = '', port = '0'] = splitAuthority(tunnel.authority);
+          pool = new H2cUpstream(name, Number(port), { ...h2cOptions, connect: (done) => connect({}, done) });
+        }
+      } else if (endpoint.tunnel !== undefined) {
+        const { Pool } = loadUndici();
+        const tunnelPool = new Pool(
+          `${tls === undefined ? 'http' : 'https'}://${endpoint.tunnel.authority}`,
+          {
+            ...options,
+            connect: this.#tunnelConnector(endpoint, tls, options.connectTimeout),
+          },
+        );
+        tunnelPool.on('connectionError', () => {});
+        pool = new UndiciUpstream(tunnelPool);
       } else if (tls === undefined) {
         pool = new Http1Upstream(
           endpoint.address,
@@ -186,8 +190,7 @@ export class UpstreamPools {
    * a reused connection failed must not land on another stale one. h2c keeps its one multiplexed connection.
    */
   fresh(protocol: BackendProtocol, endpoint: UpstreamEndpoint, tls?: BackendTls): RequestDispatcher {
-    if (protocol === 'h2c' && tls === undefined && endpoint.tunnel === undefined)
-      return this.get(protocol, endpoint);
+    if (protocol === 'h2c' && tls === undefined) return this.get(protocol, endpoint);
     const pool = this.get(protocol, endpoint, tls);
     if (pool instanceof Http1Upstream) {
       return { dispatch: (options, handler) => pool.dispatchOnNewConnection(options, handler) };
@@ -195,17 +198,14 @@ export class UpstreamPools {
     const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
     const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
     const { Client } = loadUndici();
-    const origin =
-      endpoint.tunnel !== undefined
-        ? `http://${endpoint.tunnel.authority}`
-        : `${tls === undefined ? 'http' : 'https'}://${host}:${endpoint.port}`;
+    const origin = `${tls === undefined ? 'http' : 'https'}://${endpoint.tunnel?.authority ?? `${host}:${endpoint.port}`}`;
     const client = new Client(origin, {
       pipelining: 1,
       connectTimeout,
       headersTimeout: 300_000,
       bodyTimeout: 300_000,
       ...(endpoint.tunnel !== undefined
-        ? { connect: this.#tunnelConnector(endpoint) }
+        ? { connect: this.#tunnelConnector(endpoint, tls, connectTimeout) }
         : tls !== undefined
           ? { connect: upstreamTlsConnector(tls, connectTimeout) }
           : {}),
@@ -222,9 +222,45 @@ export class UpstreamPools {
     };
   }
 
-  /** A CONNECT stream is a Duplex, not the Socket undici's types name; undici only reads and writes it. */
-  #tunnelConnector(endpoint: UpstreamEndpoint): buildConnector.connector {
-    return (this.#options.tunnels ?? NO_TUNNELS).connector(endpoint) as unknown as buildConnector.connector;
+  get #tunnels(): TunnelConnectors {
+    return this.#options.tunnels ?? NO_TUNNELS;
+  }
+
+  /**
+   * Opens a connection of its own to `endpoint` for one upgrade request (upgrade-client.ts), never pooled: after a
+   * 101 it carries the tunnel. Reached as requests reach it: through its network's gateway (a CONNECT stream, with
+   * the BackendTLSPolicy's TLS inside it), with the BackendTLSPolicy's TLS, or plain TCP, each within the connect
+   * timeout.
+   */
+  connection(endpoint: UpstreamEndpoint, tls?: BackendTls): OpenConnection {
+    const connectTimeout = this.#options.connectTimeoutMs ?? 5_000;
+    if (endpoint.tunnel === undefined && tls === undefined)
+      return plainConnection(endpoint.address, endpoint.port, connectTimeout);
+    const connector: buildConnector.connector =
+      endpoint.tunnel !== undefined
+        ? this.#tunnelConnector(endpoint, tls, connectTimeout)
+        : upstreamTlsConnector(tls!, connectTimeout);
+    const target = {
+      hostname: endpoint.address,
+      protocol: tls === undefined ? 'http:' : 'https:',
+      port: String(endpoint.port),
+    };
+    return (callback) => connector(target, (err, socket) => callback(err, socket));
+  }
+
+  /**
+   * undici's `connect` for an endpoint on another network: a CONNECT stream through its network gateway, and
+   * with a BackendTLSPolicy, TLS to the backend inside it (the remote gateway relays bytes it cannot read). A
+   * CONNECT stream is a Duplex, not the Socket undici's types name; undici only reads and writes it.
+   */
+  #tunnelConnector(
+    endpoint: UpstreamEndpoint,
+    tls: BackendTls | undefined,
+    timeoutMs: number,
+  ): buildConnector.connector {
+    const connect = this.#tunnels.connector(endpoint);
+    if (tls === undefined) return connect as unknown as buildConnector.connector;
+    return tlsInTunnel(connect, tls, timeoutMs) as unknown as buildConnector.connector;
   }
 
   /** A retry of a request to `backend` starts. */

@@ -1,0 +1,110 @@
+import { connect as netConnect, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+
+/**
+ * For an endpoint on another network (`UpstreamEndpoint.tunnel`): a function that opens a CONNECT stream to it
+ * through that network's gateway (src/network), in undici's `connect` shape. The stream is a Duplex carrying the
+ * bytes to and from a pod of the service the remote gateway picks.
+ */
+export interface TunnelConnectors {
+  connector(
+    endpoint: UpstreamEndpoint,
+  ): (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => void;
+}
+
+/** Without network TLS configured, a tunnel endpoint cannot be reached: a connect failure, retried elsewhere. */
+export const NO_TUNNELS: TunnelConnectors = {
+  connector: (endpoint) => (_options, callback) =>
+    callback(
+      Object.assign(new Error(`${endpoint.key} is on another network and --network-tls-cert is not set`), {
+        code: 'CSG_NO_NETWORK_TLS',
+      }),
+      null,
+    ),
+};
+
+export interface DialOptions {
+  readonly connectTimeoutMs: number;
+  readonly tunnels?: TunnelConnectors;
+}
+
+/**
+ * A byte stream to an endpoint, for the layer-4 relays (TCPRoute, TLSRoute): a TCP connection to its address,
+ * or, for an endpoint on another network, a CONNECT stream through its network gateway. `callback` runs once:
+ * with the connected stream, or with why there is none (refused, unreachable, timed out, the tunnel refused).
+ * Returns a cancel: after it the callback never runs and whatever was opened is destroyed.
+ */
+export function dialEndpoint(
+  endpoint: UpstreamEndpoint,
+  options: DialOptions,
+  callback: (err: Error | null, upstream: Duplex | null) => void,
+): () => void {
+  let settled = false;
+  let opened: Duplex | undefined;
+  const settle = (err: Error | null, upstream: Duplex | null): void => {
+    if (settled) {
+      upstream?.destroy();
+      return;
+    }
+    settled = true;
+    clearTimeout(timer);
+    callback(err, upstream);
+  };
+  const timer = setTimeout(() => {
+    opened?.destroy();
+    settle(new Error(`connect timeout after ${options.connectTimeoutMs} ms`), null);
+  }, options.connectTimeoutMs);
+  if (endpoint.tunnel !== undefined) {
+    (options.tunnels ?? NO_TUNNELS).connector(endpoint)({}, (err, stream) => {
+      if (err !== null || stream === null) settle(err ?? new Error('no tunnel'), null);
+      else settle(null, stream);
+    });
+  } else {
+    const socket = netConnect({
+      host: endpoint.address,
+      port: endpoint.port,
+      allowHalfOpen: true,
+      noDelay: true,
+    });
+    opened = socket;
+    const onError = (err: Error): void => {
+      socket.destroy();
+      settle(err, null);
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      socket.off('error', onError);
+      settle(null, socket);
+    });
+  }
+  return () => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    opened?.destroy();
+  };
+}
+
+/**
+ * Bytes relayed each way between `client` and `upstream`, read when the relay ends: a TCP upstream counts them
+ * itself; a tunnel stream does not, so they are counted as they pass (call before piping). `sent` bytes were
+ * written to the upstream before (a ClientHello read ahead).
+ */
+export function relayedBytes(
+  client: Duplex,
+  upstream: Duplex,
+  sent = 0,
+): () => { upstream: number; downstream: number } {
+  if (upstream instanceof Socket)
+    return () => ({ upstream: upstream.bytesWritten, downstream: upstream.bytesRead });
+  let up = sent;
+  let down = 0;
+  client.on('data', (chunk: Buffer) => {
+    up += chunk.length;
+  });
+  upstream.on('data', (chunk: Buffer) => {
+    down += chunk.length;
+  });
+  return () => ({ upstream: up, downstream: down });
+}
