@@ -34,8 +34,9 @@ interface Tier extends TierEndpoints {
  *
  * Health is the registry's one verdict per endpoint (endpoint-health.ts): capped outlier ejections and active
  * health checks decide the tier shares. The picker's avoidance after a failed attempt only narrows the
- * candidates inside a tier to the endpoints not avoided, and to all healthy ones when every one is avoided, so
- * it never moves traffic to another tier. `ready: false` endpoints are candidates like the others,
+ * candidates inside a tier to the endpoints not avoided, and to all healthy ones when every one is avoided; it
+ * moves traffic to another tier only when every healthy endpoint of a tier failed since the tier last answered
+ * (a tier failing at once, see #recompute). `ready: false` endpoints are candidates like the others,
  * because translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and
  * then they are all there is.
  */
