@@ -249,6 +249,8 @@ async function main(argv: readonly string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   followParentWhenRunByNpm(process.env, () => void stop('parent exited'));
+  // Forked with an IPC channel (the demo's world runs a cluster's network gateway so): stop with the parent.
+  if (process.send !== undefined) process.once('disconnect', () => void stop('parent exited'));
 }
 
 /**

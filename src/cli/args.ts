@@ -170,6 +170,9 @@ function fleetOptions(
   };
 }
 
+/** The Secret the demo writes into its hub manifests with the gateway's network identity (src/demo/topology.ts). */
+const DEMO_NETWORK_SECRET = 'fleet-system/east-1-network-identity';
+
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
   let values: Partial<Record<FlagName, string | boolean | string[]>>;
   try {
@@ -205,7 +208,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
   const eastWest = str('east-west-port');
-  const network = parseNetworkOptions(str);
+  const parsedNetwork = parseNetworkOptions(str);
+  // The demo's cluster west-1 is on a network of its own: the gateway's identity comes with the demo's manifests.
+  const network: NetworkOptions =
+    source.kind === 'demo' && parsedNetwork.tls === undefined && parsedNetwork.tlsObjects === undefined
+      ? { ...parsedNetwork, tlsObjects: { secret: DEMO_NETWORK_SECRET } }
+      : parsedNetwork;
   const validation = str('validation') ?? 'strict';
   if (validation !== 'strict' && validation !== 'warn')
     throw new UsageError(`--validation must be strict or warn, not ${validation}`);
