@@ -11,6 +11,7 @@ import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
 import { AccessLog } from '../proxy/exchange/access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 import { startNetwork } from './network-setup.ts';
+import type { StartTracing } from './tracing-setup.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
@@ -59,7 +60,12 @@ export function startDataPlane(
   logger: Logger,
   registry: Registry,
   role: HealthCheckRole = { probes: true },
+  startTracing?: StartTracing,
 ): WorkerDataPlane {
+  const tracing =
+    startTracing !== undefined && cli.tracing !== undefined
+      ? startTracing(cli.tracing, registry, logger.child({ component: 'tracing' }))
+      : undefined;
   const balancerMetrics = new BalancerMetrics(registry, () => balancers.healthyEndpoints());
   const balancers = createBalancerFactory({
     policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
@@ -118,6 +124,7 @@ export function startDataPlane(
     logger,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
     layer4: {
       tcp: { idleTimeoutMs: cli.tcpIdleTimeoutMs, connectTimeoutMs: cli.tcpConnectTimeoutMs },
@@ -179,6 +186,8 @@ export function startDataPlane(
       await network.close(cli.limits.drainTimeoutMs);
       await proxy.close();
       accessLog?.flush();
+      // What is queued gets one more export, bounded; the rest is counted as dropped.
+      await tracing?.shutdown(Math.min(cli.limits.drainTimeoutMs, 5000));
     },
   };
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 import { LIMIT_FLAGS } from './limits.ts';
 import { NETWORK_FLAGS } from './network-flags.ts';
+import { TRACE_FLAGS } from './trace-flags.ts';
 
 /** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
 export const FLAGS = {
@@ -105,6 +106,7 @@ export const FLAGS = {
     type: 'boolean',
     help: 'Log one line per request on every server path (direction, source, service, backend, endpoint cluster/zone, status, body bytes, attempts, how the last attempt failed, duration), JSON or text as --log-format says.',
   },
+  ...TRACE_FLAGS,
   'controller-name': {
     type: 'string',
     arg: 'name',
