@@ -2,10 +2,12 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 import { NETWORK_PROPERTY } from '../mcs/networks.ts';
+import type { TracingOptions } from '../trace/tracing-options.ts';
 import { integer, number, optional, parseKinds, parseNamespaces, UsageError } from './flag-values.ts';
 import { FLAGS, type FlagName } from './flags.ts';
 import { type Limits, parseLimits } from './limits.ts';
 import { type NetworkOptions, parseNetworkOptions } from './network-flags.ts';
+import { parseTraceOptions } from './trace-flags.ts';
 
 const ESCAPED_SLASHES_ACTIONS = ['keep', 'reject', 'unescape-and-redirect', 'unescape-and-forward'] as const;
 type EscapedSlashesAction = (typeof ESCAPED_SLASHES_ACTIONS)[number];
@@ -41,6 +43,8 @@ export interface CliOptions {
   readonly accessLog: boolean;
   /** `--session-key-file`: the keys sealing session persistence values; absent: one generated at start. */
   readonly sessionKeyFile?: string;
+  /** OpenTelemetry traces (docs/tracing.md); undefined: off. */
+  readonly tracing?: TracingOptions;
   /**
    * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
    * it off.
@@ -245,6 +249,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     network,
     accessLog: values['access-log'] === true,
     ...optional('sessionKeyFile', str('session-key-file')),
+    ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
     translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
