@@ -12,6 +12,7 @@ import { listenerProblems, listenerReadiness, withListenerBindings } from './app
 import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
+import { loadTracing } from './app/tracing-setup.ts';
 import { TranslationThread } from './app/translation-thread.ts';
 import { startWorkerPool } from './app/workers.ts';
 import { type CliOptions, parseCli } from './cli/args.ts';
@@ -61,7 +62,8 @@ async function main(argv: readonly string[]): Promise<void> {
   await checkSourceConfig(cli);
   const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
   const workerPool = cli.workers > 1 ? await startWorkerPool(cli.workers, eastWestPort, logger) : undefined;
-  const dataPlane = workerPool ?? startDataPlane(cli, eastWestPort, logger, registry);
+  const dataPlane =
+    workerPool ?? startDataPlane(cli, eastWestPort, logger, registry, undefined, await loadTracing(cli));
   const setup = await openSource(cli, eastWestPort, logger, registry, {
     balancers: async () => (workerPool ? workerPool.balancers() : dataPlane.describeBalancers()),
     settled: () => reconciler.settled(),
@@ -249,6 +251,8 @@ async function main(argv: readonly string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   followParentWhenRunByNpm(process.env, () => void stop('parent exited'));
+  // Forked with an IPC channel (the demo's world runs a cluster's network gateway so): stop with the parent.
+  if (process.send !== undefined) process.once('disconnect', () => void stop('parent exited'));
 }
 
 /**

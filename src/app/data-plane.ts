@@ -12,6 +12,7 @@ import { AccessLog } from '../proxy/exchange/access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 import { startNetwork } from './network-setup.ts';
 import { setupSessions } from './session-setup.ts';
+import type { StartTracing } from './tracing-setup.ts';
 
 /** The serving half: balancers, their metrics, the proxy and its access log. One per process (or worker). */
 export interface DataPlane {
@@ -60,7 +61,12 @@ export function startDataPlane(
   logger: Logger,
   registry: Registry,
   role: HealthCheckRole = { probes: true },
+  startTracing?: StartTracing,
 ): WorkerDataPlane {
+  const tracing =
+    startTracing !== undefined && cli.tracing !== undefined
+      ? startTracing(cli.tracing, registry, logger.child({ component: 'tracing' }))
+      : undefined;
   const balancerMetrics = new BalancerMetrics(registry, () => balancers.healthyEndpoints());
   const balancers = createBalancerFactory({
     policy: cli.lbPolicy === 'wrr' ? 'weighted-round-robin' : 'p2c-peak-ewma',
@@ -120,6 +126,7 @@ export function startDataPlane(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
     sessions: setupSessions(cli.sessionKeyFile, registry, logger),
+    ...(tracing ? { tracer: tracing.tracer } : {}),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
     layer4: {
       tcp: { idleTimeoutMs: cli.tcpIdleTimeoutMs, connectTimeoutMs: cli.tcpConnectTimeoutMs },
@@ -181,6 +188,8 @@ export function startDataPlane(
       await network.close(cli.limits.drainTimeoutMs);
       await proxy.close();
       accessLog?.flush();
+      // What is queued gets one more export, bounded; the rest is counted as dropped.
+      await tracing?.shutdown(Math.min(cli.limits.drainTimeoutMs, 5000));
     },
   };
 }

@@ -8,6 +8,7 @@ import type { BalancerState } from '../lb/index.ts';
 import { logFormatOptions } from '../log/text-format.ts';
 import type { ListenerBinding } from '../proxy/index.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
+import type { StartTracing } from './tracing-setup.ts';
 
 /**
  * `--workers N` (issue 5, multi-core): the primary process runs the sources, translation, status and the admin
@@ -192,7 +193,7 @@ export async function startWorkerPool(
 }
 
 /** A worker: a data plane fed by the primary's routing tables; its metrics are read by the primary. */
-export function runWorker(cli: CliOptions): void {
+export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
   const eastWestPort = process.env[EAST_WEST_PORT_ENV] ? Number(process.env[EAST_WEST_PORT_ENV]) : undefined;
   const logger = pino({
     level: cli.logLevel,
@@ -205,15 +206,22 @@ export function runWorker(cli: CliOptions): void {
   // Constructing one installs prom-client's answer to the primary's metrics requests in this worker.
   new AggregatorRegistry();
   const probes = process.env[PROBER_ENV] === '1';
-  const dataPlane = startDataPlane(cli, eastWestPort, logger, registry, {
-    probes,
-    ...(probes
-      ? {
-          shared: (result: ProbeResult) =>
-            process.send?.({ type: 'probe-result', result } satisfies FromWorker),
-        }
-      : {}),
-  });
+  const dataPlane = startDataPlane(
+    cli,
+    eastWestPort,
+    logger,
+    registry,
+    {
+      probes,
+      ...(probes
+        ? {
+            shared: (result: ProbeResult) =>
+              process.send?.({ type: 'probe-result', result } satisfies FromWorker),
+          }
+        : {}),
+    },
+    startTracing,
+  );
   dataPlane.watchListeners(() =>
     process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),
   );

@@ -2,10 +2,12 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 import { NETWORK_PROPERTY } from '../mcs/networks.ts';
+import type { TracingOptions } from '../trace/tracing-options.ts';
 import { integer, number, optional, parseKinds, parseNamespaces, UsageError } from './flag-values.ts';
 import { FLAGS, type FlagName } from './flags.ts';
 import { type Limits, parseLimits } from './limits.ts';
 import { type NetworkOptions, parseNetworkOptions } from './network-flags.ts';
+import { parseTraceOptions } from './trace-flags.ts';
 
 const ESCAPED_SLASHES_ACTIONS = ['keep', 'reject', 'unescape-and-redirect', 'unescape-and-forward'] as const;
 type EscapedSlashesAction = (typeof ESCAPED_SLASHES_ACTIONS)[number];
@@ -41,6 +43,8 @@ export interface CliOptions {
   readonly accessLog: boolean;
   /** `--session-key-file`: the keys sealing session persistence values; absent: one generated at start. */
   readonly sessionKeyFile?: string;
+  /** OpenTelemetry traces (docs/tracing.md); undefined: off. */
+  readonly tracing?: TracingOptions;
   /**
    * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
    * it off.
@@ -170,6 +174,9 @@ function fleetOptions(
   };
 }
 
+/** The Secret the demo writes into its hub manifests with the gateway's network identity (src/demo/topology.ts). */
+const DEMO_NETWORK_SECRET = 'fleet-system/east-1-network-identity';
+
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
   let values: Partial<Record<FlagName, string | boolean | string[]>>;
   try {
@@ -205,7 +212,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
   const eastWest = str('east-west-port');
-  const network = parseNetworkOptions(str);
+  const parsedNetwork = parseNetworkOptions(str);
+  // The demo's cluster west-1 is on a network of its own: the gateway's identity comes with the demo's manifests.
+  const network: NetworkOptions =
+    source.kind === 'demo' && parsedNetwork.tls === undefined && parsedNetwork.tlsObjects === undefined
+      ? { ...parsedNetwork, tlsObjects: { secret: DEMO_NETWORK_SECRET } }
+      : parsedNetwork;
   const validation = str('validation') ?? 'strict';
   if (validation !== 'strict' && validation !== 'warn')
     throw new UsageError(`--validation must be strict or warn, not ${validation}`);
@@ -237,6 +249,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     network,
     accessLog: values['access-log'] === true,
     ...optional('sessionKeyFile', str('session-key-file')),
+    ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
     translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,

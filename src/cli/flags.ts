@@ -1,6 +1,7 @@
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
 import { LIMIT_FLAGS } from './limits.ts';
 import { NETWORK_FLAGS } from './network-flags.ts';
+import { TRACE_FLAGS } from './trace-flags.ts';
 
 /** Every flag, once: parsing, defaults and `--help` are all generated from this table. */
 export const FLAGS = {
@@ -115,6 +116,7 @@ export const FLAGS = {
     arg: 'path',
     help: 'Keys sealing session persistence values (GEP-1619 cookies and headers), one secret of at least 32 characters a line; the first seals, every one opens (rotation). Give every replica the same file. Default: a key generated at start, so values survive no restart and no other replica (docs/sessions.md).',
   },
+  ...TRACE_FLAGS,
   'controller-name': {
     type: 'string',
     arg: 'name',

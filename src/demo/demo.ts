@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,7 +85,11 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const manifestsDir = makeDemoFolder('hub');
   writeFileSync(
     join(manifestsDir, 'demo.yaml'),
-    demoManifests(world.pods, options.controllerName, options.gatewayPort, world.clusterProfiles),
+    demoManifests(world.pods, options.controllerName, options.gatewayPort, world.clusterProfiles, {
+      cert: readFileSync(world.networkIdentity.certFile, 'utf8'),
+      key: readFileSync(world.networkIdentity.keyFile, 'utf8'),
+      ca: readFileSync(world.networkIdentity.trustBundleFile, 'utf8'),
+    }),
   );
   logger.info(
     { manifestsDir, pods: world.pods.length, members: world.members.map((m) => m.url), worldPid: pid },
@@ -188,6 +192,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  ${count('http')} echo pods and ${count('grpc')} gRPC pods in clusters east-1, east-2 (region us-east) and west-1 (region us-west)`,
     `  member clusters: ${world.members.map((m) => `${m.cluster} ${m.url}`).join(', ')} (fleet mode: ClusterProfiles and an exec plugin)`,
     `  pods and member clusters run in process ${pid}, the gateway in ${process.pid}`,
+    ...world.networkGateways.map(
+      (g) =>
+        `  ${g.cluster} is on network ${g.network}: its pods are reached through its network gateway ${g.address} (mutual TLS, HTTP/2 CONNECT; process ${g.pid}, admin ${g.adminUrl})`,
+    ),
     `  hub manifests: ${manifestsDir}  (edit them; the gateway follows)`,
     `  kubeconfig for the members: ${world.kubeconfigFile}  (also at ${`http://127.0.0.1:${options.adminPort}`}/demo/kubeconfig)`,
     '',
@@ -216,6 +224,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     `  kubectl --kubeconfig ${world.kubeconfigFile} --context west-1 get serviceexports,endpointslices -A`,
     `  curl -s ${admin}/demo/sync         # after a kubectl edit in a member: returns once the gateway serves it`,
     `  curl -s ${admin}/config_dump       # routing table, endpoint tiers and health, statuses`,
+    ...world.networkGateways.map(
+      (g) =>
+        `  curl -s ${admin}/config_dump | grep -A14 '"name": "${g.network}"'   # ${g.cluster}'s network and its gateway`,
+    ),
     `  curl -s ${admin}/metrics | grep clusterset_gateway_upstream`,
     '',
   ].join('\n');

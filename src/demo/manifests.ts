@@ -4,6 +4,7 @@ import { GREETER_SERVICE } from './greeter/greeter-messages.ts';
 import {
   DEMO_FLEET_NAMESPACE,
   DEMO_NAMESPACE,
+  DEMO_NETWORK_SECRET,
   GATEWAY_IDENTITY,
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,
@@ -17,6 +18,7 @@ export function demoManifests(
   controllerName: string,
   gatewayPort: number,
   clusterProfiles: readonly unknown[],
+  networkIdentity: NetworkIdentityPem,
 ): string {
   const ns = DEMO_NAMESPACE;
   const objects: unknown[] = [
@@ -50,6 +52,7 @@ export function demoManifests(
     },
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_FLEET_NAMESPACE } },
     ...clusterProfiles,
+    networkIdentitySecret(networkIdentity),
     {
       apiVersion: 'policy.clusterset-gateway.io/v1alpha1',
       kind: 'ClusterSelectionPolicy',
@@ -137,6 +140,28 @@ export function demoManifests(
     ...localEndpointSlices(pods),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
+}
+
+export interface NetworkIdentityPem {
+  readonly cert: string;
+  readonly key: string;
+  readonly ca: string;
+}
+
+/**
+ * The gateway's network identity (`--network-tls-secret`), as cert-manager writes it: a kubernetes.io/tls Secret
+ * whose ca.crt is the trust bundle. /config_dump shows where it comes from and when it ends, never its data.
+ */
+function networkIdentitySecret(pem: NetworkIdentityPem): unknown {
+  const [namespace, name] = DEMO_NETWORK_SECRET.split('/');
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': base64(pem.cert), 'tls.key': base64(pem.key), 'ca.crt': base64(pem.ca) },
+  };
 }
 
 /**

@@ -18,6 +18,9 @@ import type { MemberContents } from './world-protocol.ts';
 
 /** The access provider the demo's ClusterProfiles name, and the provider file names too. */
 export const DEMO_ACCESS_PROVIDER = 'clusterset-gateway-demo';
+const NETWORK_GATEWAY_NAMESPACE = 'clusterset-gateway';
+/** The label naming a member Service's network as a network gateway (docs/multi-network.md). */
+const NETWORK_LABEL = 'network.clusterset-gateway.io';
 // Long enough not to churn, short enough that a demo left running shows a renewal.
 const TOKEN_LIFETIME_MS = 10 * 60_000;
 
@@ -46,7 +49,18 @@ export interface DemoFleet {
  * list/watch protocol) holding that cluster's exported Services, EndpointSlices and About API
  * ClusterProperties, reached through ClusterProfiles and an exec credential plugin as a real fleet would be.
  */
-export async function startDemoFleet(pods: readonly RunningPod[], dir: string): Promise<DemoFleet> {
+/** A member's network gateway as the member shows it: a Service labelled with its network (fleet.md). */
+export interface MemberNetworkGateway {
+  readonly cluster: string;
+  readonly network: string;
+  readonly port: number;
+}
+
+export async function startDemoFleet(
+  pods: readonly RunningPod[],
+  dir: string,
+  networkGateways: readonly MemberNetworkGateway[] = [],
+): Promise<DemoFleet> {
   const tls = memberCertificate(dir);
   const plugin = writeCredentialPlugin(dir);
   const tokens: Record<string, string> = {};
@@ -62,6 +76,8 @@ export async function startDemoFleet(pods: readonly RunningPod[], dir: string): 
       });
       tokens[server.url] = token;
       seedMember(server, cluster, pods);
+      for (const gateway of networkGateways.filter((g) => g.cluster === cluster))
+        seedNetworkGateway(server, gateway);
       members.push({ cluster, region, server });
     }
   } catch (error) {
@@ -202,6 +218,37 @@ function seedMember(server: KubeApiServer, cluster: string, pods: readonly Runni
       });
     }
   }
+}
+
+/**
+ * The member's network gateway Service, as a cloud load balancer would leave it (`status.loadBalancer.ingress`),
+ * labelled with the member's network: how the gateway finds another network's entry point, as Istio finds its
+ * east-west gateways (docs/multi-network.md).
+ */
+function seedNetworkGateway(server: KubeApiServer, gateway: MemberNetworkGateway): void {
+  server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NETWORK_GATEWAY_NAMESPACE } });
+  server.create({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: 'network-gateway',
+      namespace: NETWORK_GATEWAY_NAMESPACE,
+      labels: { [NETWORK_LABEL]: gateway.network },
+    },
+    spec: {
+      type: 'LoadBalancer',
+      selector: { app: 'clusterset-gateway' },
+      ports: [{ name: 'network-gateway', protocol: 'TCP', port: gateway.port }],
+    },
+  });
+  // The load balancer's address is status, written after the Service exists (as a cloud controller does).
+  server.patch(
+    'services',
+    NETWORK_GATEWAY_NAMESPACE,
+    'network-gateway',
+    { status: { loadBalancer: { ingress: [{ ip: '127.0.0.1' }] } } },
+    'status',
+  );
 }
 
 function appProtocolOf(port: { readonly appProtocol?: string }): { appProtocol?: string } {

@@ -37,7 +37,7 @@ const POLL_MS = 50;
  * that none has is served by nobody: nothing to wait for). False when `timeoutMs` passes first.
  */
 export async function waitForHealth(
-  view: DemoServedView,
+  view: Pick<DemoServedView, 'balancers'>,
   keys: ReadonlySet<string>,
   healthy: boolean,
   timeoutMs: number,

@@ -30,6 +30,20 @@ export const GATEWAY_IDENTITY = {
   node: 'east-1-node-a',
 } as const;
 
+/**
+ * The cluster on a network of its own (docs/multi-network.md): its pods are reached only through its network
+ * gateway (another clusterset-gateway process of the demo's world), over mutual TLS. The others share the
+ * network `default`.
+ */
+export const OTHER_NETWORK = {
+  cluster: 'west-1',
+  network: 'net-west',
+  region: 'us-west',
+  zone: 'us-west-1a',
+} as const;
+/** The Secret (in the hub's manifests) holding the gateway's own network identity: `--network-tls-secret`. */
+export const DEMO_NETWORK_SECRET = 'fleet-system/east-1-network-identity';
+
 /** The gRPC service's name, and the port its ServiceImport and GRPCRoute use. */
 export const GRPC_SERVICE = 'greeter';
 export const GRPC_SERVICE_PORT = 50051;

@@ -12,6 +12,20 @@ export interface WorldStarted {
   readonly providerFile: string;
   readonly kubeconfig: string;
   readonly kubeconfigFile: string;
+  /** The gateway's own network certificate, key and trust bundle (made at start with the demo's trust domain). */
+  readonly networkIdentity: {
+    readonly certFile: string;
+    readonly keyFile: string;
+    readonly trustBundleFile: string;
+  };
+  /** The clusters on other networks and their network gateways (processes of the world). */
+  readonly networkGateways: readonly {
+    readonly cluster: string;
+    readonly network: string;
+    readonly address: string;
+    readonly adminUrl: string;
+    readonly pid: number;
+  }[];
   /** The world's own temporary folder (credential plugin, certificate, kubeconfig): removed when it stops. */
   readonly workDir: string;
 }

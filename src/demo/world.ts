@@ -6,9 +6,18 @@ import { rmSync } from 'node:fs';
 import { startEchoServer } from './echo/echo-server.ts';
 import { startGreeterServer } from './greeter/greeter-server.ts';
 import { type DemoFleet, startDemoFleet } from './members.ts';
+import { type NetworkGatewayProcess, startNetworkGatewayProcess } from './network-gateway-process.ts';
+import { makeDemoTrustDomain } from './network-identities.ts';
 import { selectPods } from './pod-selection.ts';
 import { makeDemoFolder } from './temp-folders.ts';
-import { DEMO_NAMESPACE, DEMO_PODS, type DemoPod, type RunningPod } from './topology.ts';
+import {
+  DEMO_NAMESPACE,
+  DEMO_PODS,
+  type DemoPod,
+  GATEWAY_IDENTITY,
+  OTHER_NETWORK,
+  type RunningPod,
+} from './topology.ts';
 import type { GatewayMessage, PodsChanged, WorldMessage } from './world-protocol.ts';
 
 interface PodProcess {
@@ -16,6 +25,9 @@ interface PodProcess {
   port: number;
   server: { close(): Promise<void> } | undefined;
 }
+
+/** Two failed health checks at the default 2 s interval, with room for a loaded machine. */
+const OTHER_NETWORK_HEALTH_TIMEOUT_MS = 15_000;
 
 const send = (message: WorldMessage): void => {
   process.send?.(message);
@@ -29,12 +41,14 @@ async function main(): Promise<void> {
   const pods: PodProcess[] = [];
   const workDir = makeDemoFolder('fleet');
   let fleet: DemoFleet | undefined;
+  let networkGateway: NetworkGatewayProcess | undefined;
   let stopping = false;
   const stop = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true;
       await Promise.all(pods.map((entry) => entry.server?.close()));
       await fleet?.close();
+      await networkGateway?.close();
       rmSync(workDir, { recursive: true, force: true });
     }
     process.exit(code);
@@ -50,7 +64,16 @@ async function main(): Promise<void> {
       pods.push({ pod, port: server.port, server });
     }
     const running: RunningPod[] = pods.map(({ pod, port }) => ({ ...pod, port }));
-    fleet = await startDemoFleet(running, workDir);
+    const identities = makeDemoTrustDomain(workDir, [GATEWAY_IDENTITY.cluster, OTHER_NETWORK.cluster]);
+    networkGateway = await startNetworkGatewayProcess({
+      ...OTHER_NETWORK,
+      pods: running,
+      identity: identities.get(OTHER_NETWORK.cluster)!,
+      dir: workDir,
+    });
+    fleet = await startDemoFleet(running, workDir, [
+      { cluster: networkGateway.cluster, network: networkGateway.network, port: networkGateway.port },
+    ]);
     send({
       type: 'started',
       pods: running,
@@ -59,6 +82,16 @@ async function main(): Promise<void> {
       providerFile: fleet.providerFile,
       kubeconfig: fleet.kubeconfig,
       kubeconfigFile: fleet.kubeconfigFile,
+      networkIdentity: identities.get(GATEWAY_IDENTITY.cluster)!,
+      networkGateways: [
+        {
+          cluster: networkGateway.cluster,
+          network: networkGateway.network,
+          address: `127.0.0.1:${networkGateway.port}`,
+          adminUrl: networkGateway.adminUrl,
+          pid: networkGateway.pid,
+        },
+      ],
       workDir,
     });
   } catch (error) {
@@ -75,7 +108,18 @@ async function main(): Promise<void> {
       return;
     }
     if (message.type !== 'set-running') return;
-    queue = queue.then(async () => send(await setRunning(pods, message.id, message.up, message.query)));
+    queue = queue.then(async () => {
+      const changed = await setRunning(pods, message.id, message.up, message.query);
+      // The other network's pods are balanced by its own gateway: answered once that one has seen the change.
+      const keys = new Set(
+        pods
+          .filter((p) => p.pod.cluster === OTHER_NETWORK.cluster && changed.pods?.includes(p.pod.pod))
+          .map((p) => `127.0.0.1:${p.port}`),
+      );
+      if (keys.size > 0 && networkGateway !== undefined)
+        await networkGateway.waitForHealth(keys, message.up, OTHER_NETWORK_HEALTH_TIMEOUT_MS);
+      send(changed);
+    });
   });
 }
 

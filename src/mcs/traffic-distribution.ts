@@ -111,8 +111,13 @@ export function endpointsWithoutZone(
 ): McsWarning | undefined {
   if (policy === 'Default') return undefined;
   let withoutZone = 0;
-  for (const endpoint of endpoints) if (endpoint.zone === undefined) withoutZone++;
+  for (const endpoint of endpoints) if (lacksZone(endpoint)) withoutZone++;
   return withoutZoneWarning(withoutZone, endpoints.length, owner);
+}
+
+/** A tunnel target stands for a whole cluster on another network: it has no zone, and that is no mistake. */
+function lacksZone(endpoint: UpstreamEndpoint): boolean {
+  return endpoint.zone === undefined && endpoint.tunnel === undefined;
 }
 
 function withoutZoneWarning(withoutZone: number, of: number, owner: string): McsWarning | undefined {
@@ -133,7 +138,7 @@ export function buildTiers(
   const buckets = new Map<TierName, UpstreamEndpoint[]>();
   let withoutZone = 0;
   for (const endpoint of endpoints) {
-    if (policy !== 'Default' && endpoint.zone === undefined) withoutZone++;
+    if (policy !== 'Default' && lacksZone(endpoint)) withoutZone++;
     const tier = localityOf(endpoint, policy, identity);
     const bucket = buckets.get(tier);
     if (bucket) bucket.push(endpoint);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BalancerFactory } from '../lb/balancer.ts';
+import type { RequestTracer } from '../trace/request-tracer.ts';
 import type { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig } from './compile/retry-budget.ts';
 import type { AccessLog } from './exchange/access-log.ts';
@@ -46,6 +47,8 @@ export interface ProxyServerOptions {
   readonly accessLog?: AccessLog;
   /** Session persistence (GEP-1619): the sealing keys and counters; absent: sessionPersistence is not applied. */
   readonly sessions?: SessionServices;
+  /** Traces when set (`--otlp-endpoint`, docs/tracing.md). */
+  readonly tracer?: RequestTracer;
   /** Path normalization before matching, on every listener; default all on (DEFAULT_PATH_NORMALIZATION). */
   readonly paths?: PathNormalization;
   /**

@@ -6,6 +6,7 @@ import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { ListenerMetrics } from '../metrics/listener-metrics.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
+import type { RequestTracer } from '../trace/request-tracer.ts';
 import { backendPoolKeys } from './compile/compile-backends.ts';
 import { type CompiledPort, type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
@@ -51,6 +52,7 @@ export class ProxyServer {
   #table: CompiledTable | undefined;
   readonly #eastWest: EastWestProxy | undefined;
   readonly #accessLog: AccessLog | undefined;
+  readonly #tracer: RequestTracer | undefined;
   /** TLS listener ports (TLSRoute passthrough and terminate). */
   readonly #tlsPorts: TlsPorts;
   /** TCP and UDP listener ports (TCPRoute, UDPRoute). */
@@ -82,6 +84,7 @@ export class ProxyServer {
       REJECTED_REQUESTS,
     );
     this.#accessLog = options.accessLog;
+    this.#tracer = options.tracer;
     this.#bindings = new ListenerBindings({
       logger: this.#logger,
       metrics: new ListenerMetrics(options.registry ?? new Registry()),
@@ -124,6 +127,7 @@ export class ProxyServer {
             logger: this.#logger,
             registry: options.registry ?? new Registry(),
             ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+            ...(options.tracer ? { tracer: options.tracer } : {}),
             rejections: this.#rejections,
             limits: this.#limits,
             ...(options.paths ? { paths: options.paths } : {}),
@@ -242,6 +246,7 @@ export class ProxyServer {
         tunnelIdleTimeoutMs: this.#limits.tunnelIdleTimeoutMs,
         ...(this.#paths ? { paths: this.#paths } : {}),
         ...(this.#sessions ? { sessions: this.#sessions } : {}),
+        ...(this.#tracer ? { tracer: this.#tracer } : {}),
       },
       compiledPort,
       this.#accessLog,

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
+import type { RequestTracer } from '../../trace/request-tracer.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import { CLIENT_CLOSED, FAILURES, type FailureKind, UpstreamFailure } from '../upstream/attempt-outcome.ts';
 import type { BodyState } from '../upstream/connection-retry.ts';
@@ -24,6 +25,7 @@ import {
   requestTimeoutMs,
   type TimedExchange,
 } from './exchange-timers.ts';
+import { ExchangeTrace } from './exchange-trace.ts';
 import { forwardTrailers, respondTrailersOnly } from './grpc-trailers.ts';
 import { sendLocalReply } from './local-reply.ts';
 import type { PathNormalization } from './path-normalization.ts';
@@ -49,6 +51,8 @@ export interface ExchangeServices {
   readonly accessLog?: ListenerAccessLog;
   /** Session persistence's keys and counters; absent: routes' sessionPersistence is not applied. */
   readonly sessions?: SessionServices;
+  /** Traces (`--otlp-endpoint`); absent when tracing is off, and then nothing of it runs per request. */
+  readonly tracer?: RequestTracer;
 }
 
 /**
@@ -75,6 +79,7 @@ export class Exchange
   readonly #corsOrigin: string | undefined;
   /** Kept: Node may clear `req.socket` before the exchange ends. */
   readonly #socket: Socket;
+  readonly #trace: ExchangeTrace | null;
   #body: IncomingMessage | PassThrough | null;
   #current: UpstreamAttempt | undefined;
   #finished = false;
@@ -114,6 +119,8 @@ export class Exchange
     // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
     // is what is watched; it has the socket's 'close' event and `destroyed`.
     this.#socket = req.httpVersionMajor === 2 ? (http2Stream(req) as unknown as Socket) : req.socket;
+    const tracer = services.tracer;
+    this.#trace = tracer === undefined ? null : new ExchangeTrace(tracer, req, action, target, startMs);
   }
 
   /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
@@ -135,6 +142,7 @@ export class Exchange
     this.loggedStatus = status;
     this.target.series.record(metricStatus, (endMs - this.startMs) / 1000);
     this.#services.accessLog?.exchanged(this, endMs);
+    this.#trace?.ended(status, endMs, this.attempts, this.endpoint);
   }
 
   start(): void {
@@ -172,6 +180,7 @@ export class Exchange
     this.attempts++;
     if (fresh !== undefined) attempt.newConnection = true;
     this.#current = attempt;
+    const head = this.#trace?.attempt(attempt, this.attempts, this.#head, backend.cluster) ?? this.#head;
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer ??= new Deadline<Exchange>(this, onAttemptTimer);
       requestDeadlines.arm(this.#attemptTimer, this.action.backendRequestTimeoutMs);
@@ -188,7 +197,7 @@ export class Exchange
       attempt.onError(new UpstreamFailure('refused', `unusable endpoint address: ${(err as Error).message}`));
       return;
     }
-    dispatcher.dispatch(upstreamDispatchOptions(this.#head, this.req.method, this.#body, tls), attempt);
+    dispatcher.dispatch(upstreamDispatchOptions(head, this.req.method, this.#body, tls), attempt);
   }
 
   onUpstreamHeaders(

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { RouteTable } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
+import type { RequestTracer } from '../../trace/request-tracer.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { ListenerDeps } from '../compile/compile-listeners.ts';
 import { type CompiledEastWest, compileEastWest } from '../compile/east-west-compile.ts';
@@ -25,6 +26,7 @@ export interface EastWestProxyOptions {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly accessLog?: AccessLog;
+  readonly tracer?: RequestTracer;
   /** Counts and logs bad requests, as on the Gateway listeners. */
   readonly rejections?: BadInputReporter;
   readonly limits?: ListenerLimits;
@@ -68,7 +70,7 @@ export class EastWestProxy {
   }
 
   async #open(compiled: CompiledEastWest): Promise<void> {
-    const { host, port, pools, registry, accessLog, rejections, limits, paths, logger, bindings } =
+    const { host, port, pools, registry, accessLog, tracer, rejections, limits, paths, logger, bindings } =
       this.#options;
     const server = new EastWestServer(
       {
@@ -80,6 +82,7 @@ export class EastWestProxy {
             ? { sendTimeoutMs: limits.sendTimeoutMs, tunnelIdleTimeoutMs: limits.tunnelIdleTimeoutMs }
             : {}),
           ...(paths ? { paths } : {}),
+          ...(tracer ? { tracer } : {}),
         },
         registry,
         ...(accessLog ? { accessLog } : {}),
