@@ -169,6 +169,12 @@ export class ListenerCore {
     });
   }
 
+  /** A connection that left HTTP (a CONNECT tunnel, its upstream): tracked so that close() cuts it after the drain. */
+  trackTunnel(socket: Duplex): void {
+    this.#tunnels.add(socket);
+    socket.once('close', () => this.#tunnels.delete(socket));
+  }
+
   /** A refused upgrade's connection goes on as HTTP/1 (off the tunnels' books), unless the listener drains. */
   readonly #resumeHttp1 = (socket: Duplex, head: Buffer): void => {
     this.#tunnels.delete(socket);
