@@ -1,4 +1,6 @@
+import { connect as h2Connect } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type Server as TlsServer, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue } from '../layer4/layer4-fixtures.ts';
@@ -65,7 +67,7 @@ function refusal(port: number, request: string): Promise<string> {
 }
 
 /** TLS inside the tunnel, verifying the backend's certificate for `servername`: the line it answers. */
-function tlsLine(socket: Socket, servername: string, ca: string): Promise<string> {
+function tlsLine(socket: Duplex, servername: string, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const tls = tlsConnect({ socket, servername, ca });
     let text = '';
@@ -184,6 +186,30 @@ describe('CONNECT on the east-west listener: a pod’s own TLS, passed through, 
       `CONNECT ${name('home')}:${PORT} HTTP/1.1\r\nHost: ${name('home')}:${PORT}\r\n\r\n`,
     );
     expect(home).toMatch(/^HTTP\/1\.1 50[23] /);
+  });
+
+  it('takes HTTP/2 CONNECT streams on an h2c connection too: each stream a tunnel, any network', async () => {
+    const session = h2Connect(`http://127.0.0.1:${pair.eastWestPort}`);
+    session.on('error', () => {});
+    const open = (service: string, port = PORT) =>
+      new Promise<{ status: number; stream: Duplex }>((resolve, reject) => {
+        const stream = session.request({ ':method': 'CONNECT', ':authority': `${name(service)}:${port}` });
+        stream.on('response', (headers) => resolve({ status: Number(headers[':status']), stream }));
+        stream.on('error', reject);
+      });
+    try {
+      const [far, local] = await Promise.all([open('far'), open('local')]);
+      expect([far.status, local.status]).toEqual([200, 200]);
+      const lines = await Promise.all([
+        tlsLine(far.stream, name('far'), pki.ca.cert),
+        tlsLine(local.stream, name('local'), pki.ca.cert),
+      ]);
+      expect(lines).toEqual([`west:${name('far')}`, `east:${name('local')}`]);
+      expect((await open('nothing')).status).toBe(404);
+      expect((await open('empty')).status).toBe(503);
+    } finally {
+      session.destroy();
+    }
   });
 
   it('answers what it cannot tunnel: 400 bad authority, 404 unknown service or port, 503 no endpoint', async () => {

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -47,6 +49,39 @@ export interface ConnectServices {
   readonly track: (socket: Duplex) => void;
 }
 
+/** The client side of one CONNECT: its byte stream, and how it is told yes or no (HTTP/1.1 or HTTP/2). */
+export interface ConnectClient {
+  readonly socket: Duplex;
+  established(): void;
+  refuse(status: number, text: string): void;
+}
+
+/** An HTTP/1.1 CONNECT: the socket the server handed over; the answers are written on it as they are. */
+export function http1ConnectClient(socket: Duplex): ConnectClient {
+  return {
+    socket,
+    established: () => socket.write(ESTABLISHED),
+    refuse: (status, text) => reply(socket, `${status} ${STATUS_CODES[status] ?? ''}`, text),
+  };
+}
+
+/** An HTTP/2 CONNECT stream (RFC 9113 §8.5): the stream is the tunnel once it is answered 200. */
+export function http2ConnectClient(req: Http2ServerRequest, res: Http2ServerResponse): ConnectClient {
+  const stream = req.stream;
+  return {
+    socket: stream,
+    established: () => stream.respond({ ':status': 200 }),
+    refuse: (status, text) => {
+      if (stream.destroyed || stream.headersSent) {
+        stream.destroy();
+        return;
+      }
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`${text}\n`);
+    },
+  };
+}
+
 /** `host:port` of an authority-form target (RFC 9112 §3.2.3); a port is required. */
 const AUTHORITY = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]/@?#]+):(\d{1,5})$/;
 
@@ -63,12 +98,13 @@ const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n';
  */
 export function serveConnect(
   target: string,
-  client: Duplex,
+  peer: ConnectClient,
   head: Buffer,
   table: ConnectTable,
   options: EastWestConnectOptions,
   services: ConnectServices,
 ): void {
+  const client = peer.socket;
   services.track(client);
   // Bytes the client sends before the 200 (a ClientHello) wait in the socket until the tunnel is up.
   client.pause();
@@ -80,9 +116,8 @@ export function serveConnect(
   const port = match ? Number(match[2]) : 0;
   if (host === undefined || host === '' || port < 1 || port > 65535) {
     services.refuse('connect-bad-authority');
-    reply(
-      client,
-      '400 Bad Request',
+    peer.refuse(
+      400,
       `CONNECT needs <service>.<namespace>.svc.clusterset.local:<port>, not ${JSON.stringify(target.slice(0, 200))}`,
     );
     return;
@@ -91,27 +126,25 @@ export function serveConnect(
   const backend = table.connect.get(name);
   if (backend === undefined) {
     services.refuse('connect-unknown-service');
-    reply(
-      client,
-      '404 Not Found',
+    peer.refuse(
+      404,
       `no service ${host}:${port}: CONNECT reaches every ServiceImport port (<service>.<namespace>.svc.clusterset.local:<port>) and the mesh's Services`,
     );
     return;
   }
   if (backend === null) {
     services.refuse('connect-unknown-service');
-    reply(
-      client,
-      '404 Not Found',
+    peer.refuse(
+      404,
       `${host}:${port} is served by mesh routes (HTTP) or has no valid backend: CONNECT tunnels only ports routed to the service itself`,
     );
     return;
   }
-  connect(client, head, name, backend, new Set(), options, services);
+  connect(peer, head, name, backend, new Set(), options, services);
 }
 
 function connect(
-  client: Duplex,
+  peer: ConnectClient,
   head: Buffer,
   name: string,
   backend: CompiledBackend,
@@ -119,6 +152,7 @@ function connect(
   options: EastWestConnectOptions,
   services: ConnectServices,
 ): void {
+  const client = peer.socket;
   if (client.destroyed) return;
   const endpoint = tried.size < options.maxConnectAttempts ? backend.balancer.pick(tried) : undefined;
   if (endpoint === undefined) {
@@ -131,8 +165,8 @@ function connect(
       cluster: '',
       result: none ? 'no-endpoint' : 'connect-failed',
     });
-    if (none) reply(client, '503 Service Unavailable', `no healthy endpoint of ${name}`);
-    else reply(client, '502 Bad Gateway', `no endpoint of ${name} could be connected (${tried.size} tried)`);
+    if (none) peer.refuse(503, `no healthy endpoint of ${name}`);
+    else peer.refuse(502, `no endpoint of ${name} could be connected (${tried.size} tried)`);
     return;
   }
   tried.add(endpoint.key);
@@ -152,17 +186,17 @@ function connect(
       if (client.destroyed) return;
       done({ result: 'connect-failure', latencyMs: performance.now() - started });
       services.metrics.connectFailures.inc({ route: name, backend: backend.id, cluster: endpoint.cluster });
-      connect(client, head, name, backend, tried, options, services);
+      connect(peer, head, name, backend, tried, options, services);
       return;
     }
     connected = true;
     done({ result: 'success', latencyMs: performance.now() - started });
-    relay(client, head, upstream, name, backend, endpoint, options, services);
+    relay(peer, head, upstream, name, backend, endpoint, options, services);
   });
 }
 
 function relay(
-  client: Duplex,
+  peer: ConnectClient,
   head: Buffer,
   upstream: Duplex,
   name: string,
@@ -171,13 +205,14 @@ function relay(
   options: EastWestConnectOptions,
   services: ConnectServices,
 ): void {
+  const client = peer.socket;
   services.track(upstream);
   const labels = { route: name, backend: backend.id, cluster: endpoint.cluster };
   services.metrics.connections.inc({ ...labels, gateway: EAST_WEST_GATEWAY, result: 'relayed' });
   const open = services.metrics.openConnections.labels({ route: name });
   open.inc();
   const bytes = relayedBytes(client as Socket, upstream);
-  client.write(ESTABLISHED);
+  peer.established();
   if (head.length > 0) upstream.write(head);
   (client as Socket).setTimeout?.(options.idleTimeoutMs, () => {
     upstream.destroy();

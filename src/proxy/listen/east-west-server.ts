@@ -14,6 +14,8 @@ import {
   type ConnectServices,
   DEFAULT_EAST_WEST_CONNECT,
   type EastWestConnectOptions,
+  http1ConnectClient,
+  http2ConnectClient,
   serveConnect,
 } from './east-west-connect.ts';
 import { ListenerCore } from './listener-core.ts';
@@ -97,6 +99,13 @@ export class EastWestServer {
       });
     for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);
 
+    const connectOptions = options.connect ?? DEFAULT_EAST_WEST_CONNECT;
+    const connectServices: ConnectServices = {
+      logger: options.services.logger,
+      metrics: new Layer4Metrics(options.registry),
+      refuse: (reason) => this.#refuse(reason),
+      track: (socket) => this.#core.trackTunnel(socket),
+    };
     // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the core's cleartext split takes it.
     this.#core = new ListenerCore({
       limits: options.limits ?? DEFAULT_LISTENER_LIMITS,
@@ -104,6 +113,17 @@ export class EastWestServer {
       rejections: options.services.rejections,
       detail: { listener: 'east-west' },
       serve: (req, res) => this.#serve(req, res),
+      connectHttp2: (req, res) => {
+        const authority = req.headers[':authority'];
+        serveConnect(
+          typeof authority === 'string' ? authority : '',
+          http2ConnectClient(req, res),
+          Buffer.alloc(0),
+          this.#compiled,
+          connectOptions,
+          connectServices,
+        );
+      },
       upgrade: (req, socket, head, resume) => {
         const authority = requestAuthority(req);
         const port = authority === undefined ? undefined : this.#compiled.ports.get(authority.port);
@@ -140,15 +160,15 @@ export class EastWestServer {
         return true;
       },
     });
-    const connectOptions = options.connect ?? DEFAULT_EAST_WEST_CONNECT;
-    const connectServices: ConnectServices = {
-      logger: options.services.logger,
-      metrics: new Layer4Metrics(options.registry),
-      refuse: (reason) => this.#refuse(reason),
-      track: (socket) => this.#core.trackTunnel(socket),
-    };
     this.#core.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      serveConnect(req.url ?? '', socket, head, this.#compiled, connectOptions, connectServices);
+      serveConnect(
+        req.url ?? '',
+        http1ConnectClient(socket),
+        head,
+        this.#compiled,
+        connectOptions,
+        connectServices,
+      );
     });
   }
 
