@@ -4,11 +4,8 @@ import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import {
-  type CompiledLayer4Port,
-  chooseLayer4Target,
-  type LiveEndpoints,
-} from '../compile/layer4-compile.ts';
+import type { CompiledLayer4Port, LiveEndpoints } from '../compile/layer4-compile.ts';
+import { chooseTarget } from '../compile/weighted-route.ts';
 import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 
@@ -117,7 +114,7 @@ export class TcpPortServer {
       this.#refuse(client, port, '', undefined, 'no-route');
       return;
     }
-    const backend = chooseLayer4Target(route, Math.random())?.backend;
+    const backend = chooseTarget(route, Math.random())?.backend;
     if (backend === undefined) {
       this.#refuse(client, port, route.route, undefined, 'invalid-backend');
       return;

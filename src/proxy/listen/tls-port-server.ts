@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from '../compile/tls-compile.ts';
+import type { CompiledTlsListener, CompiledTlsPort } from '../compile/tls-compile.ts';
+import { chooseTarget } from '../compile/weighted-route.ts';
 import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
@@ -109,7 +110,7 @@ export class TlsPortServer {
       this.#reject(socket, port, 'no-route');
       return;
     }
-    const backend = chooseTlsTarget(route, Math.random())?.backend;
+    const backend = chooseTarget(route, Math.random())?.backend;
     if (backend === undefined) {
       this.#reject(socket, port, 'invalid-backend');
       return;
