@@ -28,9 +28,10 @@ const CONNECTION_LIMIT: NoAttempt = { status: 503, text: 'upstream connection li
 
 /**
  * The attempts and retry side of one forwarded request or upgrade, which the exchanges (forward-exchange.ts,
- * upgrade-exchange.ts) extend so that a request is still one object: its attempts begun and abandoned, the endpoints tried and those whose failure was theirs (their tiers are skipped by the next
- * pick), the counts that bound connection-fault retries (connection-retry.ts) and a route's status retries, and
- * the backend's retry budget the request counts in (GEP-3388).
+ * upgrade-exchange.ts) extend so that a request is still one object: its attempts begun and abandoned, the
+ * endpoints tried and those whose failure was theirs (their tiers are skipped by the next pick), the counts that
+ * bound connection-fault retries (connection-retry.ts) and a route's status retries, and the backend's retry
+ * budget the request counts in (GEP-3388).
  */
 export abstract class ExchangeRetries {
   readonly backend: CompiledBackend | undefined;
