@@ -1,3 +1,4 @@
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { FleetDerivation } from './derive-imports.ts';
 import { describeOrigin, type MemberView } from './member-view.ts';
 
@@ -40,7 +41,7 @@ export interface FleetReport {
 export function fleetReport(members: readonly MemberView[], derivation: FleetDerivation): FleetReport {
   return {
     members: [...members]
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .sort((a, b) => compareStrings(a.name, b.name))
       .map((m) => ({
         name: m.name,
         origin: m.origin,

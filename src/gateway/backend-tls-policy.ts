@@ -1,6 +1,7 @@
 import { type BackendCluster, type BackendTls, backendOwner } from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { BackendTLSPolicy, Condition } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { condition, generationOf, type Problem } from './conditions.ts';
@@ -43,8 +44,8 @@ interface Candidate {
 export function resolveBackendTlsPolicies(snapshot: Snapshot, options: TranslateOptions): BackendTlsPolicies {
   const policies = [...snapshot.list('BackendTLSPolicy')].sort(
     (a, b) =>
-      compare(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
-      compare(keyOf(a), keyOf(b)),
+      compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
+      compareStrings(keyOf(a), keyOf(b)),
   );
   const importKinds = options.serviceImportKinds;
   const candidates: Candidate[] = policies.map((policy) => ({
@@ -195,8 +196,4 @@ function servicePortName(snapshot: Snapshot, cluster: BackendCluster): string | 
   }
   const imported = snapshot.get('ServiceImport', cluster.namespace, cluster.name);
   return imported ? serviceImportSpec(imported).ports?.find((p) => p.port === cluster.port)?.name : undefined;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -7,6 +7,7 @@ import {
   type SessionPersistenceConfig,
 } from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Condition, XBackendTrafficPolicy } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { condition } from './conditions.ts';
@@ -67,8 +68,8 @@ export function applyBackendTrafficPolicies<R extends Result>(
   const candidates: Candidate[] = [...policies]
     .sort(
       (a, b) =>
-        compare(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
-        compare(keyOf(a), keyOf(b)),
+        compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
+        compareStrings(keyOf(a), keyOf(b)),
     )
     .map((policy) => ({
       policy,
@@ -258,8 +259,4 @@ function gatewaysByOwner(table: RouteTable): Map<string, Set<string>> {
 
 function keyOf(policy: XBackendTrafficPolicy): string {
   return `${namespaceOf(policy)}/${policy.metadata.name}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
 import type { Steps } from '../ir/steps.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import { compareHostnameSpecificity } from './hostnames.ts';
 import { isProgrammed, type ListenerState, transportOf } from './listeners.ts';
 import { type AttachedRoute, buildVirtualHostsInSteps } from './virtual-hosts.ts';
@@ -103,8 +104,4 @@ export function markCrossGatewayConflicts(
 
 function portKey(address: string | undefined, port: number): string {
   return `${address ?? ''}|${port}`;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,4 +1,5 @@
 import type { TlsPortConfig } from '../ir/route-table.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import { compareHostnameSpecificity } from './hostnames.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
 import type { AttachedTlsEntry } from './tls-route.ts';
@@ -28,14 +29,14 @@ export function buildTlsPorts(
       group.sort(
         (a, b) =>
           compareHostnameSpecificity(a.state.hostname, b.state.hostname) ||
-          compare(a.state.gatewayKey, b.state.gatewayKey) ||
+          compareStrings(a.state.gatewayKey, b.state.gatewayKey) ||
           a.state.index - b.state.index,
       ),
     )
     .sort(
       (a, b) =>
         (a[0]?.state.listener.port ?? 0) - (b[0]?.state.listener.port ?? 0) ||
-        compare(a[0]?.address ?? '', b[0]?.address ?? ''),
+        compareStrings(a[0]?.address ?? '', b[0]?.address ?? ''),
     )
     .map((group) => {
       const first = group[0] as ServedTlsListener;
@@ -53,15 +54,11 @@ export function buildTlsPorts(
             .sort(
               (a, b) =>
                 compareHostnameSpecificity(a.hostname, b.hostname) ||
-                compare(a.createdAt ?? '', b.createdAt ?? '') ||
-                compare(a.route, b.route),
+                compareStrings(a.createdAt ?? '', b.createdAt ?? '') ||
+                compareStrings(a.route, b.route),
             )
             .map(({ hostname, route, backends }) => ({ hostname, route, backends })),
         })),
       } satisfies TlsPortConfig;
     });
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
