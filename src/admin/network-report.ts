@@ -3,6 +3,7 @@ import type { BalancerState } from '../lb/balancer.ts';
 import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { indexClusterProperties } from '../mcs/cluster-properties.ts';
 import { indexNetworks, NETWORK_GATEWAYS_PROPERTY } from '../mcs/networks.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 
 /** What the data plane's multi-network side reports of itself (app/network-setup.ts fills it). */
@@ -120,7 +121,7 @@ export function buildNetworksReport(
     ...(identityShown !== undefined ? { identity: identityShown } : {}),
     ...(runtime?.listener !== undefined ? { listener: runtime.listener } : {}),
     networks: [...byNetwork.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(([a], [b]) => compareStrings(a, b))
       .map(([name, list]) => ({ name, local: name === networks.localNetwork, clusters: list })),
   };
 }

@@ -1,4 +1,4 @@
-import type { BackendProtocol, HttpFilter, RouteMatch, TrafficDistribution } from '../ir/route-table.ts';
+import type { BackendCluster, HttpFilter, RouteMatch } from '../ir/route-table.ts';
 import type { NetworksReport } from './network-report.ts';
 
 /**
@@ -85,15 +85,12 @@ export interface BackendRefView {
   readonly share: number;
 }
 
-export interface BackendView {
-  /** `Service/namespace/name:port` or `ServiceImport/namespace/name:port`. */
-  readonly id: string;
-  readonly kind: 'Service' | 'ServiceImport';
-  readonly namespace: string;
-  readonly name: string;
-  readonly port: number;
-  readonly protocol: BackendProtocol;
-  readonly trafficDistribution: TrafficDistribution;
+/** A backend as the routing table has it (`id` is `Service/namespace/name:port` or the ServiceImport's), and: */
+export interface BackendView
+  extends Pick<
+    BackendCluster,
+    'id' | 'kind' | 'namespace' | 'name' | 'port' | 'protocol' | 'trafficDistribution'
+  > {
   /** Rules that send here, with their backendRef weight. */
   readonly usedBy: readonly {
     readonly route: string;

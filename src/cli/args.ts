@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONTROLLER_NAME } from '../gateway/options.ts';
+import type { LocalIdentity } from '../mcs/cluster-identity.ts';
 import { NETWORK_PROPERTY } from '../mcs/networks.ts';
 import type { TracingOptions } from '../trace/tracing-options.ts';
 import { integer, number, optional, parseKinds, parseNamespaces, UsageError } from './flag-values.ts';
@@ -54,14 +55,7 @@ export interface CliOptions {
   readonly translationThread: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
-  readonly identity: {
-    readonly cluster?: string;
-    readonly clusterset?: string;
-    readonly region?: string;
-    readonly zone?: string;
-    readonly node?: string;
-    readonly properties?: Readonly<Record<string, string>>;
-  };
+  readonly identity: LocalIdentity;
   /** Fleet mode (docs/fleet.md): where member clusters come from; undefined when neither flag is given. */
   readonly fleet?: {
     readonly providerFile?: string;

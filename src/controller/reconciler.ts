@@ -55,7 +55,8 @@ export class Reconciler {
   readonly #duration: Histogram;
   readonly #warningsGauge: Gauge<'code'>;
   readonly #updates: Counter<'kind'>;
-  #warnings = new Set<string>();
+  /** The warnings logged and counted now: their line, and their code. */
+  #warnings: ReadonlyMap<string, string> = new Map();
   #pending: Snapshot | undefined;
   /** The pending snapshot's slice changes from the snapshot before every one it replaced (see submit). */
   #pendingDelta: SliceDelta | undefined;
@@ -238,11 +239,11 @@ export class Reconciler {
 
   /** The same warning comes from every route that uses a backend: log each once, while it lasts. */
   #reportWarnings(warnings: readonly { readonly code: string; readonly message: string }[]): void {
-    const current = new Set(warnings.map((w) => `${w.code}: ${w.message}`));
-    for (const warning of current) if (!this.#warnings.has(warning)) this.#logger.warn(warning);
+    const current = new Map(warnings.map((w) => [`${w.code}: ${w.message}`, w.code]));
+    for (const line of current.keys()) if (!this.#warnings.has(line)) this.#logger.warn(line);
     this.#warnings = current;
     this.#warningsGauge.reset();
-    for (const warning of current) this.#warningsGauge.inc({ code: warning.slice(0, warning.indexOf(':')) });
+    for (const code of current.values()) this.#warningsGauge.inc({ code });
   }
 
   /**

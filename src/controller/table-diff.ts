@@ -1,17 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ObjectKey } from '../ir/config-warning.ts';
-import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
+import { type BackendCluster, backendOwner, type PortConfig, type RouteTable } from '../ir/route-table.ts';
 import type { Steps } from '../ir/steps.ts';
 
 /**
  * What differs between two routing tables, and a table with some backends replaced. Pure; a table once made is
  * never changed: a new one shares every part that did not change.
  */
-
-/** The object a backend's endpoints come from, `Kind/namespace/name`: a warning's owner key. */
-export function backendOwner(backend: BackendCluster): ObjectKey {
-  return `${backend.kind}/${backend.namespace}/${backend.name}`;
-}
 
 /** A table's backend ids by owner, built once per table (and carried to a table made by withBackends). */
 const ownerIndex = new WeakMap<RouteTable, ReadonlyMap<ObjectKey, readonly string[]>>();

@@ -9,6 +9,7 @@ import {
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,
   PAYMENTS_SERVICE,
+  podEndpointSlice,
   type RunningPod,
 } from './topology.ts';
 
@@ -171,20 +172,5 @@ function networkIdentitySecret(pem: NetworkIdentityPem): unknown {
 function localEndpointSlices(pods: readonly RunningPod[]): unknown[] {
   return pods
     .filter((pod) => pod.service === 'api' && pod.cluster === GATEWAY_IDENTITY.cluster)
-    .map((pod) => ({
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: { name: pod.pod, namespace: DEMO_NAMESPACE, labels: { [SERVICE_NAME_LABEL]: 'api' } },
-      addressType: 'IPv4',
-      endpoints: [
-        {
-          addresses: ['127.0.0.1'],
-          conditions: { ready: true },
-          zone: pod.zone,
-          nodeName: pod.node,
-          targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
-        },
-      ],
-      ports: [{ name: 'http', protocol: 'TCP', port: pod.port }],
-    }));
+    .map((pod) => podEndpointSlice(pod, { [SERVICE_NAME_LABEL]: 'api' }, { name: 'http', protocol: 'TCP' }));
 }

@@ -11,6 +11,7 @@ import {
   GATEWAY_IDENTITY,
   GRPC_SERVICE,
   GRPC_SERVICE_PORT,
+  podEndpointSlice,
   type RunningPod,
   TRAFFIC_DISTRIBUTION,
 } from './topology.ts';
@@ -196,26 +197,13 @@ function seedMember(server: KubeApiServer, cluster: string, pods: readonly Runni
       metadata: { name: service, namespace: DEMO_NAMESPACE },
     });
     for (const pod of here.filter((p) => p.service === service)) {
-      server.create({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: {
-          name: pod.pod,
-          namespace: DEMO_NAMESPACE,
-          labels: { [SERVICE_NAME_LABEL]: service },
-        },
-        addressType: 'IPv4',
-        endpoints: [
-          {
-            addresses: ['127.0.0.1'],
-            conditions: { ready: true },
-            zone: pod.zone,
-            nodeName: pod.node,
-            targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
-          },
-        ],
-        ports: [{ name: port.name, protocol: 'TCP', port: pod.port, ...appProtocolOf(port) }],
-      });
+      server.create(
+        podEndpointSlice(
+          pod,
+          { [SERVICE_NAME_LABEL]: service },
+          { name: port.name, protocol: 'TCP', ...appProtocolOf(port) },
+        ),
+      );
     }
   }
 }

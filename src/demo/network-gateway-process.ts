@@ -7,7 +7,13 @@ import { stringify } from 'yaml';
 import { MCS_SERVICE_NAME_LABEL, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
 import type { NetworkIdentityFiles } from './network-identities.ts';
 import { waitForHealth } from './served.ts';
-import { DEMO_NAMESPACE, GRPC_SERVICE, GRPC_SERVICE_PORT, type RunningPod } from './topology.ts';
+import {
+  DEMO_NAMESPACE,
+  GRPC_SERVICE,
+  GRPC_SERVICE_PORT,
+  podEndpointSlice,
+  type RunningPod,
+} from './topology.ts';
 
 export interface NetworkGatewayProcess {
   readonly cluster: string;
@@ -115,26 +121,9 @@ function exportedManifests(cluster: string, pods: readonly RunningPod[]): string
       spec: { type: 'ClusterSetIP', ports: [port] },
     });
     for (const pod of here.filter((p) => p.service === service)) {
-      objects.push({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: {
-          name: pod.pod,
-          namespace: DEMO_NAMESPACE,
-          labels: { [MCS_SERVICE_NAME_LABEL]: service, [SOURCE_CLUSTER_LABEL]: cluster },
-        },
-        addressType: 'IPv4',
-        endpoints: [
-          {
-            addresses: ['127.0.0.1'],
-            conditions: { ready: true },
-            zone: pod.zone,
-            nodeName: pod.node,
-            targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
-          },
-        ],
-        ports: [{ ...port, port: pod.port }],
-      });
+      objects.push(
+        podEndpointSlice(pod, { [MCS_SERVICE_NAME_LABEL]: service, [SOURCE_CLUSTER_LABEL]: cluster }, port),
+      );
     }
   }
   return objects.map((object) => stringify(object)).join('---\n');

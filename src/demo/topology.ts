@@ -89,3 +89,27 @@ export const DEMO_PODS: readonly DemoPod[] = [
   pod(PAYMENTS_SERVICE, 'east-2', 'us-east', 'us-east-1c', 1),
   pod(PAYMENTS_SERVICE, 'west-1', 'us-west', 'us-west-1a', 1),
 ];
+
+/** A running pod's EndpointSlice (one ready endpoint on loopback), as the EndpointSlice controller writes it. */
+export function podEndpointSlice(
+  pod: RunningPod,
+  labels: Readonly<Record<string, string>>,
+  port: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: pod.pod, namespace: DEMO_NAMESPACE, labels },
+    addressType: 'IPv4',
+    endpoints: [
+      {
+        addresses: ['127.0.0.1'],
+        conditions: { ready: true },
+        zone: pod.zone,
+        nodeName: pod.node,
+        targetRef: { kind: 'Pod', name: pod.pod, namespace: DEMO_NAMESPACE },
+      },
+    ],
+    ports: [{ ...port, port: pod.port }],
+  };
+}

@@ -78,7 +78,3 @@ export function condition(
 export function generationOf(exp: ServiceExport): { generation?: number } {
   return exp.metadata.generation !== undefined ? { generation: exp.metadata.generation } : {};
 }
-
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

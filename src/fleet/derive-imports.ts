@@ -1,13 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyResource, ClusterProfile, EndpointSlice } from '../snapshot/resources.ts';
 import { objectKey, type SliceChange } from '../snapshot/snapshot.ts';
-import {
-  compare,
-  type DerivedImport,
-  type ExportStatus,
-  type FleetDerivation,
-  type LocalImportLookup,
-} from './derivation-types.ts';
+import type { DerivedImport, ExportStatus, FleetDerivation, LocalImportLookup } from './derivation-types.ts';
 import { type ExportedService, type IndexedMember, indexMember } from './export-index.ts';
 import { memberProfile } from './member-profile.ts';
 import type { MemberView } from './member-view.ts';
@@ -21,6 +15,9 @@ export type {
   ImportConflict,
   LocalImportLookup,
 } from './derivation-types.ts';
+
+import { compareStrings } from '../snapshot/object-order.ts';
+
 export { FLEET_MANAGER, FLEET_PROFILE_NAMESPACE } from './derivation-types.ts';
 export { derivedSliceName, MAX_ENDPOINTS_PER_SLICE } from './export-index.ts';
 
@@ -226,7 +223,7 @@ function assemble(
   const authoritativeClusters = new Set<string>();
   const exports: ExportStatus[] = [];
   const problems: string[] = [];
-  for (const name of [...members.keys()].sort(compare)) {
+  for (const name of [...members.keys()].sort(compareStrings)) {
     const part = members.get(name) as MemberPart;
     if (authoritative(part.view)) authoritativeClusters.add(name);
     if (part.profile) objects.push(part.profile);
@@ -241,7 +238,7 @@ function assemble(
     derivedImports.push(part.derived);
     exports.push(...part.merged.statuses);
   }
-  exports.sort((a, b) => compare(statusKey(a), statusKey(b)));
+  exports.sort((a, b) => compareStrings(statusKey(a), statusKey(b)));
   problems.sort();
   return { objects, authoritativeClusters, imports: derivedImports, exports, problems };
 }

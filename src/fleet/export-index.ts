@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Endpoint, EndpointPort, EndpointSlice, Service } from '../snapshot/resources.ts';
 import {
   MANAGED_BY_LABEL,
@@ -8,7 +9,7 @@ import {
   TOPOLOGY_LABEL_PREFIX,
   ZONE_LABEL,
 } from '../snapshot/well-known-labels.ts';
-import { compare, condition, type ExportStatus, FLEET_MANAGER, generationOf } from './derivation-types.ts';
+import { condition, type ExportStatus, FLEET_MANAGER, generationOf } from './derivation-types.ts';
 import type { MemberView, ServiceExport } from './member-view.ts';
 
 /**
@@ -79,7 +80,7 @@ export function indexMember(member: MemberView): IndexedMember {
       if (derived.problem) problems.push(derived.problem);
       if (derived.slice) slices.push(derived.slice);
     }
-    slices.sort((a, b) => compare(a.metadata.name, b.metadata.name));
+    slices.sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
     out.push({ ...base, service, slices });
   }
   const indexed = { exports: out, problems };

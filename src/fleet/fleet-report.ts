@@ -1,5 +1,6 @@
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { FleetDerivation } from './derive-imports.ts';
-import { describeOrigin, type MemberOrigin, type MemberState, type MemberView } from './member-view.ts';
+import { describeOrigin, type MemberView } from './member-view.ts';
 
 /**
  * A problem line for each member the gateway cannot read: never synced and failing (`error`), or refused (its
@@ -15,14 +16,11 @@ export function memberProblems(members: readonly MemberView[]): string[] {
 }
 
 /** One member in /config_dump: who, from where, how connected, what it holds. Never a credential. */
-export interface MemberReport {
-  readonly name: string;
-  readonly origin: MemberOrigin;
-  readonly server: string;
-  readonly state: MemberState;
-  readonly reason?: string;
-  readonly lastSyncTime?: string;
-  readonly properties: Readonly<Record<string, string>>;
+export interface MemberReport
+  extends Pick<
+    MemberView,
+    'name' | 'origin' | 'server' | 'state' | 'reason' | 'lastSyncTime' | 'properties'
+  > {
   readonly counts: {
     readonly serviceExports: number;
     readonly services: number;
@@ -43,7 +41,7 @@ export interface FleetReport {
 export function fleetReport(members: readonly MemberView[], derivation: FleetDerivation): FleetReport {
   return {
     members: [...members]
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .sort((a, b) => compareStrings(a.name, b.name))
       .map((m) => ({
         name: m.name,
         origin: m.origin,

@@ -1,7 +1,7 @@
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Service, ServiceImport, ServiceImportPort, ServicePort } from '../snapshot/resources.ts';
 import {
   type ConflictReason,
-  compare,
   condition,
   type ExportStatus,
   FLEET_MANAGER,
@@ -18,7 +18,7 @@ export function oldestFirst(a: ExportedService, b: ExportedService): number {
   const ta = createdAt(a.export);
   const tb = createdAt(b.export);
   if (ta !== tb) return ta < tb ? -1 : 1;
-  return compare(a.cluster, b.cluster);
+  return compareStrings(a.cluster, b.cluster);
 }
 
 /** Milliseconds since the epoch; an export without a (parsable) creationTimestamp counts as the newest. */

@@ -1,5 +1,6 @@
 import { NETWORK_GATEWAYS_PROPERTY, NETWORK_PROPERTY } from '../mcs/networks.ts';
 import { isRecord } from '../snapshot/json-object.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Service } from '../snapshot/resources.ts';
 
 /**
@@ -34,7 +35,7 @@ function discover(services: readonly Service[]): { network?: string; gateways: s
   let network: string | undefined;
   const gateways: string[] = [];
   const found: string[] = [];
-  const ordered = [...services].sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const ordered = [...services].sort((a, b) => compareStrings(keyOf(a), keyOf(b)));
   for (const service of ordered) {
     const label = service.metadata.labels?.[NETWORK_PROPERTY]?.trim();
     if (!label) continue;
@@ -82,8 +83,4 @@ function serviceAddresses(service: Service): string[] {
 
 function keyOf(service: Service): string {
   return `${service.metadata.namespace ?? ''}/${service.metadata.name}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

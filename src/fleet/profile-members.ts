@@ -1,6 +1,7 @@
 import type { ExecClusterInfo, ExecConfig } from '../kube/exec-credential.ts';
 import { isRecord } from '../snapshot/json-object.ts';
 import type { ClusterProfile } from '../snapshot/mcs-resources.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { MemberOrigin } from './member-view.ts';
 import { execForProfile } from './profile-exec.ts';
 import type { AccessProvider } from './provider-file.ts';
@@ -53,11 +54,7 @@ export function membersFromProfiles(
 ): ProfileMembers {
   const members: ProfileMember[] = [];
   const problems: string[] = [];
-  // Code-unit order, not localeCompare: the same on every machine, and no ICU collator loaded for it.
-  const sorted = [...profiles].sort((a, b) => {
-    const [ka, kb] = [keyOf(a), keyOf(b)];
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  const sorted = [...profiles].sort((a, b) => compareStrings(keyOf(a), keyOf(b)));
   for (const profile of sorted) {
     const key = keyOf(profile);
     const status = record((profile as { status?: unknown }).status);

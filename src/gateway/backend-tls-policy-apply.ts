@@ -1,12 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import type {
-  BackendCluster,
-  BackendTls,
-  ListenerConfig,
-  ListenerGroup,
-  RouteEntry,
-  RouteTable,
-  WeightedBackend,
+import {
+  type BackendCluster,
+  type BackendTls,
+  backendOwner,
+  type ListenerConfig,
+  type ListenerGroup,
+  type RouteEntry,
+  type RouteTable,
+  type WeightedBackend,
 } from '../ir/route-table.ts';
 import type { GatewayStatus, StatusUpdate } from '../ir/status.ts';
 import type { Condition, Gateway } from '../snapshot/resources.ts';
@@ -70,15 +71,18 @@ export function applyBackendTls<R extends Result>(
         `BackendTLSPolicy ${applied.policy} is not accepted: ${applied.verdict.accepted.message}`,
       );
   }
+  /** The Gateways that route to each backend owner, for the policies' ancestors. */
   const users = new Map<string, Set<string>>();
   const mapBackends = (list: readonly WeightedBackend[], gateway: string | undefined): WeightedBackend[] =>
     list.map((weighted) => {
       const target = weighted.target;
       if (target.kind !== 'Backend') return weighted;
-      if (gateway !== undefined) {
-        const set = users.get(target.id) ?? new Set<string>();
+      const used = result.table.backends[target.id];
+      if (gateway !== undefined && used !== undefined) {
+        const owner = backendOwner(used);
+        const set = users.get(owner) ?? new Set<string>();
         set.add(gateway);
-        users.set(target.id, set);
+        users.set(owner, set);
       }
       const reason = invalid.get(target.id);
       if (reason !== undefined) return { ...weighted, target: { kind: 'Invalid', reason } };

@@ -1,6 +1,7 @@
-import type { BackendCluster, BackendTls } from '../ir/route-table.ts';
+import { type BackendCluster, type BackendTls, backendOwner } from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { BackendTLSPolicy, Condition } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { condition, generationOf, type Problem } from './conditions.ts';
@@ -21,11 +22,8 @@ export interface BackendTlsPolicies {
   forBackend(
     cluster: BackendCluster,
   ): { readonly policy: string; readonly verdict: PolicyVerdict } | undefined;
-  /** Policy statuses, given the Gateways (`namespace/name`) that use each BackendCluster id. */
-  statuses(
-    gatewaysByBackend: ReadonlyMap<string, ReadonlySet<string>>,
-    controllerName: string,
-  ): StatusUpdate[];
+  /** Policy statuses, given the Gateways (`namespace/name`) that use each backend owner (`Kind/namespace/name`). */
+  statuses(gatewaysByOwner: ReadonlyMap<string, ReadonlySet<string>>, controllerName: string): StatusUpdate[];
 }
 
 interface Candidate {
@@ -46,8 +44,8 @@ interface Candidate {
 export function resolveBackendTlsPolicies(snapshot: Snapshot, options: TranslateOptions): BackendTlsPolicies {
   const policies = [...snapshot.list('BackendTLSPolicy')].sort(
     (a, b) =>
-      compare(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
-      compare(keyOf(a), keyOf(b)),
+      compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
+      compareStrings(keyOf(a), keyOf(b)),
   );
   const importKinds = options.serviceImportKinds;
   const candidates: Candidate[] = policies.map((policy) => ({
@@ -89,7 +87,7 @@ export function resolveBackendTlsPolicies(snapshot: Snapshot, options: Translate
 
   return {
     forBackend(cluster) {
-      const object = `${cluster.kind}/${cluster.namespace}/${cluster.name}`;
+      const object = backendOwner(cluster);
       const portName = servicePortName(snapshot, cluster);
       const winner =
         (portName !== undefined ? winners.get(`${object}#${portName}`) : undefined) ??
@@ -97,14 +95,12 @@ export function resolveBackendTlsPolicies(snapshot: Snapshot, options: Translate
       if (winner === undefined || conflicted.has(winner.key)) return undefined;
       return { policy: winner.key, verdict: winner.verdict };
     },
-    statuses(gatewaysByBackend, controllerName) {
+    statuses(gatewaysByOwner, controllerName) {
       return candidates.map((candidate) => {
         const generation = generationOf(candidate.policy);
         const gateways = new Set<string>();
-        for (const [backendId, users] of gatewaysByBackend) {
-          const object = backendId.slice(0, backendId.lastIndexOf(':'));
-          if (candidate.targets.some((t) => t.object === object)) for (const g of users) gateways.add(g);
-        }
+        for (const target of candidate.targets)
+          for (const gateway of gatewaysByOwner.get(target.object) ?? []) gateways.add(gateway);
         const conditions = policyConditions(verdictOf(candidate), generation);
         const status: PolicyStatus = {
           ancestors: [...gateways].sort().map((gateway) => {
@@ -200,8 +196,4 @@ function servicePortName(snapshot: Snapshot, cluster: BackendCluster): string | 
   }
   const imported = snapshot.get('ServiceImport', cluster.namespace, cluster.name);
   return imported ? serviceImportSpec(imported).ports?.find((p) => p.port === cluster.port)?.name : undefined;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

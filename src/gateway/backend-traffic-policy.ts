@@ -1,11 +1,13 @@
 import type { ConfigWarning } from '../ir/config-warning.ts';
-import type {
-  BackendCluster,
-  ListenerGroup,
-  RouteTable,
-  SessionPersistenceConfig,
+import {
+  type BackendCluster,
+  backendOwner,
+  type ListenerGroup,
+  type RouteTable,
+  type SessionPersistenceConfig,
 } from '../ir/route-table.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Condition, XBackendTrafficPolicy } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { condition } from './conditions.ts';
@@ -66,8 +68,8 @@ export function applyBackendTrafficPolicies<R extends Result>(
   const candidates: Candidate[] = [...policies]
     .sort(
       (a, b) =>
-        compare(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
-        compare(keyOf(a), keyOf(b)),
+        compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
+        compareStrings(keyOf(a), keyOf(b)),
     )
     .map((policy) => ({
       policy,
@@ -102,7 +104,7 @@ export function applyBackendTrafficPolicies<R extends Result>(
 
   const backends: Record<string, BackendCluster> = {};
   for (const [id, cluster] of Object.entries(result.table.backends)) {
-    const winner = winners.get(`${cluster.kind}/${cluster.namespace}/${cluster.name}`);
+    const winner = winners.get(backendOwner(cluster));
     const verdict = winner?.verdict;
     backends[id] =
       winner !== undefined && verdict?.ok === true
@@ -117,15 +119,13 @@ export function applyBackendTrafficPolicies<R extends Result>(
           }
         : cluster;
   }
-  const users = gatewaysByBackend(result.table);
+  const users = gatewaysByOwner(result.table);
   const warnings: ConfigWarning[] = [];
   const statuses = candidates.map((candidate): StatusUpdate => {
     const generation = candidate.policy.metadata.generation ?? 0;
     const gateways = new Set<string>();
-    for (const [backendId, using] of users) {
-      const object = backendId.slice(0, backendId.lastIndexOf(':'));
-      if (candidate.targets.includes(object)) for (const gateway of using) gateways.add(gateway);
-    }
+    for (const target of candidate.targets)
+      for (const gateway of users.get(target) ?? []) gateways.add(gateway);
     const conditions = conditionsOf(candidate.verdict, generation);
     // Refused with no Gateway to carry the condition (a missing target is warned of with the other policies').
     const verdict = candidate.verdict;
@@ -230,14 +230,16 @@ function targetExists(snapshot: Snapshot, object: string): boolean {
   return snapshot.get(kind, namespace, name) !== undefined;
 }
 
-/** Backend id to the Gateways (`namespace/name`) whose listeners route to it. */
-function gatewaysByBackend(table: RouteTable): Map<string, Set<string>> {
+/** A backend's owner (`Kind/namespace/name`) to the Gateways (`namespace/name`) whose listeners route to it. */
+function gatewaysByOwner(table: RouteTable): Map<string, Set<string>> {
   const users = new Map<string, Set<string>>();
   const use = (id: string, gateway: string | undefined) => {
-    if (gateway === undefined) return;
-    const set = users.get(id) ?? new Set<string>();
+    const backend = table.backends[id];
+    if (gateway === undefined || backend === undefined) return;
+    const owner = backendOwner(backend);
+    const set = users.get(owner) ?? new Set<string>();
     set.add(gateway);
-    users.set(id, set);
+    users.set(owner, set);
   };
   const walk = (group: ListenerGroup) => {
     for (const listener of group.listeners)
@@ -257,8 +259,4 @@ function gatewaysByBackend(table: RouteTable): Map<string, Set<string>> {
 
 function keyOf(policy: XBackendTrafficPolicy): string {
   return `${namespaceOf(policy)}/${policy.metadata.name}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

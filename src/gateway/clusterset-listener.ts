@@ -8,6 +8,7 @@ import type { StatusUpdate } from '../ir/status.ts';
 import { resolveServiceBackend, resolveServiceImportBackend } from '../mcs/backends.ts';
 import { serviceImportSpec } from '../mcs/service-import-spec.ts';
 import type { McsWarning } from '../mcs/warnings.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { GRPCRoute, HTTPRoute } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { keyOf, namespaceOf } from './defaults.ts';
@@ -195,7 +196,7 @@ export function translateClustersetListener(
     for (const key of [...frontends.keys()].sort()) emit(frontends.get(key) as Frontend);
   }
 
-  const sortedBackends = new Map([...backends].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sortedBackends = new Map([...backends].sort(([a], [b]) => compareStrings(a, b)));
   // Two Services claiming one ClusterIP (hand-written manifests; an API server refuses the second): the older
   // keeps it, as in Gateway API conflicts, then the first by namespace/name (the order Services were listed in).
   const owners = new Map<string, { address: string; hostname: string; createdAt: string }>();

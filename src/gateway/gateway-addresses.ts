@@ -1,3 +1,4 @@
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { TranslateOptions } from './options.ts';
 
 /**
@@ -32,7 +33,7 @@ export function assignGatewayAddresses(
   }
   const sharedPorts = new Set<number>();
   const taken = new Set<number>();
-  for (const { key, ports } of [...chosen].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+  for (const { key, ports } of [...chosen].sort((a, b) => compareStrings(a.key, b.key))) {
     if (!ports.some((port) => sharedPorts.has(port))) {
       for (const port of ports) sharedPorts.add(port);
       result.set(key, shared);

@@ -1,11 +1,16 @@
-import type { HttpFilter, PathMatch, RouteMatch, StringMatch, WeightedBackend } from '../ir/route-table.ts';
+import type { PathMatch, RouteMatch, StringMatch, WeightedBackend } from '../ir/route-table.ts';
 import type { GRPCMethodMatch, GRPCRoute, GRPCRouteMatch, GRPCRouteRule } from '../snapshot/resources.ts';
-import { resolveBackendRef } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';
 import { translateFilters } from './filters.ts';
 import type { RouteContext } from './route-context.ts';
-import type { InvalidRule, RouteRulesResult, TranslatedRule } from './route-rules.ts';
-import { routeSource, ruleSessionPersistence } from './session-persistence.ts';
+import {
+  type RouteRulesResult,
+  ruleBackends,
+  type TranslatedRule,
+  translateEachRule,
+  weightedBackendOf,
+} from './route-rules.ts';
+import { ruleSessionPersistence } from './session-persistence.ts';
 
 /** GRPCRouteSpec.rules as an API server would default it: absent means one rule matching every call. */
 export function grpcRulesOf(route: GRPCRoute): readonly GRPCRouteRule[] {
@@ -30,14 +35,9 @@ const METHOD_NAME = /^[^/]+$/;
  * or RegularExpression: an anchored regex). Each match carries its service and method for GRPCRoute precedence.
  */
 export function translateGrpcRules(route: GRPCRoute, context: RouteContext): RouteRulesResult {
-  const rules: TranslatedRule[] = [];
-  const invalid: InvalidRule[] = [];
-  for (const [index, rule] of grpcRulesOf(route).entries()) {
-    const result = translateGrpcRule(rule, index, context, routeSource(route, index));
-    if ('problem' in result) invalid.push({ index, problem: result.problem });
-    else rules.push(result);
-  }
-  return { rules, invalid };
+  return translateEachRule(route, grpcRulesOf(route), (rule, index, source) =>
+    translateGrpcRule(rule, index, context, source),
+  );
 }
 
 function translateGrpcRule(
@@ -67,30 +67,13 @@ function translateGrpcRule(
   const backends: WeightedBackend[] = [];
   for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
     const at = `${field}.backendRefs[${b}]`;
-    const weight = ref.weight ?? 1;
     const backendFilters = translateFilters(ref.filters ?? [], `${at}.filters`, context);
     if (!backendFilters.ok) return { problem: backendFilters };
-    const resolved = resolveBackendRef(ref, at, context);
-    if (resolved.ok) {
-      // gRPC is HTTP/2: a backend whose port names no protocol is spoken to with h2c.
-      const backend =
-        resolved.backend.protocol === 'h2c'
-          ? resolved.backend
-          : { ...resolved.backend, id: `${resolved.backend.id}#h2c`, protocol: 'h2c' as const };
-      context.backends.set(backend.id, backend);
-      context.warnings.push(...resolved.warnings);
-      if (weight <= 0) continue;
-      const usable = !backendFilters.failClosed;
-      backends.push({
-        weight,
-        target: usable ? { kind: 'Backend', id: backend.id } : { kind: 'Invalid', reason: 'InvalidKind' },
-        filters: usable ? (backendFilters.filters as HttpFilter[]) : [],
-      });
-      continue;
-    }
-    context.refProblems.push({ reason: resolved.reason, message: resolved.message });
-    if (weight > 0)
-      backends.push({ weight, target: { kind: 'Invalid', reason: resolved.reason }, filters: [] });
+    // gRPC is HTTP/2: a backend whose port names no protocol is spoken to with h2c.
+    const weighted = weightedBackendOf(ref, at, context, backendFilters, (backend) =>
+      backend.protocol === 'h2c' ? backend : { ...backend, id: `${backend.id}#h2c`, protocol: 'h2c' },
+    );
+    if (weighted !== undefined) backends.push(weighted);
   }
   return {
     index,
@@ -98,9 +81,7 @@ function translateGrpcRule(
     matches,
     action: {
       filters: filters.filters,
-      backends: filters.failClosed
-        ? [{ weight: 1, target: { kind: 'Invalid', reason: 'InvalidKind' }, filters: [] }]
-        : backends,
+      backends: ruleBackends(filters, backends),
       ...(session.value ? { sessionPersistence: session.value } : {}),
     },
   };

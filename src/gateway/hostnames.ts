@@ -1,3 +1,5 @@
+import { compareStrings } from '../snapshot/object-order.ts';
+
 /**
  * Hostname rules of the Gateway API (Listener.hostname and HTTPRoute.hostnames field docs).
  * A wildcard `*.example.com` matches one or more leading labels (`a.example.com`, `a.b.example.com`) but not
@@ -55,7 +57,7 @@ export function effectiveHostnames(
  * matching hostname"), then `*`. Used for listener order on a port and virtual host order on a listener.
  */
 export function compareHostnameSpecificity(a: string | undefined, b: string | undefined): number {
-  return rank(a) - rank(b) || lengthOrder(a, b) || alphabetical(a ?? '', b ?? '');
+  return rank(a) - rank(b) || lengthOrder(a, b) || compareStrings(a ?? '', b ?? '');
 }
 
 function rank(hostname: string | undefined): number {
@@ -65,8 +67,4 @@ function rank(hostname: string | undefined): number {
 
 function lengthOrder(a: string | undefined, b: string | undefined): number {
   return (b?.length ?? 0) - (a?.length ?? 0);
-}
-
-function alphabetical(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

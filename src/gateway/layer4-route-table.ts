@@ -1,4 +1,5 @@
 import type { Layer4PortConfig } from '../ir/route-table.ts';
+import { compareCreation, compareStrings } from '../snapshot/object-order.ts';
 import type { AttachedLayer4Route } from './layer4-routes.ts';
 import { isProgrammed, type ListenerState } from './listeners.ts';
 
@@ -27,27 +28,15 @@ export function buildLayer4Ports(
       listener: state.id,
       gateway: state.gatewayKey,
       routes: [...(entries.get(state.id) ?? [])]
-        .sort((a, b) => compareCreation(a.createdAt, b.createdAt) || compare(a.route, b.route))
+        .sort((a, b) => compareCreation(a.createdAt, b.createdAt) || compareStrings(a.route, b.route))
         .map(({ route, backends }) => ({ route, backends })),
     });
   }
   return ports.sort(
     (a, b) =>
       a.port - b.port ||
-      compare(a.protocol, b.protocol) ||
-      compare(a.address ?? '', b.address ?? '') ||
-      compare(a.listener, b.listener),
+      compareStrings(a.protocol, b.protocol) ||
+      compareStrings(a.address ?? '', b.address ?? '') ||
+      compareStrings(a.listener, b.listener),
   );
-}
-
-/** Older first; a route without a timestamp counts as the newest (as for ListenerSets and TLSRoutes). */
-function compareCreation(a: string | undefined, b: string | undefined): number {
-  if (a === b) return 0;
-  if (a === undefined) return 1;
-  if (b === undefined) return -1;
-  return Date.parse(a) - Date.parse(b) || compare(a, b);
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

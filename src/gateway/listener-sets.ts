@@ -1,3 +1,4 @@
+import { compareCreation, compareStrings } from '../snapshot/object-order.ts';
 import type { Gateway, ListenerSet } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
@@ -72,7 +73,7 @@ export function attachListenerSets(
   const ordered = [...candidates].sort(
     (a, b) =>
       compareCreation(a.listenerSet.metadata.creationTimestamp, b.listenerSet.metadata.creationTimestamp) ||
-      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+      compareStrings(a.key, b.key),
   );
   const merged = new Map<string, ListenerState[]>();
   for (const [key, parent] of gateways) merged.set(key, [...parent.listeners]);
@@ -128,12 +129,4 @@ function conflictWith(state: ListenerState, taken: readonly ListenerState[]): Li
 function describe(state: ListenerState): string {
   const owner = state.listenerSet ? `ListenerSet ${keyOf(state.listenerSet)}` : `Gateway ${state.gatewayKey}`;
   return `${state.listener.name} of ${owner}`;
-}
-
-/** Older first; without a timestamp counts as newer (the same rule routes use). */
-function compareCreation(a: string | undefined, b: string | undefined): number {
-  if (a === b) return 0;
-  if (a === undefined) return 1;
-  if (b === undefined) return -1;
-  return Date.parse(a) - Date.parse(b) || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -1,8 +1,10 @@
 import type { TlsConfig } from '../ir/route-table.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Gateway, Listener, ListenerSet } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { Problem } from './conditions.ts';
 import { GATEWAY_GROUP, keyOf } from './defaults.ts';
+import { compareHostnameSpecificity } from './hostnames.ts';
 import { resolveListenerCertificates, validateTlsListener } from './listener-tls.ts';
 
 export type ServedProtocol = 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
@@ -66,6 +68,39 @@ export function isProgrammed(state: ListenerState): boolean {
   if (state.unsupported || state.conflict) return false;
   if (state.invalidRefs && state.invalidRefs.reason !== 'InvalidRouteKinds') return false;
   return state.supportedKinds.length > 0;
+}
+
+/**
+ * The programmed listeners of `protocols`, grouped by port and bind address, in port order. Inside a group the
+ * most specific hostname comes first (a connection or request goes to the first listener whose hostname
+ * matches); ties keep Gateway and listener order.
+ */
+export function listenersByPort<
+  Served extends { readonly state: ListenerState; readonly address?: string | undefined },
+>(listeners: readonly Served[], protocols: readonly ServedProtocol[]): Served[][] {
+  const byPort = new Map<string, Served[]>();
+  for (const served of listeners) {
+    const protocol = served.state.protocol;
+    if (protocol === undefined || !protocols.includes(protocol) || !isProgrammed(served.state)) continue;
+    const key = `${served.address ?? ''}|${served.state.listener.port}`;
+    const group = byPort.get(key);
+    if (group) group.push(served);
+    else byPort.set(key, [served]);
+  }
+  return [...byPort.values()]
+    .map((group) =>
+      group.sort(
+        (a, b) =>
+          compareHostnameSpecificity(a.state.hostname, b.state.hostname) ||
+          compareStrings(a.state.gatewayKey, b.state.gatewayKey) ||
+          a.state.index - b.state.index,
+      ),
+    )
+    .sort(
+      (a, b) =>
+        (a[0]?.state.listener.port ?? 0) - (b[0]?.state.listener.port ?? 0) ||
+        compareStrings(a[0]?.address ?? '', b[0]?.address ?? ''),
+    );
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { PathMatch, RouteEntry } from '../ir/route-table.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 
 /** A RouteEntry with what precedence needs to know about the route it came from. */
 export interface RankedEntry {
@@ -80,8 +81,4 @@ function compareCreation(a: string | undefined, b: string | undefined): number {
   const tb = Date.parse(b);
   if (Number.isNaN(ta) || Number.isNaN(tb)) return compareStrings(a, b);
   return ta - tb;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

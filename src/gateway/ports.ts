@@ -1,7 +1,7 @@
 import type { BackendCluster, PortConfig, RouteTable } from '../ir/route-table.ts';
 import type { Steps } from '../ir/steps.ts';
-import { compareHostnameSpecificity } from './hostnames.ts';
-import { isProgrammed, type ListenerState, transportOf } from './listeners.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
+import { isProgrammed, type ListenerState, listenersByPort, transportOf } from './listeners.ts';
 import { type AttachedRoute, buildVirtualHostsInSteps } from './virtual-hosts.ts';
 
 export interface ServedListener {
@@ -21,28 +21,8 @@ export function* buildRouteTable(
   listeners: readonly ServedListener[],
   backends: ReadonlyMap<string, BackendCluster>,
 ): Steps<RouteTable> {
-  const byPort = new Map<string, ServedListener[]>();
-  for (const served of listeners) {
-    // TLS listeners (TLSRoute) and TCP and UDP listeners (layer4-route-table.ts) have their own tables.
-    const protocol = served.state.protocol;
-    if (!isProgrammed(served.state) || (protocol !== 'HTTP' && protocol !== 'HTTPS')) continue;
-    const key = portKey(served.address, served.state.listener.port);
-    byPort.set(key, [...(byPort.get(key) ?? []), served]);
-  }
-  const groups = [...byPort.values()]
-    .map((served) =>
-      served.sort(
-        (a, b) =>
-          compareHostnameSpecificity(a.state.hostname, b.state.hostname) ||
-          compareStrings(a.state.gatewayKey, b.state.gatewayKey) ||
-          a.state.index - b.state.index,
-      ),
-    )
-    .sort(
-      (a, b) =>
-        (a[0]?.state.listener.port ?? 0) - (b[0]?.state.listener.port ?? 0) ||
-        compareStrings(a[0]?.address ?? '', b[0]?.address ?? ''),
-    );
+  // TLS listeners (TLSRoute) and TCP and UDP listeners (layer4-route-table.ts) have their own tables.
+  const groups = listenersByPort(listeners, ['HTTP', 'HTTPS']);
   const ports: PortConfig[] = [];
   for (const group of groups) {
     const first = group[0] as ServedListener;
@@ -103,8 +83,4 @@ export function markCrossGatewayConflicts(
 
 function portKey(address: string | undefined, port: number): string {
   return `${address ?? ''}|${port}`;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,5 +1,11 @@
-import type { HttpFilter, RouteAction, RouteMatch, WeightedBackend } from '../ir/route-table.ts';
-import type { HTTPRoute, HTTPRouteRule } from '../snapshot/resources.ts';
+import type {
+  BackendCluster,
+  HttpFilter,
+  RouteAction,
+  RouteMatch,
+  WeightedBackend,
+} from '../ir/route-table.ts';
+import type { BackendObjectReference, HTTPRoute, HTTPRouteRule } from '../snapshot/resources.ts';
 import { resolveBackendRef } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';
 import { parseGatewayDuration } from './durations.ts';
@@ -36,14 +42,70 @@ export function rulesOf(route: HTTPRoute): readonly HTTPRouteRule[] {
 
 /** Translates every rule of an HTTPRoute; unresolved references are collected in the context. */
 export function translateRules(route: HTTPRoute, context: RouteContext): RouteRulesResult {
+  return translateEachRule(route, rulesOf(route), (rule, index, source) =>
+    translateRule(rule, index, context, source),
+  );
+}
+
+type RuleOutcome = TranslatedRule | { readonly problem: Problem<'UnsupportedValue'> };
+
+/** Every rule of a route translated; a rule with a problem is left out and listed (PartiallyInvalid). */
+export function translateEachRule<Rule>(
+  route: Parameters<typeof routeSource>[0],
+  specRules: readonly Rule[],
+  translate: (rule: Rule, index: number, source: string) => RuleOutcome,
+): RouteRulesResult {
   const rules: TranslatedRule[] = [];
   const invalid: InvalidRule[] = [];
-  for (const [index, rule] of rulesOf(route).entries()) {
-    const result = translateRule(rule, index, context, routeSource(route, index));
+  for (const [index, rule] of specRules.entries()) {
+    const result = translate(rule, index, routeSource(route, index));
     if ('problem' in result) invalid.push({ index, problem: result.problem });
     else rules.push(result);
   }
   return { rules, invalid };
+}
+
+/**
+ * One backendRef of a rule: resolved into the context (its backend, warnings, or why it does not resolve), and
+ * its weighted entry, undefined at weight 0 (which takes no traffic but is still validated: ResolvedRefs covers
+ * every ref). `backend` adapts a resolved backend to the route kind (gRPC speaks h2c).
+ */
+export function weightedBackendOf(
+  ref: BackendObjectReference & { readonly weight?: number },
+  at: string,
+  context: RouteContext,
+  filters: { readonly filters: readonly HttpFilter[]; readonly failClosed: boolean },
+  backend: (resolved: BackendCluster) => BackendCluster = (resolved) => resolved,
+): WeightedBackend | undefined {
+  const weight = ref.weight ?? 1;
+  const resolved = resolveBackendRef(ref, at, context);
+  let id: string | undefined;
+  if (resolved.ok) {
+    const cluster = backend(resolved.backend);
+    context.backends.set(cluster.id, cluster);
+    context.warnings.push(...resolved.warnings);
+    id = cluster.id;
+  } else {
+    context.refProblems.push({ reason: resolved.reason, message: resolved.message });
+  }
+  if (weight <= 0) return undefined;
+  if (id === undefined || filters.failClosed)
+    return {
+      weight,
+      target: { kind: 'Invalid', reason: resolved.ok ? 'InvalidKind' : resolved.reason },
+      filters: [],
+    };
+  return { weight, target: { kind: 'Backend', id }, filters: filters.filters };
+}
+
+/** A rule's backends, or, when a rule filter cannot run (an ExtensionRef), one that answers 500: never skipped. */
+export function ruleBackends(
+  filters: { readonly failClosed: boolean },
+  backends: readonly WeightedBackend[],
+): readonly WeightedBackend[] {
+  return filters.failClosed
+    ? [{ weight: 1, target: { kind: 'Invalid', reason: 'InvalidKind' }, filters: [] }]
+    : backends;
 }
 
 function translateRule(
@@ -68,28 +130,12 @@ function translateRule(
   const backends: WeightedBackend[] = [];
   for (const [b, ref] of (rule.backendRefs ?? []).entries()) {
     const at = `${field}.backendRefs[${b}]`;
-    const weight = ref.weight ?? 1;
     const backendFilters = translateFilters(ref.filters ?? [], `${at}.filters`, context);
     if (!backendFilters.ok) return { problem: backendFilters };
     const backendPrefixProblem = replacePrefixProblem(backendFilters.filters, matches, at);
     if (backendPrefixProblem) return { problem: backendPrefixProblem };
-    // Weight 0 takes no traffic but is still validated (HTTPBackendRef.weight; ResolvedRefs covers every ref).
-    const resolved = resolveBackendRef(ref, at, context);
-    if (resolved.ok) {
-      context.backends.set(resolved.backend.id, resolved.backend);
-      context.warnings.push(...resolved.warnings);
-    } else {
-      context.refProblems.push({ reason: resolved.reason, message: resolved.message });
-    }
-    if (weight <= 0) continue;
-    const usable = resolved.ok && !backendFilters.failClosed;
-    backends.push({
-      weight,
-      target: usable
-        ? { kind: 'Backend', id: resolved.backend.id }
-        : { kind: 'Invalid', reason: resolved.ok ? 'InvalidKind' : resolved.reason },
-      filters: usable ? backendFilters.filters : [],
-    });
+    const weighted = weightedBackendOf(ref, at, context, backendFilters);
+    if (weighted !== undefined) backends.push(weighted);
   }
 
   const timeouts = translateTimeouts(rule, field);
@@ -100,10 +146,7 @@ function translateRule(
   if ('problem' in session) return session;
   const action: RouteAction = {
     filters: filters.filters,
-    // An extensionRef filter we cannot run must not be skipped: the whole rule answers 500.
-    backends: filters.failClosed
-      ? [{ weight: 1, target: { kind: 'Invalid', reason: 'InvalidKind' }, filters: [] }]
-      : backends,
+    backends: ruleBackends(filters, backends),
     ...(timeouts.value ? { timeouts: timeouts.value } : {}),
     ...(retry.value ? { retry: retry.value } : {}),
     ...(session.value ? { sessionPersistence: session.value } : {}),

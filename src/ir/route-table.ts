@@ -7,6 +7,8 @@
  * weights, and the locality tier of every endpoint. The proxy only compiles this (regexes, maps) and serves it.
  */
 
+import type { ObjectKey } from './config-warning.ts';
+
 export interface RouteTable {
   /** One entry per distinct Gateway listener port; the proxy binds `port + listenerPortOffset`. */
   readonly ports: readonly PortConfig[];
@@ -257,6 +259,14 @@ export type HttpFilter =
 export type TrafficDistribution = 'PreferSameNode' | 'PreferSameZone' | 'Default';
 
 export type BackendProtocol = 'http1' | 'h2c' | 'websocket';
+
+/**
+ * The object a backend's endpoints come from, `Kind/namespace/name`: what policies target and a warning's owner
+ * key. Read from the backend's fields, never parsed out of its id.
+ */
+export function backendOwner(backend: Pick<BackendCluster, 'kind' | 'namespace' | 'name'>): ObjectKey {
+  return `${backend.kind}/${backend.namespace}/${backend.name}`;
+}
 
 export interface BackendCluster {
   /** `Service/namespace/name:port` or `ServiceImport/namespace/name:port`. */

@@ -1,5 +1,6 @@
 import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster, TrafficDistribution, UpstreamEndpoint } from '../ir/route-table.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { EndpointSlice, EndpointSliceObjects, ServiceImport } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { DERIVED_SERVICE_ANNOTATION, SOURCE_CLUSTER_LABEL } from '../snapshot/well-known-labels.ts';
@@ -355,9 +356,7 @@ function noSuchPort(
 }
 
 function sortByName<T extends { readonly metadata: { readonly name: string } }>(items: readonly T[]): T[] {
-  return [...items].sort((a, b) =>
-    a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
-  );
+  return [...items].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
 }
 
 /** The first appProtocol a matching slice port states (the EndpointSlice controller copies the Service's). */

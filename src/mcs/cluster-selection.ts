@@ -1,3 +1,4 @@
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { ClusterSelectionPolicy, ClusterSelectionTier, Condition } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import type { LocalIdentity } from './cluster-identity.ts';
@@ -254,5 +255,5 @@ function oldestFirst(a: ClusterSelectionPolicy, b: ClusterSelectionPolicy): numb
   }
   const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
   const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  return compareStrings(ka, kb);
 }

@@ -1,4 +1,5 @@
 import type { BackendCluster, NetworkGatewayConfig, UpstreamEndpoint } from '../ir/route-table.ts';
+import { compareStrings } from '../snapshot/object-order.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { resolveServiceImportBackend } from './backends.ts';
 import type { LocalIdentity } from './cluster-identity.ts';
@@ -47,6 +48,6 @@ export function translateNetworkGateway(snapshot: Snapshot, identity: LocalIdent
       services.push({ authority: tunnelAuthority(namespace, name, port), backendId: id });
     }
   }
-  services.sort((a, b) => (a.authority < b.authority ? -1 : a.authority > b.authority ? 1 : 0));
+  services.sort((a, b) => compareStrings(a.authority, b.authority));
   return { config: { network: networks.localNetwork, services }, backends, warnings };
 }

@@ -37,27 +37,76 @@ function importsOf(file: string, text: string): string[] {
   return [...found];
 }
 
+const topFolder = (path: string): string =>
+  path.includes('/') ? (path.split('/')[0] as string) : ROOT_FILES;
+
+/**
+ * What a folder (or a proxy room) may import: whole folders, and folders it may use only through the files named
+ * (`snapshot/json-object.ts` in a row allows that file of `snapshot` and no other).
+ */
+interface Allowed {
+  readonly folders: ReadonlySet<string>;
+  readonly files: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+function allowedOf(cell: string): Allowed {
+  const folders = new Set<string>();
+  const files = new Map<string, Set<string>>();
+  for (const [, name] of cell.matchAll(/`([^`]+)`/g)) {
+    if (name === undefined) continue;
+    if (!name.endsWith('.ts')) {
+      folders.add(name.replace(/\/$/, ''));
+      continue;
+    }
+    const folder = topFolder(name);
+    const named = files.get(folder) ?? new Set<string>();
+    named.add(name);
+    files.set(folder, named);
+  }
+  return { folders, files };
+}
+
+/** Whether `allowed` lets a file import `target` (a path relative to src/) of another folder. */
+function permits(allowed: Allowed | 'any', target: string): boolean {
+  const to = topFolder(target);
+  if (allowed === 'any') return to !== ROOT_FILES;
+  return allowed.folders.has(to) || (allowed.files.get(to)?.has(target) ?? false);
+}
+
+const DOC = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+
 /** The folder rows of docs/ARCHITECTURE.md: `| \`folder\` | job | may import |`. */
-function importRule(): Map<string, readonly string[] | 'any'> {
-  const doc = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
-  const rule = new Map<string, readonly string[] | 'any'>();
-  for (const [, folder, allowed] of doc.matchAll(/^\| `([^`]+)` \|[^|]*\| ([^|]*) \|$/gm)) {
+function importRule(): Map<string, Allowed | 'any'> {
+  const rule = new Map<string, Allowed | 'any'>();
+  for (const [, folder, allowed] of DOC.matchAll(/^\| `([^`]+)` \|[^|]*\| ([^|]*) \|$/gm)) {
     if (folder === undefined || allowed === undefined) continue;
-    const names = [...allowed.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
     rule.set(
       folder === 'main.ts' ? ROOT_FILES : folder.replace(/\/$/, ''),
-      /any/.test(allowed) ? 'any' : names,
+      /any/.test(allowed) ? 'any' : allowedOf(allowed),
     );
   }
   return rule;
 }
 
-const topFolder = (path: string): string =>
-  path.includes('/') ? (path.split('/')[0] as string) : ROOT_FILES;
+/**
+ * The proxy's room rows (indented, four columns): `| \`room/\` | job | rooms it may import | folders outside
+ * proxy it may import |`.
+ */
+function roomRule(): Map<string, { readonly rooms: Allowed; readonly outside: Allowed }> {
+  const rooms = new Map<string, { readonly rooms: Allowed; readonly outside: Allowed }>();
+  for (const [, room, inside, outside] of DOC.matchAll(
+    /^ +\| `([a-z0-9-]+)\/` \|[^|]*\| ([^|]*) \| ([^|]*) \|$/gm,
+  )) {
+    if (room === undefined || inside === undefined || outside === undefined) continue;
+    rooms.set(room, { rooms: allowedOf(inside), outside: allowedOf(outside) });
+  }
+  return rooms;
+}
 
 const files = sourceFiles(SRC);
 const graph = new Map(files.map((f) => [relative(SRC, f), importsOf(f, readFileSync(f, 'utf8'))]));
 const rule = importRule();
+const rooms = roomRule();
 
 /**
  * Arrows inside a folder that would turn its layers upside down (docs/ARCHITECTURE.md "Inside gateway and
@@ -163,11 +212,9 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
       const row = [...rule.keys()]
         .filter((key) => key === topFolder(file) || file.startsWith(`${key}/`))
         .sort((a, b) => b.length - a.length)[0];
-      const allowed = row === undefined ? [] : (rule.get(row) ?? []);
+      const allowed = (row === undefined ? undefined : rule.get(row)) ?? allowedOf('');
       for (const target of targets) {
-        const to = topFolder(target);
-        if (to === topFolder(file)) continue;
-        if (allowed === 'any' ? to !== ROOT_FILES : allowed.includes(to)) continue;
+        if (topFolder(target) === topFolder(file) || permits(allowed, target)) continue;
         forbidden.push(`${file} -> ${target}`);
       }
     }
@@ -192,6 +239,23 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
     expect(insideFolderViolations(graph, INSIDE_FOLDERS)).toEqual([]);
   });
 
+  it('holds each proxy room to its row: the rooms below it, and the folders outside proxy it may use', () => {
+    expect([...rooms.keys()].sort()).toEqual(['compile', 'exchange', 'listen', 'upstream']);
+    const forbidden: string[] = [];
+    for (const [file, targets] of graph) {
+      const room = /^proxy\/([^/]+)\//.exec(file)?.[1];
+      const row = room === undefined ? undefined : rooms.get(room);
+      if (row === undefined) continue;
+      for (const target of targets) {
+        const inside = /^proxy\/([^/]+)\//.exec(target)?.[1];
+        if (inside === room) continue;
+        const ok = inside !== undefined ? row.rooms.folders.has(inside) : permits(row.outside, target);
+        if (!ok) forbidden.push(`${file} -> ${target}`);
+      }
+    }
+    expect(forbidden).toEqual([]);
+  });
+
   it('keeps every proxy file in a room: only the entry and the server that owns the rooms (and its options) at the top', () => {
     const top = [...graph.keys()].filter((f) => /^proxy\/[^/]+$/.test(f)).sort();
     expect(top, 'put new proxy files in listen/, exchange/, upstream/ or compile/').toEqual([
@@ -212,6 +276,14 @@ describe('the import rule of docs/ARCHITECTURE.md', () => {
       `${INSIDE_FOLDERS[0]?.why}: gateway/route-core.ts -> gateway/translate.ts`,
       `${INSIDE_FOLDERS[3]?.why}: gateway/route-core.ts -> gateway/translate.ts`,
     ]);
+  });
+
+  it('reads a row that names a file as that file of its folder and no other', () => {
+    const allowed = allowedOf('`ir`, `snapshot/json-object.ts` (the JSON object guard)');
+    expect(permits(allowed, 'ir/route-table.ts')).toBe(true);
+    expect(permits(allowed, 'snapshot/json-object.ts')).toBe(true);
+    expect(permits(allowed, 'snapshot/snapshot.ts')).toBe(false);
+    expect(permits(allowed, 'lb/balancer.ts')).toBe(false);
   });
 
   it('finds imports of every form, and circles', () => {

@@ -1,18 +1,6 @@
 import type { Layer4PortConfig, RouteTable } from '../../ir/route-table.ts';
 import type { CompiledBackend } from './compile-backends.ts';
-
-export interface CompiledLayer4Target {
-  /** Undefined for an invalid backendRef: its share of connections (or flows) is refused. */
-  readonly backend: CompiledBackend | undefined;
-  readonly cumulativeWeight: number;
-}
-
-/** The route that carries a listener's traffic (the oldest attached), its weight table compiled once. */
-export interface CompiledLayer4Route {
-  readonly route: string;
-  readonly targets: readonly CompiledLayer4Target[];
-  readonly totalWeight: number;
-}
+import { compileWeightedRoute, type WeightedRoute } from './weighted-route.ts';
 
 export interface CompiledLayer4Port {
   readonly port: number;
@@ -20,8 +8,11 @@ export interface CompiledLayer4Port {
   readonly address: string | undefined;
   readonly listener: string;
   readonly gateway: string;
-  /** Undefined when no route is attached: connections are reset, datagrams dropped. */
-  readonly route: CompiledLayer4Route | undefined;
+  /**
+   * The route that carries the listener's traffic (the oldest attached); undefined when none is attached:
+   * connections are reset, datagrams dropped.
+   */
+  readonly route: WeightedRoute | undefined;
 }
 
 /** Compiles `RouteTable.layer4Ports` once per table, keyed by layer4ListenKey. */
@@ -48,21 +39,7 @@ function compilePort(
   backends: ReadonlyMap<string, CompiledBackend>,
 ): CompiledLayer4Port {
   const first = port.routes[0];
-  let route: CompiledLayer4Route | undefined;
-  if (first !== undefined) {
-    const targets: CompiledLayer4Target[] = [];
-    let total = 0;
-    for (const weighted of first.backends) {
-      if (weighted.weight <= 0) continue;
-      total += weighted.weight;
-      const target = weighted.target;
-      targets.push({
-        backend: target.kind === 'Backend' ? backends.get(target.id) : undefined,
-        cumulativeWeight: total,
-      });
-    }
-    route = { route: first.route, targets, totalWeight: total };
-  }
+  const route = first === undefined ? undefined : compileWeightedRoute(first.route, first.backends, backends);
   return {
     port: port.port,
     protocol: port.protocol,
@@ -71,16 +48,6 @@ function compilePort(
     gateway: port.gateway,
     route,
   };
-}
-
-/** Weighted choice among a route's targets (GEP-1748 weights); `random` is in [0, 1). */
-export function chooseLayer4Target(
-  route: CompiledLayer4Route,
-  random: number,
-): CompiledLayer4Target | undefined {
-  if (route.totalWeight <= 0) return undefined;
-  const point = random * route.totalWeight;
-  return route.targets.find((t) => point < t.cumulativeWeight);
 }
 
 /**

@@ -3,18 +3,7 @@ import type { Logger } from 'pino';
 import type { RouteTable, TlsPortConfig } from '../../ir/route-table.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { HostSelector } from './host-selector.ts';
-
-export interface CompiledTlsTarget {
-  /** Undefined for an invalid backendRef: its share of connections is closed. */
-  readonly backend: CompiledBackend | undefined;
-  readonly cumulativeWeight: number;
-}
-
-export interface CompiledTlsRoute {
-  readonly route: string;
-  readonly targets: readonly CompiledTlsTarget[];
-  readonly totalWeight: number;
-}
+import { compileWeightedRoute, type WeightedRoute } from './weighted-route.ts';
 
 export interface CompiledTlsListener {
   readonly id: string;
@@ -22,7 +11,7 @@ export interface CompiledTlsListener {
   readonly mode: 'Passthrough' | 'Terminate';
   /** Terminate only; undefined when the certificate did not load (connections are closed). */
   readonly context: SecureContext | undefined;
-  readonly routes: HostSelector<CompiledTlsRoute>;
+  readonly routes: HostSelector<WeightedRoute>;
 }
 
 export interface CompiledTlsPort {
@@ -54,21 +43,9 @@ function compilePort(
 ): CompiledTlsPort {
   const listeners = new HostSelector<CompiledTlsListener>();
   for (const listener of port.listeners) {
-    const routes = new HostSelector<CompiledTlsRoute>();
-    for (const entry of listener.routes) {
-      const targets: CompiledTlsTarget[] = [];
-      let total = 0;
-      for (const weighted of entry.backends) {
-        if (weighted.weight <= 0) continue;
-        total += weighted.weight;
-        const target = weighted.target;
-        targets.push({
-          backend: target.kind === 'Backend' ? backends.get(target.id) : undefined,
-          cumulativeWeight: total,
-        });
-      }
-      routes.add(entry.hostname, { route: entry.route, targets, totalWeight: total });
-    }
+    const routes = new HostSelector<WeightedRoute>();
+    for (const entry of listener.routes)
+      routes.add(entry.hostname, compileWeightedRoute(entry.route, entry.backends, backends));
     let context: SecureContext | undefined;
     const certificates = listener.tls?.certificates ?? [];
     if (listener.mode === 'Terminate' && certificates.length > 0) {
@@ -94,11 +71,4 @@ function compilePort(
     });
   }
   return { port: port.port, address: port.address, gateways: port.gateways.join(','), listeners };
-}
-
-/** Weighted choice among a route's targets; `random` is in [0, 1). */
-export function chooseTlsTarget(route: CompiledTlsRoute, random: number): CompiledTlsTarget | undefined {
-  if (route.totalWeight <= 0) return undefined;
-  const point = random * route.totalWeight;
-  return route.targets.find((t) => point < t.cumulativeWeight);
 }

@@ -1,4 +1,5 @@
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { BadInputReporter } from '../../net/bad-input.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { RetryBudget } from '../compile/retry-budget.ts';
 import type { FailureKind } from '../upstream/attempt-outcome.ts';
@@ -9,17 +10,28 @@ import {
   type RetryDecision,
   type RetryReason,
 } from '../upstream/connection-retry.ts';
-import type { UpstreamAttempt } from '../upstream/upstream-attempt.ts';
+import { type AttemptOwner, UpstreamAttempt } from '../upstream/upstream-attempt.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
 import { pinningOf, type RequestSession } from './session-persistence.ts';
 
 const NOTHING_FAILED: ReadonlySet<string> = new Set();
 
+/** Why no attempt could start: the answer the client gets instead. */
+export interface NoAttempt {
+  readonly status: 502 | 503;
+  readonly text?: string;
+}
+
+const NOTHING_TO_PICK: NoAttempt = { status: 503 };
+const EVERY_ENDPOINT_FAILED: NoAttempt = { status: 502 };
+const CONNECTION_LIMIT: NoAttempt = { status: 503, text: 'upstream connection limit reached' };
+
 /**
- * The retry side of one forwarded request, which the exchange (forward-exchange.ts) extends so that a request is
- * still one object: the endpoints tried and those whose failure was theirs (their tiers are skipped by the next
- * pick), the counts that bound connection-fault retries (connection-retry.ts) and a route's status retries, and
- * the backend's retry budget the request counts in (GEP-3388).
+ * The attempts and retry side of one forwarded request or upgrade, which the exchanges (forward-exchange.ts,
+ * upgrade-exchange.ts) extend so that a request is still one object: its attempts begun and abandoned, the
+ * endpoints tried and those whose failure was theirs (their tiers are skipped by the next pick), the counts that
+ * bound connection-fault retries (connection-retry.ts) and a route's status retries, and the backend's retry
+ * budget the request counts in (GEP-3388).
  */
 export abstract class ExchangeRetries {
   readonly backend: CompiledBackend | undefined;
@@ -41,6 +53,10 @@ export abstract class ExchangeRetries {
   #retrying = false;
   /** Session persistence for this request (set before `start`): its pin steers every pick. */
   session: RequestSession | undefined;
+  /** The latest attempt; undefined before the first. */
+  protected current: UpstreamAttempt | undefined;
+  /** Attempts started, retries included. */
+  attempts = 0;
 
   constructor(pools: UpstreamPools, backend: CompiledBackend | undefined, startMs: number) {
     this.pools = pools;
@@ -48,9 +64,48 @@ export abstract class ExchangeRetries {
     this.startMs = startMs;
   }
 
-  /** Whether an endpoint was tried already: nothing to pick is then 502 (all failed), not 503 (none at all). */
-  protected get triedAny(): boolean {
-    return this.#tried !== undefined;
+  /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
+  get endpoint(): UpstreamEndpoint | undefined {
+    return this.current?.endpoint;
+  }
+
+  get backendId(): string | undefined {
+    return this.backend?.id;
+  }
+
+  /** How the latest attempt failed, if it did. */
+  get failure(): FailureKind | undefined {
+    return this.current?.failure;
+  }
+
+  /**
+   * The next attempt, on `endpoint`, holding one of its connection slots; or why there is none: nothing to pick
+   * at all is 503, every endpoint having failed 502, the endpoint's connections and queue full 503 (load shed,
+   * without blaming the endpoint).
+   */
+  protected beginAttempt(
+    owner: AttemptOwner,
+    endpoint: UpstreamEndpoint | undefined,
+    rejections: BadInputReporter | undefined,
+  ): UpstreamAttempt | NoAttempt {
+    if (endpoint === undefined) return this.#tried !== undefined ? EVERY_ENDPOINT_FAILED : NOTHING_TO_PICK;
+    const slot = this.pools.reserve(endpoint);
+    if (slot === undefined) {
+      rejections?.report('upstream connection limit', { endpoint: endpoint.key });
+      return CONNECTION_LIMIT;
+    }
+    const attempt = new UpstreamAttempt(owner, endpoint, this.backend!.balancer, this.pools, slot);
+    this.attempts++;
+    this.current = attempt;
+    return attempt;
+  }
+
+  /** Ends the latest attempt as `kind` when it still runs, and cancels its upstream request with `reason`. */
+  protected abandonAttempt(kind: FailureKind, reason: Error): void {
+    const attempt = this.current;
+    if (attempt === undefined || attempt.ended) return;
+    attempt.finish(kind);
+    attempt.cancel(reason);
   }
 
   /** The endpoint for the next attempt: one not tried, outside the tiers that failed, else the status retry's. */

@@ -7,7 +7,7 @@ import type { BadInputReporter } from '../../net/bad-input.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import type { RequestTracer } from '../../trace/request-tracer.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
-import { CLIENT_CLOSED, FAILURES, type FailureKind, UpstreamFailure } from '../upstream/attempt-outcome.ts';
+import { CLIENT_CLOSED, FAILURES, UpstreamFailure } from '../upstream/attempt-outcome.ts';
 import type { BodyState } from '../upstream/connection-retry.ts';
 import { bodyTouched } from '../upstream/direct-body.ts';
 import { requestDeadlines } from '../upstream/request-deadlines.ts';
@@ -81,10 +81,7 @@ export class Exchange
   readonly #socket: Socket;
   readonly #trace: ExchangeTrace | null;
   #body: IncomingMessage | PassThrough | null;
-  #current: UpstreamAttempt | undefined;
   #finished = false;
-  /** Attempts started, retries included. */
-  attempts = 0;
   /** Response body bytes relayed to the client (and a local answer's). */
   bytes = 0;
   /** The status the client got, once the exchange ended (for the access log). */
@@ -123,20 +120,6 @@ export class Exchange
     this.#trace = tracer === undefined ? null : new ExchangeTrace(tracer, req, action, target, startMs);
   }
 
-  /** The endpoint of the latest attempt (for the access log); undefined before the first pick or when none. */
-  get endpoint(): UpstreamEndpoint | undefined {
-    return this.#current?.endpoint;
-  }
-
-  get backendId(): string | undefined {
-    return this.backend?.id;
-  }
-
-  /** How the latest attempt failed, if it did. */
-  get failure(): FailureKind | undefined {
-    return this.#current?.failure;
-  }
-
   /** The request ended at `endMs` with `status` for the client (`metricStatus` in the metrics). */
   #ended(status: number, metricStatus: number, endMs: number): void {
     this.loggedStatus = status;
@@ -162,24 +145,14 @@ export class Exchange
   /** `fresh`: send on a new connection of its own to this endpoint (a retry after a stale keep-alive one). */
   #attempt(fresh?: UpstreamEndpoint): void {
     const backend = this.backend!;
-    const endpoint = fresh ?? this.nextEndpoint();
-    if (endpoint === undefined) {
-      // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
-      this.#finish(this.triedAny ? 502 : 503);
+    const attempt = this.beginAttempt(this, fresh ?? this.nextEndpoint(), this.#services.rejections);
+    if (!(attempt instanceof UpstreamAttempt)) {
+      this.#finish(attempt.status, attempt.text);
       return;
     }
+    const endpoint = attempt.endpoint;
     const pools = this.pools;
-    const slot = pools.reserve(endpoint);
-    if (slot === undefined) {
-      // The endpoint's connections and queue are full: shed load, without blaming the endpoint.
-      this.#services.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
-      this.#finish(503, 'upstream connection limit reached');
-      return;
-    }
-    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, pools, slot);
-    this.attempts++;
     if (fresh !== undefined) attempt.newConnection = true;
-    this.#current = attempt;
     const head = this.#trace?.attempt(attempt, this.attempts, this.#head, backend.cluster) ?? this.#head;
     if (this.action.backendRequestTimeoutMs !== undefined) {
       this.#attemptTimer ??= new Deadline<Exchange>(this, onAttemptTimer);
@@ -376,29 +349,23 @@ export class Exchange
     this.leaveBudget();
     this.#clearRequestTimer();
     this.#clearAttemptTimer();
-    const attempt = this.#current;
-    if (attempt !== undefined && !attempt.ended) {
-      // The client left; not the endpoint's fault, so it is not counted against it.
-      attempt.finish('client-gone');
-      attempt.cancel(new Error('client closed the connection'));
-    }
+    // The client left; not the endpoint's fault, so it is not counted against it.
+    this.abandonAttempt('client-gone', new Error('client closed the connection'));
     this.#ended(CLIENT_CLOSED, CLIENT_CLOSED, performance.now());
   }
 
   attemptTimedOut(): void {
-    const attempt = this.#current;
+    const attempt = this.current;
     if (attempt === undefined || attempt.ended) return;
-    attempt.finish('response-timeout');
-    attempt.cancel(new UpstreamFailure('response-timeout', 'backend request timeout'));
+    this.abandonAttempt(
+      'response-timeout',
+      new UpstreamFailure('response-timeout', 'backend request timeout'),
+    );
     this.#finish(504);
   }
 
   requestTimedOut(): void {
-    const attempt = this.#current;
-    if (attempt !== undefined && !attempt.ended) {
-      attempt.finish('response-timeout');
-      attempt.cancel(new UpstreamFailure('response-timeout', 'request timeout'));
-    }
+    this.abandonAttempt('response-timeout', new UpstreamFailure('response-timeout', 'request timeout'));
     this.#finish(504);
   }
 

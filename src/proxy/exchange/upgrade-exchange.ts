@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import { CLIENT_CLOSED, FAILURES, type FailureKind, UpstreamFailure } from '../upstream/attempt-outcome.ts';
@@ -55,11 +54,9 @@ export class UpgradeExchange extends ExchangeRetries implements AttemptOwner, Ex
   readonly #resume: ResumeHttp1 | undefined;
   readonly #onClientClose = (): void => this.#clientClosed();
   #state: UpgradeState = 'waiting';
-  #current: UpstreamAttempt | undefined;
   #timer: Deadline<UpgradeExchange> | undefined;
   #framing: Framing = 'close';
   #keep = false;
-  attempts = 0;
   bytes = 0;
   loggedStatus = 0;
 
@@ -85,18 +82,6 @@ export class UpgradeExchange extends ExchangeRetries implements AttemptOwner, Ex
     this.#resume = resume;
   }
 
-  get endpoint(): UpstreamEndpoint | undefined {
-    return this.#current?.endpoint;
-  }
-
-  get backendId(): string | undefined {
-    return this.backend?.id;
-  }
-
-  get failure(): FailureKind | undefined {
-    return this.#current?.failure;
-  }
-
   start(): void {
     this.#client.once('close', this.#onClientClose);
     this.enterBudget();
@@ -107,25 +92,15 @@ export class UpgradeExchange extends ExchangeRetries implements AttemptOwner, Ex
 
   /** `endpoint`: the one a retry after a reset goes to; else the balancer picks. */
   #attempt(endpoint = this.nextEndpoint()): void {
-    const backend = this.backend!;
-    if (endpoint === undefined) {
-      // Nothing to pick at all is 503; every endpoint having refused the connection is 502.
-      this.#reply(this.triedAny ? 502 : 503);
-      return;
-    }
     // A tunnel holds one of the endpoint's connection slots for its whole life, as a request does for its own.
-    const slot = this.pools.reserve(endpoint);
-    if (slot === undefined) {
-      this.#services.rejections?.report('upstream connection limit', { endpoint: endpoint.key });
-      this.#reply(503, 'upstream connection limit reached');
+    const attempt = this.beginAttempt(this, endpoint, this.#services.rejections);
+    if (!(attempt instanceof UpstreamAttempt)) {
+      this.#reply(attempt.status, attempt.text);
       return;
     }
-    const attempt = new UpstreamAttempt(this, endpoint, backend.balancer, this.pools, slot);
     // Every upgrade has a connection of its own: a reset on it is the endpoint's doing.
     attempt.newConnection = true;
-    this.attempts++;
-    this.#current = attempt;
-    sendUpgrade(this.pools.connection(endpoint, backend.cluster.tls), this.#request, attempt);
+    sendUpgrade(this.pools.connection(attempt.endpoint, this.backend!.cluster.tls), this.#request, attempt);
   }
 
   onUpstreamUpgrade(
@@ -260,11 +235,10 @@ export class UpgradeExchange extends ExchangeRetries implements AttemptOwner, Ex
   /** No answer within the route's request timeout (or the default). */
   timedOut(): void {
     if (this.#state !== 'waiting') return;
-    const attempt = this.#current;
-    if (attempt !== undefined && !attempt.ended) {
-      attempt.finish('response-timeout');
-      attempt.cancel(new UpstreamFailure('response-timeout', 'upgrade response timeout'));
-    }
+    this.abandonAttempt(
+      'response-timeout',
+      new UpstreamFailure('response-timeout', 'upgrade response timeout'),
+    );
     this.#reply(504);
   }
 
@@ -279,12 +253,8 @@ export class UpgradeExchange extends ExchangeRetries implements AttemptOwner, Ex
     if (this.#state !== 'waiting' && this.#state !== 'relaying') return;
     this.#state = 'ended';
     if (this.#timer !== undefined) requestDeadlines.cancel(this.#timer);
-    const attempt = this.#current;
-    if (attempt !== undefined && !attempt.ended) {
-      // The client left; not the endpoint's fault, so it is not counted against it.
-      attempt.finish('client-gone');
-      attempt.cancel(new Error('client closed the connection'));
-    }
+    // The client left; not the endpoint's fault, so it is not counted against it.
+    this.abandonAttempt('client-gone', new Error('client closed the connection'));
     this.#end(CLIENT_CLOSED);
   }
 

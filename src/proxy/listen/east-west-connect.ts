@@ -8,7 +8,7 @@ import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { EAST_WEST_GATEWAY } from '../compile/east-west-compile.ts';
 import { hostForMatching } from '../exchange/request-host.ts';
-import { dialEndpoint, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { serviceHostname } from './east-west-authority.ts';
 
 export interface EastWestConnectOptions {
@@ -170,28 +170,12 @@ function connect(
     return;
   }
   tried.add(endpoint.key);
-  const started = performance.now();
-  const done = backend.balancer.begin(endpoint);
-  let connected = false;
-  const giveUp = (): void => {
-    if (connected) return;
-    // The client left while we were connecting: nothing the endpoint did, so it is not held against it.
-    done({ result: 'success', latencyMs: performance.now() - started });
-    cancel();
-  };
-  client.once('close', giveUp);
-  const cancel = dialEndpoint(endpoint, options, (err, upstream) => {
-    client.off('close', giveUp);
-    if (err !== null || upstream === null) {
-      if (client.destroyed) return;
-      done({ result: 'connect-failure', latencyMs: performance.now() - started });
+  dialForClient(client, backend.balancer, endpoint, options, {
+    failed: () => {
       services.metrics.connectFailures.inc({ route: name, backend: backend.id, cluster: endpoint.cluster });
       connect(peer, head, name, backend, tried, options, services);
-      return;
-    }
-    connected = true;
-    done({ result: 'success', latencyMs: performance.now() - started });
-    relay(peer, head, upstream, name, backend, endpoint, options, services);
+    },
+    connected: (upstream) => relay(peer, head, upstream, name, backend, endpoint, options, services),
   });
 }
 

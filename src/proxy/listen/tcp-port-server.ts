@@ -4,12 +4,9 @@ import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import {
-  type CompiledLayer4Port,
-  chooseLayer4Target,
-  type LiveEndpoints,
-} from '../compile/layer4-compile.ts';
-import { dialEndpoint, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import type { CompiledLayer4Port, LiveEndpoints } from '../compile/layer4-compile.ts';
+import { chooseTarget } from '../compile/weighted-route.ts';
+import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 
 export interface TcpPortOptions {
@@ -117,7 +114,7 @@ export class TcpPortServer {
       this.#refuse(client, port, '', undefined, 'no-route');
       return;
     }
-    const backend = chooseLayer4Target(route, Math.random())?.backend;
+    const backend = chooseTarget(route, Math.random())?.backend;
     if (backend === undefined) {
       this.#refuse(client, port, route.route, undefined, 'invalid-backend');
       return;
@@ -165,29 +162,15 @@ export class TcpPortServer {
       return;
     }
     tried.add(endpoint.key);
-    const started = performance.now();
-    const done = backend.balancer.begin(endpoint);
-    let connected = false;
-    const giveUp = (): void => {
-      if (connected) return;
-      // The client left while we were connecting: nothing the endpoint did, so it is not held against it.
-      done({ result: 'success', latencyMs: performance.now() - started });
-      cancel();
-    };
-    client.once('close', giveUp);
-    const cancel = dialEndpoint(endpoint, this.#options, (err, upstream) => {
-      client.off('close', giveUp);
-      if (err !== null || upstream === null) {
-        if (client.destroyed) return;
-        done({ result: 'connect-failure', latencyMs: performance.now() - started });
+    dialForClient(client, backend.balancer, endpoint, this.#options, {
+      failed: () => {
         this.#metrics.connectFailures.inc({ route, backend: backend.id, cluster: endpoint.cluster });
         this.#connect(client, port, route, backend, tried);
-        return;
-      }
-      connected = true;
-      this.#server.track(upstream);
-      done({ result: 'success', latencyMs: performance.now() - started });
-      this.#relay(client, upstream, port, route, backend, endpoint);
+      },
+      connected: (upstream) => {
+        this.#server.track(upstream);
+        this.#relay(client, upstream, port, route, backend, endpoint);
+      },
     });
   }
 

@@ -4,8 +4,9 @@ import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import { type CompiledTlsListener, type CompiledTlsPort, chooseTlsTarget } from '../compile/tls-compile.ts';
-import { dialEndpoint, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import type { CompiledTlsListener, CompiledTlsPort } from '../compile/tls-compile.ts';
+import { chooseTarget } from '../compile/weighted-route.ts';
+import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 
@@ -109,7 +110,7 @@ export class TlsPortServer {
       this.#reject(socket, port, 'no-route');
       return;
     }
-    const backend = chooseTlsTarget(route, Math.random())?.backend;
+    const backend = chooseTarget(route, Math.random())?.backend;
     if (backend === undefined) {
       this.#reject(socket, port, 'invalid-backend');
       return;
@@ -152,44 +153,28 @@ export class TlsPortServer {
       return;
     }
     tried.add(endpoint.key);
-    const started = performance.now();
-    const done = backend.balancer.begin(endpoint);
-    let connected = false;
-    const giveUp = (): void => {
-      if (connected) return;
-      // The client left while we were connecting: nothing the endpoint did.
-      done({ result: 'success', latencyMs: performance.now() - started });
-      cancel();
-    };
-    client.once('close', giveUp);
-    const cancel = dialEndpoint(endpoint, this.#options, (err, upstream) => {
-      client.off('close', giveUp);
-      if (err !== null || upstream === null) {
-        if (client.destroyed) return;
-        done({ result: 'connect-failure', latencyMs: performance.now() - started });
-        this.#relay(client, listener, route, backend, hello, tried);
-        return;
-      }
-      connected = true;
-      this.#server.track(upstream);
-      client.setTimeout(0);
-      done({ result: 'success', latencyMs: performance.now() - started });
-      this.#count(listener, route, backend, endpoint, 'relayed');
-      const bytes = relayedBytes(client, upstream, hello?.length ?? 0);
-      upstream.on('error', () => client.destroy());
-      upstream.once('close', () => {
-        client.end();
-        const relayed = bytes();
-        const labels = { route, backend: backend.id, cluster: endpoint.cluster };
-        this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, relayed.upstream);
-        this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, relayed.downstream);
-      });
-      client.once('close', () => upstream.end());
-      client.on('error', () => upstream.destroy());
-      if (hello !== undefined) upstream.write(hello);
-      client.pipe(upstream);
-      upstream.pipe(client);
-      client.resume();
+    dialForClient(client, backend.balancer, endpoint, this.#options, {
+      failed: () => this.#relay(client, listener, route, backend, hello, tried),
+      connected: (upstream) => {
+        this.#server.track(upstream);
+        client.setTimeout(0);
+        this.#count(listener, route, backend, endpoint, 'relayed');
+        const bytes = relayedBytes(client, upstream, hello?.length ?? 0);
+        upstream.on('error', () => client.destroy());
+        upstream.once('close', () => {
+          client.end();
+          const relayed = bytes();
+          const labels = { route, backend: backend.id, cluster: endpoint.cluster };
+          this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, relayed.upstream);
+          this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, relayed.downstream);
+        });
+        client.once('close', () => upstream.end());
+        client.on('error', () => upstream.destroy());
+        if (hello !== undefined) upstream.write(hello);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+      },
     });
   }
 

@@ -5,11 +5,8 @@ import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { AttemptOutcome } from '../../lb/balancer.ts';
 import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
-import {
-  type CompiledLayer4Port,
-  chooseLayer4Target,
-  type LiveEndpoints,
-} from '../compile/layer4-compile.ts';
+import type { CompiledLayer4Port, LiveEndpoints } from '../compile/layer4-compile.ts';
+import { chooseTarget } from '../compile/weighted-route.ts';
 import {
   DEFAULT_FLOW_TABLE_OPTIONS,
   type FlowEnd,
@@ -179,7 +176,7 @@ export class UdpPortServer {
   ): Flow | undefined {
     const route = this.#compiled.route;
     if (route === undefined) return this.#drop('no-route', '');
-    const backend = chooseLayer4Target(route, Math.random())?.backend;
+    const backend = chooseTarget(route, Math.random())?.backend;
     if (backend === undefined) return this.#drop('invalid-backend', route.route);
     const endpoint = backend.balancer.pick(tried);
     if (endpoint === undefined) return this.#drop('no-endpoint', route.route);

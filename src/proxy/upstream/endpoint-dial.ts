@@ -1,6 +1,7 @@
 import { connect as netConnect, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { Balancer } from '../../lb/balancer.ts';
 
 /**
  * For an endpoint on another network (`UpstreamEndpoint.tunnel`): a function that opens a CONNECT stream to it
@@ -84,6 +85,41 @@ export function dialEndpoint(
     clearTimeout(timer);
     opened?.destroy();
   };
+}
+
+/**
+ * Dials `endpoint` (picked from `balancer`) for a relay of `client`, and tells the balancer how it went: a
+ * failed connect is the endpoint's (`failed` then picks again or gives up); a client that leaves while the dial
+ * is under way cancels it, and that is not held against the endpoint.
+ */
+export function dialForClient(
+  client: Duplex,
+  balancer: Balancer,
+  endpoint: UpstreamEndpoint,
+  options: DialOptions,
+  then: { readonly failed: () => void; readonly connected: (upstream: Duplex) => void },
+): void {
+  const started = performance.now();
+  const done = balancer.begin(endpoint);
+  let connected = false;
+  const giveUp = (): void => {
+    if (connected) return;
+    done({ result: 'success', latencyMs: performance.now() - started });
+    cancel();
+  };
+  client.once('close', giveUp);
+  const cancel = dialEndpoint(endpoint, options, (err, upstream) => {
+    client.off('close', giveUp);
+    if (err !== null || upstream === null) {
+      if (client.destroyed) return;
+      done({ result: 'connect-failure', latencyMs: performance.now() - started });
+      then.failed();
+      return;
+    }
+    connected = true;
+    done({ result: 'success', latencyMs: performance.now() - started });
+    then.connected(upstream);
+  });
 }
 
 /**
