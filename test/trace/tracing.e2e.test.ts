@@ -27,6 +27,8 @@ const CLIENT = 3;
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const TRACESTATE = 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7';
+/** Two gateways start side by side from source: on a loaded machine that can take half a minute. */
+const START_TIMEOUT_MS = 45_000;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
 
 /** An HTTPRoute `name` on the Gateway `edge`, for paths under `prefix`. */
@@ -87,6 +89,7 @@ describe('tracing end to end (docs/tracing.md)', () => {
     [traced, untraced] = await Promise.all([
       startGateway({
         manifests: manifests(tracedPort),
+        startTimeoutMs: START_TIMEOUT_MS,
         args: [
           ...common,
           '--otlp-endpoint',
@@ -102,9 +105,9 @@ describe('tracing end to end (docs/tracing.md)', () => {
           'info',
         ],
       }),
-      startGateway({ manifests: manifests(untracedPort), args: common }),
+      startGateway({ manifests: manifests(untracedPort), args: common, startTimeoutMs: START_TIMEOUT_MS }),
     ]);
-  }, 30_000);
+  }, START_TIMEOUT_MS + 10_000);
 
   afterAll(async () => {
     await Promise.all([traced?.stop(), untraced?.stop()]);

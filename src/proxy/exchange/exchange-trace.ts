@@ -1,13 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { BackendCluster, UpstreamEndpoint } from '../../ir/route-table.ts';
-import {
-  type Attributes,
-  endSpan,
-  epochOffsetMs,
-  type RequestTracer,
-  type Span,
-  traceparentOf,
-} from '../../trace/request-tracer.ts';
+import type { Attributes, RequestTracer, Span } from '../../trace/request-tracer.ts';
 import { incomingTraceParent, isTraceContextHeader } from '../../trace/traceparent.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import { FAILURES } from '../upstream/attempt-outcome.ts';
@@ -63,7 +56,7 @@ export class ExchangeTrace {
     this.#method = method;
     const parent = incomingTraceParent(req.rawHeaders);
     this.#tracestate = parent?.tracestate;
-    this.#offsetMs = epochOffsetMs();
+    this.#offsetMs = tracer.epochOffsetMs();
     this.#server = tracer.server(`${method} ${action.route}`, parent, startMs + this.#offsetMs, () =>
       serverAttributes(req, method, action, target),
     );
@@ -99,7 +92,7 @@ export class ExchangeTrace {
     this.#headers ??= head.headers.filter(
       (value, i, all) => !isTraceContextHeader(i % 2 === 0 ? value : all[i - 1]!),
     );
-    const headers = this.#headers.concat('traceparent', traceparentOf(parent));
+    const headers = this.#headers.concat('traceparent', this.#tracer.traceparent(parent));
     if (this.#tracestate !== undefined) headers.push('tracestate', this.#tracestate);
     return { ...head, headers };
   }
@@ -118,7 +111,7 @@ export class ExchangeTrace {
     }
     const attempt = this.#attempt;
     if (attempt !== undefined) server.setAttribute(`${GW}outcome`, attempt.failure ?? 'response');
-    endSpan(server, endMs + this.#offsetMs, status >= 500 ? String(status) : undefined);
+    this.#tracer.end(server, endMs + this.#offsetMs, status >= 500 ? String(status) : undefined);
   }
 
   /** Ends the latest client span: when its attempt finished, else at `nowMs` (the attempt was given up on). */
@@ -131,7 +124,7 @@ export class ExchangeTrace {
     if (status !== 0) span.setAttribute('http.response.status_code', status);
     span.setAttribute(`${GW}outcome`, failure ?? 'response');
     const error = failure ?? (status >= 400 ? String(status) : undefined);
-    endSpan(span, (attempt.ended ? attempt.endMs : nowMs) + this.#offsetMs, error);
+    this.#tracer.end(span, (attempt.ended ? attempt.endMs : nowMs) + this.#offsetMs, error);
   }
 }
 
