@@ -205,7 +205,11 @@ describe('tracing end to end (docs/tracing.md)', () => {
       'clusterset_gateway.cluster': 'hub',
       'clusterset_gateway.outcome': 'response',
     });
-    expect(String(server.attributes['clusterset_gateway.backend'])).toContain('web');
+    expect(server.attributes['clusterset_gateway.backend']).toBe('Service/shop/web:80');
+    expect(server.resource).toMatchObject({
+      'telemetry.sdk.language': 'nodejs',
+      'telemetry.sdk.name': 'opentelemetry',
+    });
     const servedBy = echoes.find((e) => e.identity.pod === echo.pod)!;
     expect(server.attributes['clusterset_gateway.endpoint']).toContain(String(servedBy.port));
     expect(Object.values(server.attributes).some((v) => String(v).includes('secret'))).toBe(false);
@@ -347,6 +351,8 @@ describe('tracing end to end (docs/tracing.md)', () => {
       'clusterset_gateway.zone': 'zone-a',
       'clusterset_gateway.pod': 'near-1',
       'clusterset_gateway.tier': 0,
+      'clusterset_gateway.tier.name': 'zone',
+      'clusterset_gateway.backend': 'ServiceImport/shop/spill:80',
       'server.port': deadPort,
       'error.type': 'refused',
       'clusterset_gateway.outcome': 'refused',
@@ -364,6 +370,7 @@ describe('tracing end to end (docs/tracing.md)', () => {
       'clusterset_gateway.outcome': 'response',
     });
     expect(Number(far.attributes['clusterset_gateway.tier'])).toBeGreaterThan(0);
+    expect(far.attributes['clusterset_gateway.tier.name']).toBe('clusterset');
     expect(far.spanId).toBe(upstreamContext(echo).parentId);
     expect(server.attributes).toMatchObject({
       'clusterset_gateway.attempts': 2,
