@@ -55,6 +55,8 @@ describe('tracing end to end (docs/tracing.md)', () => {
   let untracedPort: number;
   /** The near pod's port, where nothing listens: connections to it are refused. */
   let deadPort: number;
+  /** The traced gateway's east-west listener (services by name, no HTTPRoute needed). */
+  let eastWestPort: number;
 
   function manifests(port: number): Record<string, string> {
     const [web1, web2, far] = echoes;
@@ -72,6 +74,8 @@ describe('tracing end to end (docs/tracing.md)', () => {
         importedSlice('spill-near', 'spill', NS, 'hub', { port: deadPort, zone: 'zone-a', pod: 'near-1' }),
         importedSlice('spill-far', 'spill', NS, 'west', { port: far!.port, zone: 'zone-w', pod: 'far-1' }),
         route('spill', { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'spill', port: 80 }),
+        serviceImport('api', NS),
+        importedSlice('api-west', 'api', NS, 'west', { port: far!.port, zone: 'zone-w', pod: 'far-1' }),
       ),
     };
   }
@@ -84,6 +88,7 @@ describe('tracing end to end (docs/tracing.md)', () => {
     deadPort = await freePort();
     tracedPort = await freePort();
     untracedPort = await freePort();
+    eastWestPort = await freePort();
     // No active health checks: the refusing near pod must stay in its tier until a request finds it refusing.
     const common = ['--cluster', 'hub', '--zone', 'zone-a', '--no-health-checks'];
     [traced, untraced] = await Promise.all([
@@ -92,6 +97,8 @@ describe('tracing end to end (docs/tracing.md)', () => {
         startTimeoutMs: START_TIMEOUT_MS,
         args: [
           ...common,
+          '--east-west-port',
+          String(eastWestPort),
           '--otlp-endpoint',
           receiver.url,
           '--trace-service-name',
@@ -333,6 +340,32 @@ describe('tracing end to end (docs/tracing.md)', () => {
     } finally {
       session.close();
     }
+  });
+
+  it('traces a call through the east-west listener, named by its method alone (no route)', async () => {
+    const traceId = 'b'.repeat(32);
+    const res = await request(`http://127.0.0.1:${eastWestPort}/api/x?y=1`, {
+      dispatcher: agent,
+      headers: { host: `api.${NS}.svc.clusterset.local`, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    });
+    const echo = (await res.body.json()) as EchoResponse;
+    expect(res.statusCode).toBe(200);
+    expect(echo.pod).toBe('far-1');
+    expect(upstreamContext(echo).traceId).toBe(traceId);
+    const { server, clients } = await spansOf(traceId, 1);
+    expect(server.name).toBe('GET');
+    expect(server.parentSpanId).toBe(CALLER_SPAN);
+    expect(server.attributes).toMatchObject({
+      'clusterset_gateway.gateway': 'east-west',
+      'clusterset_gateway.backend': `ServiceImport/${NS}/api:80`,
+      'server.address': `api.${NS}.svc.clusterset.local`,
+      'url.path': '/api/x',
+      'http.response.status_code': 200,
+      'clusterset_gateway.cluster': 'west',
+    });
+    expect(server.attributes['clusterset_gateway.route']).toBeUndefined();
+    expect(clients[0]!.parentSpanId).toBe(server.spanId);
+    expect(clients[0]!.spanId).toBe(upstreamContext(echo).parentId);
   });
 
   it('shows a spill as two client spans: the refused near endpoint, then the far one with why', async () => {

@@ -57,7 +57,9 @@ export class ExchangeTrace {
     const parent = incomingTraceParent(req.rawHeaders);
     this.#tracestate = parent?.tracestate;
     this.#offsetMs = tracer.epochOffsetMs();
-    this.#server = tracer.server(`${method} ${action.route}`, parent, startMs + this.#offsetMs, () =>
+    // The east-west listener's implicit route to a service has no name: the span is then named by its method alone.
+    const name = action.route === '' ? method : `${method} ${action.route}`;
+    this.#server = tracer.server(name, parent, startMs + this.#offsetMs, () =>
       serverAttributes(req, method, action, target),
     );
     this.#recording = this.#server.isRecording();
@@ -146,9 +148,9 @@ function serverAttributes(
     'network.protocol.version':
       req.httpVersionMajor === 2 ? '2' : `${req.httpVersionMajor}.${req.httpVersionMinor}`,
     'network.peer.address': peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer,
-    [`${GW}route`]: action.route,
     [`${GW}gateway`]: action.gateway,
   };
+  if (action.route !== '') attributes[`${GW}route`] = action.route;
   if (method === '_OTHER') attributes['http.request.method_original'] = req.method ?? '';
   if (typeof host === 'string') attributes['server.address'] = hostName(host);
   if (target.backend !== undefined) attributes[`${GW}backend`] = target.backend.id;
