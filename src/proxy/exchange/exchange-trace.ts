@@ -1,13 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { BackendCluster, UpstreamEndpoint } from '../../ir/route-table.ts';
-import {
-  type Attributes,
-  endSpan,
-  epochOffsetMs,
-  type RequestTracer,
-  type Span,
-  traceparentOf,
-} from '../../trace/request-tracer.ts';
+import type { Attributes, RequestTracer, Span } from '../../trace/request-tracer.ts';
 import { incomingTraceParent, isTraceContextHeader } from '../../trace/traceparent.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import { FAILURES } from '../upstream/attempt-outcome.ts';
@@ -63,8 +56,10 @@ export class ExchangeTrace {
     this.#method = method;
     const parent = incomingTraceParent(req.rawHeaders);
     this.#tracestate = parent?.tracestate;
-    this.#offsetMs = epochOffsetMs();
-    this.#server = tracer.server(`${method} ${action.route}`, parent, startMs + this.#offsetMs, () =>
+    this.#offsetMs = tracer.epochOffsetMs();
+    // The east-west listener's implicit route to a service has no name: the span is then named by its method alone.
+    const name = action.route === '' ? method : `${method} ${action.route}`;
+    this.#server = tracer.server(name, parent, startMs + this.#offsetMs, () =>
       serverAttributes(req, method, action, target),
     );
     this.#recording = this.#server.isRecording();
@@ -99,7 +94,7 @@ export class ExchangeTrace {
     this.#headers ??= head.headers.filter(
       (value, i, all) => !isTraceContextHeader(i % 2 === 0 ? value : all[i - 1]!),
     );
-    const headers = this.#headers.concat('traceparent', traceparentOf(parent));
+    const headers = this.#headers.concat('traceparent', this.#tracer.traceparent(parent));
     if (this.#tracestate !== undefined) headers.push('tracestate', this.#tracestate);
     return { ...head, headers };
   }
@@ -118,7 +113,7 @@ export class ExchangeTrace {
     }
     const attempt = this.#attempt;
     if (attempt !== undefined) server.setAttribute(`${GW}outcome`, attempt.failure ?? 'response');
-    endSpan(server, endMs + this.#offsetMs, status >= 500 ? String(status) : undefined);
+    this.#tracer.end(server, endMs + this.#offsetMs, status >= 500 ? String(status) : undefined);
   }
 
   /** Ends the latest client span: when its attempt finished, else at `nowMs` (the attempt was given up on). */
@@ -131,7 +126,7 @@ export class ExchangeTrace {
     if (status !== 0) span.setAttribute('http.response.status_code', status);
     span.setAttribute(`${GW}outcome`, failure ?? 'response');
     const error = failure ?? (status >= 400 ? String(status) : undefined);
-    endSpan(span, (attempt.ended ? attempt.endMs : nowMs) + this.#offsetMs, error);
+    this.#tracer.end(span, (attempt.ended ? attempt.endMs : nowMs) + this.#offsetMs, error);
   }
 }
 
@@ -153,9 +148,9 @@ function serverAttributes(
     'network.protocol.version':
       req.httpVersionMajor === 2 ? '2' : `${req.httpVersionMajor}.${req.httpVersionMinor}`,
     'network.peer.address': peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer,
-    [`${GW}route`]: action.route,
     [`${GW}gateway`]: action.gateway,
   };
+  if (action.route !== '') attributes[`${GW}route`] = action.route;
   if (method === '_OTHER') attributes['http.request.method_original'] = req.method ?? '';
   if (typeof host === 'string') attributes['server.address'] = hostName(host);
   if (target.backend !== undefined) attributes[`${GW}backend`] = target.backend.id;
