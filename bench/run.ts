@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     : suite;
 
   process.stdout.write(textTable(result));
-  const files = await writeResults(result, outDir);
+  const files = await writeResults(result, outDir, args.name);
   log(`wrote ${files.json}, ${files.svg}, ${files.markdown}`);
 
   if (cpuProfDir) {
