@@ -22,7 +22,7 @@ export interface LocalityBalancerFactory extends BalancerFactory {
   healthyEndpoints(): HealthyEndpointCount[];
   /** One active health check result for an endpoint of a backend (src/health-check reports here). */
   recordProbe(backend: string, endpointKey: string, ok: boolean, kind: ProbeKind): void;
-  /** Healthy and served a request successfully within `withinMs` (so the next probe can be skipped). */
+  /** Healthy, not avoided, and served a request successfully within `withinMs` (the next probe can be skipped). */
   servedRecently(backend: string, endpointKey: string, withinMs: number): boolean;
   /** Forgets the state of backends not in `backendIds` (call after swapping in a new routing table). */
   retain(backendIds: Iterable<string>): void;

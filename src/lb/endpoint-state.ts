@@ -38,6 +38,8 @@ export interface EndpointState {
    * inside the tier only, never the verdict or the tier shares.
    */
   avoidedUntilMs: number | undefined;
+  /** When the failure that began (or renewed) the avoidance ended; compared with the tier's answers since. */
+  avoidedAtMs: number;
   /** Whether the avoidance came from a failed connection (a passing TCP probe disproves it). */
   avoidedForConnect: boolean;
   /** When a request last succeeded (clock ms): passive evidence that lets the next probe be skipped. */
@@ -68,6 +70,7 @@ export function createEndpointState(endpoint: UpstreamEndpoint, rttMs: number, n
     ejectedFor: undefined,
     restoredAtMs: undefined,
     avoidedUntilMs: undefined,
+    avoidedAtMs: Number.NEGATIVE_INFINITY,
     avoidedForConnect: false,
     lastSuccessMs: Number.NEGATIVE_INFINITY,
     probeFailures: 0,

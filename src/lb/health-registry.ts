@@ -163,11 +163,18 @@ export class HealthRegistry {
 
   /**
    * Whether `key` is healthy and answered a request successfully within `withinMs`: such an endpoint needs no
-   * probe this round (the request was one), so probes go where there is no traffic to tell.
+   * probe this round (the request was one), so probes go where there is no traffic to tell. Not while it is
+   * avoided: a failure came after that answer, and the picker sends it nothing, so only a probe can tell that
+   * it is back.
    */
   servedRecently(key: string, withinMs: number, nowMs: number): boolean {
     const state = this.#states.get(key);
-    return state !== undefined && state.health === 'healthy' && nowMs - state.lastSuccessMs <= withinMs;
+    return (
+      state !== undefined &&
+      state.health === 'healthy' &&
+      state.avoidedUntilMs === undefined &&
+      nowMs - state.lastSuccessMs <= withinMs
+    );
   }
 
   /** Ends the ejections and avoidances that are due. O(1) unless one is. */
@@ -219,6 +226,7 @@ export class HealthRegistry {
   /** The picker passes over the endpoint inside its tier for a while; the verdict and tier shares stay. */
   #avoid(state: EndpointState, connect: boolean, nowMs: number): void {
     state.avoidedUntilMs = nowMs + this.#options.health.avoidanceMs;
+    state.avoidedAtMs = nowMs;
     state.avoidedForConnect = connect;
     this.#timed.add(state);
     this.#nextDueMs = Math.min(this.#nextDueMs, state.avoidedUntilMs);

@@ -34,8 +34,9 @@ interface Tier extends TierEndpoints {
  *
  * Health is the registry's one verdict per endpoint (endpoint-health.ts): capped outlier ejections and active
  * health checks decide the tier shares. The picker's avoidance after a failed attempt only narrows the
- * candidates inside a tier to the endpoints not avoided, and to all healthy ones when every one is avoided, so
- * it never moves traffic to another tier. `ready: false` endpoints are candidates like the others,
+ * candidates inside a tier to the endpoints not avoided, and to all healthy ones when every one is avoided; it
+ * moves traffic to another tier only when every healthy endpoint of a tier failed since the tier last answered
+ * (a tier failing at once, see #recompute). `ready: false` endpoints are candidates like the others,
  * because translation includes serving-but-terminating endpoints only when nothing is ready (KEP-1672), and
  * then they are all there is.
  */
@@ -298,19 +299,27 @@ export class LocalityBalancer implements Balancer {
     const health: TierHealth[] = this.#tiers.map((tier, t) => {
       let healthy = 0;
       let preferred = 0;
+      let lastAnswerMs = Number.NEGATIVE_INFINITY;
+      let firstAvoidedMs = Number.POSITIVE_INFINITY;
       for (let i = 0; i < tier.allCount; i++) {
         const position = tier.all[i]!;
         const state = tier.states[position]!;
         if (state.health !== 'healthy') continue;
         tier.healthy[healthy++] = position;
+        if (state.lastSuccessMs > lastAnswerMs) lastAnswerMs = state.lastSuccessMs;
         if (state.avoidedUntilMs === undefined) tier.unavoided[preferred++] = position;
+        else if (state.avoidedAtMs < firstAvoidedMs) firstAvoidedMs = state.avoidedAtMs;
       }
       unavoided[t] = preferred;
       healthyCount[t] = healthy;
-      // Every healthy endpoint of the tier failed its latest attempts (refused, or failed twice in a row): the
-      // tier as a whole is failing, so it counts as down until one of them answers, a probe passes or the
-      // avoidance ends. One avoided endpoint among others never moves traffic (a rolling restart stays local).
-      return { healthy: preferred === 0 ? 0 : healthy, total: tier.allCount };
+      // Every healthy endpoint of the tier failed (refused, or failed twice in a row) since any of them last
+      // answered: the tier as a whole is failing, so it counts as down until one of them answers, a probe passes
+      // or the avoidances end. When the tier answered after some of those failures, they were one pod at a time
+      // (a rolling restart faster than an avoidance lasts): the tier keeps its share and its picker tries the
+      // avoided endpoints again, each refusal retried elsewhere and renewing its avoidance, so a tier that then
+      // does fail as a whole still counts as down after one more refusal per endpoint.
+      const failing = preferred === 0 && lastAnswerMs < firstAvoidedMs;
+      return { healthy: failing ? 0 : healthy, total: tier.allCount };
     });
     this.#tierHealth = health;
     const { shares, panic } = computeTierShares(

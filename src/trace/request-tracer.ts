@@ -15,8 +15,8 @@ export type { Attributes, Span } from '@opentelemetry/api';
 /**
  * What the data plane traces through: a request's server span (continuing the caller's trace, or a new one) and a
  * client span per upstream attempt under it. Only OpenTelemetry's API is used here; the SDK and the exporter behind
- * the tracer are set up by otlp-pipeline.ts, which the program loads only when tracing is on. Times are
- * performance.now() readings, as the data plane takes them.
+ * the tracer are set up by otlp-pipeline.ts, which the program loads only when tracing is on. Times are wall-clock
+ * milliseconds (fractional): the data plane's performance.now() readings plus one request's `epochOffsetMs()`.
  */
 export class RequestTracer {
   readonly #tracer: Tracer;
@@ -55,13 +55,23 @@ export class RequestTracer {
   }
 }
 
+/**
+ * What turns a performance.now() reading into wall-clock milliseconds, read once per request. Handed
+ * performance.now() times, the SDK reads this offset anew for each span from Date.now()'s whole milliseconds, so
+ * the spans of one request would be shifted against each other by up to a millisecond (a client span starting
+ * before its server span); one offset for all of them keeps them in order.
+ */
+export function epochOffsetMs(): number {
+  return Date.now() - performance.now();
+}
+
 /** The `traceparent` that makes `span` the parent of what the receiver does. */
 export function traceparentOf(span: Span): string {
   const context = span.spanContext();
   return formatTraceparent(context.traceId, context.spanId, (context.traceFlags & 1) === 1);
 }
 
-/** Ends `span` at `endMs`, marked as an error when `error` (OpenTelemetry's `error.type`) is given. */
+/** Ends `span` at `endMs` (wall-clock milliseconds), marked as an error when `error` (OpenTelemetry's `error.type`) is given. */
 export function endSpan(span: Span, endMs: number, error: string | undefined): void {
   if (error !== undefined) {
     span.setAttribute('error.type', error);

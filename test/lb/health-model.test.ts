@@ -108,6 +108,19 @@ describe('health model: what feeds the tier shares', () => {
     for (let i = 0; i < 200; i++) expect(['near-0:8080', 'near-2:8080']).toContain(balancer.pick(tried)?.key);
   });
 
+  it('an endpoint avoided since its last answer is probed: that answer no longer stands in for a probe', () => {
+    const { balancer, factory, probe, state, clock } = setup();
+    report(balancer, 'near-0:8080', 'success');
+    clock.advance(100);
+    expect(factory.servedRecently(ID, 'near-0:8080', 2_000)).toBe(true);
+    // Refused (a restart): the picker passes it over, so only a probe can tell that it is back.
+    report(balancer, 'near-0:8080', 'connect-failure');
+    clock.advance(100);
+    expect(factory.servedRecently(ID, 'near-0:8080', 2_000)).toBe(false);
+    probe('near-0:8080', true);
+    expect(state('near-0:8080').avoided).toBeUndefined();
+  });
+
   it('a passing probe ends a connection avoidance at once', () => {
     const { balancer, state, probe } = setup();
     report(balancer, 'near-0:8080', 'connect-failure');

@@ -65,6 +65,30 @@ describe.each(['p2c-peak-ewma', 'weighted-round-robin'] as const)(
       expect(far).toBe(4);
     });
 
+    it('pods restarted faster than an avoidance lasts: the zone keeps its share when its last pod refuses', () => {
+      const { balancer, request, clock } = setup(policy);
+      let far = 0;
+      for (let pod = 0; pod < 4; pod++) {
+        const restarting = `near-${pod}:8080`;
+        let refusedOnce = false;
+        // Half a second per pod, well inside the 5 s avoidance and with no probe in between: by the last pod,
+        // every other one is still avoided for a refusal that the zone's later answers outdated.
+        for (let i = 0; i < 100; i++) {
+          const clusters = request((key) => {
+            if (key !== restarting || refusedOnce) return false;
+            refusedOnce = true;
+            return true;
+          });
+          far += clusters.filter((c) => c === 'west').length;
+          if (clusters.length > 1) expect(clusters).toEqual(['east', 'west']);
+          expect(balancer.describe().tierShares).toEqual([1, 0]);
+          clock.advance(4);
+        }
+        expect(refusedOnce).toBe(true);
+      }
+      expect(far).toBe(4);
+    });
+
     it('while a pod refuses every connect, the others take its traffic; the zone keeps its share', () => {
       const { balancer, request, clock } = setup(policy);
       let far = 0;

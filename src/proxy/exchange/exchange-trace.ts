@@ -3,6 +3,7 @@ import type { BackendCluster, UpstreamEndpoint } from '../../ir/route-table.ts';
 import {
   type Attributes,
   endSpan,
+  epochOffsetMs,
   type RequestTracer,
   type Span,
   traceparentOf,
@@ -42,6 +43,8 @@ export class ExchangeTrace {
   readonly #recording: boolean;
   readonly #method: string;
   readonly #tracestate: string | undefined;
+  /** Added to the data plane's performance.now() times: the spans' wall-clock times, one offset for them all. */
+  readonly #offsetMs: number;
   /** The upstream head's headers without the client's trace context (made at the first attempt). */
   #headers: string[] | undefined;
   #client: Span | undefined;
@@ -60,7 +63,8 @@ export class ExchangeTrace {
     this.#method = method;
     const parent = incomingTraceParent(req.rawHeaders);
     this.#tracestate = parent?.tracestate;
-    this.#server = tracer.server(`${method} ${action.route}`, parent, startMs, () =>
+    this.#offsetMs = epochOffsetMs();
+    this.#server = tracer.server(`${method} ${action.route}`, parent, startMs + this.#offsetMs, () =>
       serverAttributes(req, method, action, target),
     );
     this.#recording = this.#server.isRecording();
@@ -83,7 +87,12 @@ export class ExchangeTrace {
         attributes[`${GW}retry.reason`] =
           previous.failure === undefined ? 'retriable-status' : FAILURES[previous.failure].retry;
       }
-      this.#client = this.#tracer.client(this.#server, this.#method, attempt.startMs, attributes);
+      this.#client = this.#tracer.client(
+        this.#server,
+        this.#method,
+        attempt.startMs + this.#offsetMs,
+        attributes,
+      );
       this.#attempt = attempt;
       parent = this.#client;
     }
@@ -109,7 +118,7 @@ export class ExchangeTrace {
     }
     const attempt = this.#attempt;
     if (attempt !== undefined) server.setAttribute(`${GW}outcome`, attempt.failure ?? 'response');
-    endSpan(server, endMs, status >= 500 ? String(status) : undefined);
+    endSpan(server, endMs + this.#offsetMs, status >= 500 ? String(status) : undefined);
   }
 
   /** Ends the latest client span: when its attempt finished, else at `nowMs` (the attempt was given up on). */
@@ -122,7 +131,7 @@ export class ExchangeTrace {
     if (status !== 0) span.setAttribute('http.response.status_code', status);
     span.setAttribute(`${GW}outcome`, failure ?? 'response');
     const error = failure ?? (status >= 400 ? String(status) : undefined);
-    endSpan(span, attempt.ended ? attempt.endMs : nowMs, error);
+    endSpan(span, (attempt.ended ? attempt.endMs : nowMs) + this.#offsetMs, error);
   }
 }
 
