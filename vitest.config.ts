@@ -33,7 +33,7 @@ export default defineConfig({
           include: e2eFiles,
           exclude: ['**/node_modules/**'],
           testTimeout: 20_000,
-          hookTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
     ],

@@ -9,6 +9,8 @@ import { startDataPlane } from './app/data-plane.ts';
 import { tuneHeapForRequests } from './app/heap-tuning.ts';
 import { leanAsyncResourceBind } from './app/lean-async-bind.ts';
 import { listenerProblems, listenerReadiness, withListenerBindings } from './app/listener-truth.ts';
+import { NetworkCertificateClock } from './app/network-certificate-clock.ts';
+import { identityFact, withNetworkCertificate } from './app/network-certificate-condition.ts';
 import { followParentWhenRunByNpm } from './app/parent-watch.ts';
 import { checkSourceConfig } from './app/source-preflight.ts';
 import { DEMO_EAST_WEST_PORT, openSource } from './app/source-setup.ts';
@@ -20,6 +22,7 @@ import { UsageError } from './cli/flag-values.ts';
 import { helpText } from './cli/flags.ts';
 import { Reconciler } from './controller/reconciler.ts';
 import type { TranslateOptions } from './gateway/options.ts';
+import type { TranslationResult } from './gateway/translate.ts';
 import { logFormatOptions } from './log/text-format.ts';
 import { resolveIdentity } from './mcs/cluster-identity.ts';
 import { isLocalAddress } from './net/local-addresses.ts';
@@ -89,6 +92,28 @@ async function main(argv: readonly string[]): Promise<void> {
     : undefined;
   let applied = false;
   let servingWhatSourcesHold = false;
+  // Statuses as published: translation's, with what the data plane knows laid over them (sockets not bound,
+  // the network certificate's verdict by the clock).
+  const served = (result: TranslationResult): TranslationResult =>
+    withNetworkCertificate(
+      withListenerBindings(result, dataPlane.listeners()),
+      identityFact(dataPlane.describeNetwork?.()?.identity),
+      Date.now(),
+      cli.network.certExpiryWarningMs,
+    );
+  const publish = (result: TranslationResult): Promise<void> => {
+    const statuses = served(result);
+    certificateClock.arm(identityFact(dataPlane.describeNetwork?.()?.identity));
+    return setup.onApplied(statuses);
+  };
+  const republish = (): void => {
+    const last = reconciler.last;
+    if (last === undefined) return;
+    publish(last.result).catch((error: unknown) => {
+      logger.error({ err: error }, 'publishing statuses failed');
+    });
+  };
+  const certificateClock = new NetworkCertificateClock(republish, cli.network.certExpiryWarningMs);
   const reconciler = new Reconciler({
     translateOptions,
     translationSliceMs: cli.limits.translationSliceMs,
@@ -105,16 +130,12 @@ async function main(argv: readonly string[]): Promise<void> {
       applied = true;
     },
     applyEndpoints: (backends, table) => dataPlane.applyEndpoints(backends, table),
-    publishStatuses: (result) => setup.onApplied(withListenerBindings(result, dataPlane.listeners())),
+    publishStatuses: publish,
   });
-  // A listener bound (or lost) between tables changes its Gateway's status without a new translation.
-  dataPlane.watchListeners(() => {
-    const last = reconciler.last;
-    if (last === undefined) return;
-    setup.onApplied(withListenerBindings(last.result, dataPlane.listeners())).catch((error: unknown) => {
-      logger.error({ err: error }, 'publishing statuses failed');
-    });
-  });
+  // A listener bound (or lost) between tables, or a new network certificate, changes Gateway statuses without a
+  // new translation.
+  dataPlane.watchListeners(republish);
+  dataPlane.watchNetworkIdentity?.(republish);
 
   let stopping = false;
   const state: AdminState = {
@@ -133,7 +154,7 @@ async function main(argv: readonly string[]): Promise<void> {
       const balancers = workerPool ? await workerPool.balancers() : dataPlane.describeBalancers();
       const network = dataPlane.describeNetwork?.();
       return buildConfigDump({
-        result: last && withListenerBindings(last.result, dataPlane.listeners()),
+        result: last && served(last.result),
         balancers,
         problems: [
           ...listenerProblems(last?.result.table, dataPlane.listeners()),
@@ -240,6 +261,7 @@ async function main(argv: readonly string[]): Promise<void> {
     // The drain is bounded by --drain-timeout-ms; the demo's world gets a few seconds more to stop its servers.
     setTimeout(() => process.exit(1), cli.limits.drainTimeoutMs + STOP_GRACE_MS).unref();
     await setup.source.stop();
+    certificateClock.stop();
     await dataPlane.close();
     topology.stop();
     await admin.close();

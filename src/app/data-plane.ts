@@ -25,6 +25,8 @@ export interface DataPlane {
   describeBalancers(): Record<string, BalancerState>;
   /** Multi-network: identity, listener and sessions (absent with workers: each worker has its own). */
   describeNetwork?(): NetworkRuntime | undefined;
+  /** `onChange` is called whenever a new network identity is in force (absent with workers, as describeNetwork). */
+  watchNetworkIdentity?(onChange: () => void): void;
   /** Every listening socket of the table in force, bound or not (readiness, statuses, problems read it). */
   listeners(): readonly ListenerBinding[];
   /** `onChange` is called whenever a socket is bound, fails to bind or leaves the table. */
@@ -180,6 +182,7 @@ export function startDataPlane(
     },
     describeBalancers: () => proxy.describeBalancers(),
     describeNetwork: () => network.describe(),
+    watchNetworkIdentity: (onChange) => network.onIdentityChange(onChange),
     listeners: () => proxy.listeners(),
     watchListeners: (onChange) => listenerWatchers.push(onChange),
     recordProbe,

@@ -16,6 +16,8 @@ export interface NetworkPlane {
   apply(table: RouteTable, balancer: (backendId: string) => Balancer | undefined): Promise<void>;
   /** What /config_dump shows of this plane: its identity, listener and sessions; undefined when it is off. */
   describe(): NetworkRuntime | undefined;
+  /** Called whenever a new usable identity replaces the one in force (reloaded files, a rotated Secret). */
+  onIdentityChange(listener: () => void): void;
   close(drainMs: number): Promise<void>;
 }
 
@@ -27,7 +29,12 @@ export interface NetworkPlane {
 export function startNetwork(cli: CliOptions, logger: Logger, registry: Registry): NetworkPlane {
   const files = cli.network.tls;
   if (files === undefined && cli.network.tlsObjects === undefined)
-    return { apply: async () => {}, describe: () => undefined, close: async () => {} };
+    return {
+      apply: async () => {},
+      describe: () => undefined,
+      onIdentityChange: () => {},
+      close: async () => {},
+    };
   const metrics = new NetworkMetrics(registry);
   const tls = new NetworkTls({
     ...(files !== undefined ? { files } : {}),
@@ -69,6 +76,9 @@ export function startNetwork(cli: CliOptions, logger: Logger, registry: Registry
       outbound: tunnels.describe(),
       outboundHandshakeFailures: tunnels.describeHandshakeFailures(),
     }),
+    onIdentityChange: (listener) => {
+      tls.onChange(() => listener());
+    },
     async close(drainMs) {
       tunnels.close();
       tls.close();

@@ -38,7 +38,7 @@ export const NETWORK_FLAGS = {
   'network-cert-expiry-warning-ms': {
     type: 'string',
     arg: 'ms',
-    help: 'Warn (log line, /config_dump problem) when the network certificate expires within this. Default 604800000 (7 days).',
+    help: 'Warn (log line, /config_dump problem, the Gateway condition NetworkCertificateValid=False/Expiring) when the network certificate expires within this. Default 604800000 (7 days).',
   },
   'network-allowed-clusters': {
     type: 'string',

@@ -43,6 +43,6 @@ export const REJECTED_REQUESTS: MetricDefinition<'reason'> = {
 /** Connections to the east-west listener refused before they became a request (proxy/listen/east-west-server.ts). */
 export const EAST_WEST_REFUSED: MetricDefinition<'reason'> = {
   name: 'clusterset_gateway_east_west_refused_total',
-  help: 'Connections to the east-west listener refused before a request: tls, not-http, connect.',
+  help: 'Connections to the east-west listener refused before a request (tls, not-http) and CONNECTs answered without a tunnel (connect-bad-authority, connect-unknown-service, connect-no-endpoint, connect-failed).',
   labelNames: ['reason'],
 };

@@ -11,7 +11,7 @@ import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { NetworkMetrics } from '../metrics/network-metrics.ts';
 import { REFUSAL_HEADER } from './network-gateway-server.ts';
 import type { NetworkTls } from './network-tls.ts';
-import { outboundHandshakeReason, WRONG_PEER_CODE } from './outbound-handshake.ts';
+import { outboundHandshakeReason, SELF_PEER_CODE, WRONG_PEER_CODE } from './outbound-handshake.ts';
 import { clusterIdOf, formatClusterId } from './peer-identity.ts';
 
 /** The `connect` function an undici Pool or Client takes: a Duplex to speak HTTP on, or an error. */
@@ -152,7 +152,10 @@ export class NetworkTunnels {
       settle(new TunnelConnectError(`network gateway ${gateway}: ${(err as Error).message}`));
       return;
     }
-    stream.on('error', (err) => settle(new TunnelConnectError(`network gateway ${gateway}: ${err.message}`)));
+    // A session that failed cancels its pending streams with its error as the cause: one failure, one message.
+    stream.on('error', (err) =>
+      settle(new TunnelConnectError(`network gateway ${gateway}: ${rootMessage(err)}`)),
+    );
     stream.once('close', () => {
       if (stream?.rstCode === h2.NGHTTP2_REFUSED_STREAM)
         settle(new TunnelRefusedError(0, 'stream refused', gateway));
@@ -187,6 +190,13 @@ export class NetworkTunnels {
       checkServerIdentity: (_host: string, cert: PeerCertificate) => {
         const id = clusterIdOf(cert.subjectaltname);
         if (id !== undefined && formatClusterId(id) === expected) return undefined;
+        if (id !== undefined && formatClusterId(id) === formatClusterId(material.id))
+          return Object.assign(
+            new Error(
+              `address leads back to this gateway (${expected} expected, ${formatClusterId(id)} answered)`,
+            ),
+            { code: SELF_PEER_CODE },
+          );
         return Object.assign(
           new Error(`certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`),
           { code: WRONG_PEER_CODE },
@@ -208,7 +218,7 @@ export class NetworkTunnels {
     });
     session.on('error', (err: Error & { code?: string }) => {
       if (!handshaken) this.#countHandshakeFailure(endpoint, outboundHandshakeReason(err));
-      this.#noteFailure(key, err.message);
+      this.#noteFailure(key, `network gateway ${key}: ${err.message}`);
     });
     session.setTimeout(this.#options.idleTimeoutMs ?? 60_000, () => {
       if (open.streams === 0) session.close();
@@ -242,4 +252,8 @@ export class NetworkTunnels {
     this.#lastFailure.set(gateway, message);
     this.#logger.warn({ gateway, err: message }, 'network gateway tunnel failed');
   }
+}
+
+function rootMessage(err: Error): string {
+  return err.cause instanceof Error ? rootMessage(err.cause) : err.message;
 }

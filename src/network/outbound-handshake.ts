@@ -6,6 +6,8 @@
 
 /** The code this gateway gives a certificate that does not name the cluster it dialled for. */
 export const WRONG_PEER_CODE = 'CSG_WRONG_PEER';
+/** The code this gateway gives a certificate that names this very cluster: the address leads back to itself. */
+export const SELF_PEER_CODE = 'CSG_SELF_PEER';
 
 const NOT_REACHED = new Set([
   'ECONNREFUSED',
@@ -31,6 +33,7 @@ export function outboundHandshakeReason(err: Error & { code?: string }): string 
   const code = err.code ?? '';
   if (NOT_REACHED.has(code)) return undefined;
   if (code === WRONG_PEER_CODE) return 'wrong-peer-identity';
+  if (code === SELF_PEER_CODE) return 'self';
   if (code === 'CERT_HAS_EXPIRED') return 'certificate-expired';
   if (code === 'CERT_NOT_YET_VALID') return 'certificate-not-yet-valid';
   if (UNTRUSTED.has(code)) return 'certificate-untrusted';

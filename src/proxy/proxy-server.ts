@@ -14,6 +14,7 @@ import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget
 import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import type { SessionServices } from './exchange/session-persistence.ts';
+import { DEFAULT_EAST_WEST_CONNECT } from './listen/east-west-connect.ts';
 import { EastWestProxy } from './listen/east-west-proxy.ts';
 import { Layer4Ports } from './listen/layer4-ports.ts';
 import { type ListenerBinding, ListenerBindings } from './listen/listener-bindings.ts';
@@ -131,6 +132,11 @@ export class ProxyServer {
             rejections: this.#rejections,
             limits: this.#limits,
             ...(options.paths ? { paths: options.paths } : {}),
+            connect: {
+              ...DEFAULT_EAST_WEST_CONNECT,
+              ...options.layer4?.tcp,
+              ...(tunnels ? { tunnels } : {}),
+            },
           });
   }
 

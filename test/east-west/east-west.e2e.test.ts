@@ -302,18 +302,25 @@ describe('east-west listener', () => {
       socket.write(bytes);
     });
 
-  it('refuses non-HTTP bytes, TLS and CONNECT cleanly and keeps serving', async () => {
+  it('refuses non-HTTP bytes, TLS and CONNECTs it cannot tunnel cleanly and keeps serving', async () => {
     const garbage = Buffer.from(Array.from({ length: 256 }, (_, i) => (i * 151 + 7) % 256));
     expect(await exchange(garbage)).toMatch(/^HTTP\/1\.1 400 /);
     const clientHello = Buffer.from([0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03]);
     expect(await exchange(clientHello)).toMatch(/^HTTP\/1\.1 400 [\s\S]*TLS/);
-    const tunnel = await exchange(`CONNECT ${WEB}:443 HTTP/1.1\r\nHost: ${WEB}:443\r\n\r\n`);
-    expect(tunnel).toMatch(/^HTTP\/1\.1 405 [\s\S]*not a tunnel/);
+    const unknownPort = await exchange(`CONNECT ${WEB}:443 HTTP/1.1\r\nHost: ${WEB}:443\r\n\r\n`);
+    expect(unknownPort).toMatch(/^HTTP\/1\.1 404 [\s\S]*no service web\.demo\.svc\.clusterset\.local:443/);
+    const noPort = await exchange(`CONNECT ${WEB} HTTP/1.1\r\nHost: ${WEB}\r\n\r\n`);
+    expect(noPort).toMatch(/^HTTP\/1\.1 400 [\s\S]*CONNECT needs <service>/);
 
     expect((await call(WEB, '/')).status).toBe(200);
     const metrics = (await gw.adminGet('/metrics')).body;
     expect(metrics).toMatch(/clusterset_gateway_east_west_refused_total\{reason="tls"\} 1\b/);
-    expect(metrics).toMatch(/clusterset_gateway_east_west_refused_total\{reason="connect"\} 1\b/);
+    expect(metrics).toMatch(
+      /clusterset_gateway_east_west_refused_total\{reason="connect-unknown-service"\} 1\b/,
+    );
+    expect(metrics).toMatch(
+      /clusterset_gateway_east_west_refused_total\{reason="connect-bad-authority"\} 1\b/,
+    );
     expect(metrics).toMatch(/clusterset_gateway_east_west_refused_total\{reason="not-http"\} [1-9]/);
     expect(metrics).toMatch(/clusterset_gateway_requests_total\{gateway="east-west",[^}]*code="200"\} [1-9]/);
   });

@@ -318,9 +318,10 @@ describe('east-west listener as a mesh (GAMMA)', () => {
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });
-    expect(await raw('CONNECT cart.shop.svc.cluster.local:80 HTTP/1.1\r\nHost: cart.shop\r\n\r\n')).toMatch(
-      /^HTTP\/1\.1 405 /,
+    expect(await raw('CONNECT cart.shop.svc.cluster.local HTTP/1.1\r\nHost: cart.shop\r\n\r\n')).toMatch(
+      /^HTTP\/1\.1 400 /,
     );
+    expect(await raw('CONNECT 10.0.0.1:80 HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 404 /);
     expect(await raw(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00]))).toMatch(
       /^HTTP\/1\.1 400 /,
     );

@@ -5,7 +5,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
-import { importedSlice, serviceImport, yamlDocs } from '../support/manifests.ts';
+import { gateway, gatewayClass, importedSlice, serviceImport, yamlDocs } from '../support/manifests.ts';
 import { makeTrustDomain, signedCertificate } from '../support/network-certs.ts';
 import { counterValue, httpThrough, openPeer, openStream, type PeerTls } from './peer-client.ts';
 
@@ -13,7 +13,8 @@ import { counterValue, httpThrough, openPeer, openStream, type PeerTls } from '.
  * The network gateway's own certificate from a kubernetes.io/tls Secret and its trust bundle from a ConfigMap
  * (`--network-tls-secret`, `--network-trust-bundle-configmap`), read from the manifests folder as the Kubernetes
  * source would watch them: rotated without dropping an open tunnel, a bad set refused with the last good one
- * kept, expiry reported, and the key never shown.
+ * kept, expiry reported (metric, log line, /config_dump problem and the Gateway condition NetworkCertificateValid),
+ * and the key never shown.
  */
 const WEB = 'web.demo.svc.clusterset.local:80';
 const SECRET = 'Secret net/west-identity';
@@ -57,6 +58,10 @@ describe('network certificates from a Secret', () => {
   const shownKeys: string[] = [];
 
   const dump = async () => JSON.parse((await gw.adminGet('/config_dump')).body);
+  const certificateCondition = async () =>
+    ((await dump()).statuses['Gateway/demo/edge']?.status.conditions ?? []).find(
+      (c: { type: string }) => c.type === 'NetworkCertificateValid',
+    );
   const serialOf = (session: ReturnType<typeof openPeer>) =>
     (session.socket as TLSSocket).getPeerCertificate().serialNumber;
   const connectedSerial = async (): Promise<string> => {
@@ -82,6 +87,7 @@ describe('network certificates from a Secret', () => {
     shownKeys.push(westKey);
     pods = await startEchoes([{ pod: 'west-pod', cluster: 'west' }], { namespace: 'demo', service: 'web' });
     port = await freePort();
+    const httpPort = await freePort();
     gw = await startGateway({
       args: [
         '--cluster',
@@ -98,6 +104,10 @@ describe('network certificates from a Secret', () => {
         'info',
       ],
       manifests: {
+        'gateway.yaml': yamlDocs(
+          gatewayClass(),
+          gateway('edge', 'demo', [{ name: 'http', protocol: 'HTTP', port: httpPort }]),
+        ),
         'mc.yaml': yamlDocs(
           serviceImport('web', 'demo'),
           importedSlice('web-west', 'web', 'demo', 'west', {
@@ -133,6 +143,13 @@ describe('network certificates from a Secret', () => {
     expect(doc.networks.identity).toMatchObject({ source: SECRET, id: 'spiffe://demo.local/cluster/west' });
     expect(doc.networks.identity.expiresInSeconds).toBeGreaterThan(29 * 86_400);
     expect(doc.networks.local).toEqual({ cluster: 'west', network: 'net-west' });
+    expect(await certificateCondition()).toMatchObject({
+      status: 'True',
+      reason: 'Valid',
+      message: expect.stringMatching(
+        /^network certificate spiffe:\/\/demo\.local\/cluster\/west \(Secret net\/west-identity\) is valid until \d{4}-/,
+      ),
+    });
     expect(doc.problems.filter((p: string) => p.includes('network certificate'))).toEqual([]);
     const metrics = (await gw.adminGet('/metrics')).body;
     const left = counterValue(
@@ -164,6 +181,14 @@ describe('network certificates from a Secret', () => {
       ),
     );
     await eventually(async () => expect(gw.output()).toMatch(/"level":40[^\n]*expires at/));
+    // Every Gateway this controller programs says so, in a condition an operator reads.
+    const condition = await certificateCondition();
+    expect(condition).toMatchObject({ status: 'False', reason: 'Expiring' });
+    expect(condition.message).toMatch(
+      /^network certificate spiffe:\/\/demo\.local\/cluster\/west \(Secret net\/west-identity\) expires at \S+, within the 168h warning window$/,
+    );
+    const [, when] = /expires at (\S+),/.exec(condition.message) ?? [];
+    expect(when).toBe(doc.networks.identity.notAfter);
   });
 
   it('keeps the last good set when the Secret holds a key of another certificate, and says so', async () => {

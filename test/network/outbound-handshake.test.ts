@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { outboundHandshakeReason, WRONG_PEER_CODE } from '../../src/network/outbound-handshake.ts';
+import {
+  outboundHandshakeReason,
+  SELF_PEER_CODE,
+  WRONG_PEER_CODE,
+} from '../../src/network/outbound-handshake.ts';
 
 const failure = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
 describe('why an outbound handshake with a network gateway failed', () => {
   it('tells the certificate problems apart', () => {
     expect(outboundHandshakeReason(failure(WRONG_PEER_CODE))).toBe('wrong-peer-identity');
+    expect(outboundHandshakeReason(failure(SELF_PEER_CODE))).toBe('self');
     expect(outboundHandshakeReason(failure('CERT_HAS_EXPIRED'))).toBe('certificate-expired');
     expect(outboundHandshakeReason(failure('CERT_NOT_YET_VALID'))).toBe('certificate-not-yet-valid');
     expect(outboundHandshakeReason(failure('UNABLE_TO_VERIFY_LEAF_SIGNATURE'))).toBe('certificate-untrusted');

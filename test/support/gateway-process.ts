@@ -33,7 +33,7 @@ export interface StartOptions {
   readonly args?: readonly string[];
   /** What start waits for: /readyz 200 (default), or only the admin server (a gateway that is not ready yet). */
   readonly waitFor?: 'ready' | 'admin';
-  /** How long start waits for that; default 20 s. */
+  /** How long start waits for that; default 45 s (a tsx start on a loaded 2-core CI machine can take 20). */
   readonly startTimeoutMs?: number;
 }
 
@@ -81,7 +81,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
     const response = await fetch(`http://127.0.0.1:${adminPort}${path}`);
     return { status: response.status, body: await response.text() };
   };
-  const startTimeoutMs = options.startTimeoutMs ?? 20_000;
+  const startTimeoutMs = options.startTimeoutMs ?? 45_000;
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);

@@ -1,4 +1,4 @@
-import type { RouteTable } from '../../ir/route-table.ts';
+import type { ListenerConfig, RouteTable } from '../../ir/route-table.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { compileListeners, type ListenerDeps } from './compile-listeners.ts';
 import type { CompiledPort } from './compile-table.ts';
@@ -20,6 +20,11 @@ export interface CompiledEastWest {
   readonly services: number;
   /** ClusterIP (IPv6 in brackets) to the cluster-local name it stands for. */
   readonly addresses: ReadonlyMap<string, string>;
+  /**
+   * CONNECT tunnels (docs/east-west.md), by `<service name>:<port>`: the service port's own backend, or null when
+   * mesh routes replace its default route there (they are HTTP: a tunnel of bytes has no route to follow).
+   */
+  readonly connect: ReadonlyMap<string, CompiledBackend | null>;
 }
 
 export function compileEastWest(
@@ -30,8 +35,13 @@ export function compileEastWest(
   const noRouteSeries = deps.metrics.requestSeries(EAST_WEST_GATEWAY, '', '');
   const ports = new Map<number, CompiledPort>();
   const services = new Set<string>();
+  const connect = new Map<string, CompiledBackend | null>();
   for (const port of table.clusterset?.ports ?? []) {
-    for (const listener of port.listeners) if (listener.hostname) services.add(listener.hostname);
+    for (const listener of port.listeners) {
+      if (!listener.hostname) continue;
+      services.add(listener.hostname);
+      connect.set(`${listener.hostname}:${port.port}`, defaultBackend(listener, backends));
+    }
     ports.set(port.port, {
       port: port.port,
       address: undefined,
@@ -44,5 +54,17 @@ export function compileEastWest(
   }
   const addresses = new Map<string, string>();
   for (const { address, hostname } of table.clusterset?.addresses ?? []) addresses.set(address, hostname);
-  return { ports, noRouteSeries, services: services.size, addresses };
+  return { ports, noRouteSeries, services: services.size, addresses, connect };
+}
+
+/** The backend of a service port's implicit default route; null when mesh routes replaced it. */
+function defaultBackend(
+  listener: ListenerConfig,
+  backends: ReadonlyMap<string, CompiledBackend>,
+): CompiledBackend | null {
+  const entries = listener.virtualHosts[0]?.routes ?? [];
+  const only = entries.length === 1 ? entries[0] : undefined;
+  if (only === undefined || only.route !== '') return null;
+  const target = only.action.backends[0]?.target;
+  return target?.kind === 'Backend' ? (backends.get(target.id) ?? null) : null;
 }

@@ -9,6 +9,7 @@ import { type CompiledEastWest, compileEastWest } from '../compile/east-west-com
 import type { AccessLog } from '../exchange/access-log.ts';
 import type { PathNormalization } from '../exchange/path-normalization.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
+import type { EastWestConnectOptions } from './east-west-connect.ts';
 import { EastWestServer } from './east-west-server.ts';
 import type { ListenerBindings } from './listener-bindings.ts';
 import type { ListenerLimits } from './request-guard.ts';
@@ -31,6 +32,8 @@ export interface EastWestProxyOptions {
   readonly rejections?: BadInputReporter;
   readonly limits?: ListenerLimits;
   readonly paths?: PathNormalization;
+  /** CONNECT tunnels (the TCP listeners' timeouts, and the tunnels to other networks). */
+  readonly connect?: EastWestConnectOptions;
 }
 
 /**
@@ -70,8 +73,20 @@ export class EastWestProxy {
   }
 
   async #open(compiled: CompiledEastWest): Promise<void> {
-    const { host, port, pools, registry, accessLog, tracer, rejections, limits, paths, logger, bindings } =
-      this.#options;
+    const {
+      host,
+      port,
+      pools,
+      registry,
+      accessLog,
+      tracer,
+      rejections,
+      limits,
+      paths,
+      logger,
+      bindings,
+      connect,
+    } = this.#options;
     const server = new EastWestServer(
       {
         services: {
@@ -87,6 +102,7 @@ export class EastWestProxy {
         registry,
         ...(accessLog ? { accessLog } : {}),
         ...(limits ? { limits } : {}),
+        ...(connect ? { connect } : {}),
       },
       compiled,
     );

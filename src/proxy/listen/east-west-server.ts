@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
+import { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import { EAST_WEST_REFUSED } from '../../metrics/request-metrics.ts';
 import type { CompiledEastWest } from '../compile/east-west-compile.ts';
 import type { AccessLog } from '../exchange/access-log.ts';
@@ -9,6 +10,14 @@ import { sendLocalReply } from '../exchange/local-reply.ts';
 import { matchRequest } from '../exchange/match-request.ts';
 import { serveAction } from '../exchange/serve-request.ts';
 import { requestAuthority, serviceHostname } from './east-west-authority.ts';
+import {
+  type ConnectServices,
+  DEFAULT_EAST_WEST_CONNECT,
+  type EastWestConnectOptions,
+  http1ConnectClient,
+  http2ConnectClient,
+  serveConnect,
+} from './east-west-connect.ts';
 import { ListenerCore } from './listener-core.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits, refusalForParseError } from './request-guard.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
@@ -19,10 +28,19 @@ export interface EastWestServerOptions {
   readonly accessLog?: AccessLog;
   /** The same client-side limits and timeouts as the Gateway listener ports. */
   readonly limits?: ListenerLimits;
+  /** CONNECT tunnels: connect timeout, attempts, idle timeout, and the tunnels to other networks. */
+  readonly connect?: EastWestConnectOptions;
 }
 
 /** Why a connection was refused before it became a request (`clusterset_gateway_east_west_refused_total`). */
-const REFUSED_REASONS = ['tls', 'not-http', 'connect'] as const;
+const REFUSED_REASONS = [
+  'tls',
+  'not-http',
+  'connect-bad-authority',
+  'connect-unknown-service',
+  'connect-no-endpoint',
+  'connect-failed',
+] as const;
 type RefusedReason = (typeof REFUSED_REASONS)[number];
 
 const TLS_HANDSHAKE = 0x16;
@@ -53,8 +71,9 @@ function rawReply(socket: Duplex, status: string, text: string, extra = ''): voi
  * `<svc>.<ns>.svc.clusterset.local[:port]` in its Host or, sent through the
  * proxy the HTTP_PROXY way, in an absolute-form target; the port (default 80) selects the service port and
  * the north-south machinery does the rest (route matching, filters, weights, retries, locality tiers,
- * failover, metrics under `gateway="east-west"`). It is not a tunnel (CONNECT: 405) and refuses what is not
- * HTTP (a TLS ClientHello, random bytes) with 400 and a closed connection, counted by reason.
+ * failover, metrics under `gateway="east-west"`). `CONNECT <name>:<port>` opens a byte tunnel to the service
+ * (east-west-connect.ts: a pod's own TLS passes through it). What is not HTTP (a TLS ClientHello, random bytes)
+ * is refused with 400 and a closed connection, counted by reason.
  */
 export class EastWestServer {
   readonly #core: ListenerCore;
@@ -80,6 +99,13 @@ export class EastWestServer {
       });
     for (const reason of REFUSED_REASONS) this.#refused.labels(reason).inc(0);
 
+    const connectOptions = options.connect ?? DEFAULT_EAST_WEST_CONNECT;
+    const connectServices: ConnectServices = {
+      logger: options.services.logger,
+      metrics: new Layer4Metrics(options.registry),
+      refuse: (reason) => this.#refuse(reason),
+      track: (socket) => this.#core.trackTunnel(socket),
+    };
     // gRPC between services speaks HTTP/2 with prior knowledge (h2c): the core's cleartext split takes it.
     this.#core = new ListenerCore({
       limits: options.limits ?? DEFAULT_LISTENER_LIMITS,
@@ -87,6 +113,17 @@ export class EastWestServer {
       rejections: options.services.rejections,
       detail: { listener: 'east-west' },
       serve: (req, res) => this.#serve(req, res),
+      connectHttp2: (req, res) => {
+        const authority = req.headers[':authority'];
+        serveConnect(
+          typeof authority === 'string' ? authority : '',
+          http2ConnectClient(req, res),
+          Buffer.alloc(0),
+          this.#compiled,
+          connectOptions,
+          connectServices,
+        );
+      },
       upgrade: (req, socket, head, resume) => {
         const authority = requestAuthority(req);
         const port = authority === undefined ? undefined : this.#compiled.ports.get(authority.port);
@@ -123,14 +160,14 @@ export class EastWestServer {
         return true;
       },
     });
-    this.#core.server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-      this.#refuse('connect');
-      socket.on('error', () => socket.destroy());
-      rawReply(
-        socket,
-        '405 Method Not Allowed',
-        `CONNECT is not supported: the east-west listener is an HTTP proxy, not a tunnel; send plain HTTP requests for ${HOSTNAME_HINT}`,
-        'allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n',
+    this.#core.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      serveConnect(
+        req.url ?? '',
+        http1ConnectClient(socket),
+        head,
+        this.#compiled,
+        connectOptions,
+        connectServices,
       );
     });
   }

@@ -30,10 +30,15 @@ export class Http2Sessions {
   readonly #sessions = new Set<ServerHttp2Session>();
   #closing = false;
 
-  constructor(onRequest: RequestHandler) {
+  /** `onConnect`: CONNECT streams (RFC 9113 §8.5) go there; without it they are requests like any other. */
+  constructor(
+    onRequest: RequestHandler,
+    onConnect?: (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+  ) {
     this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
       onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse),
     );
+    if (onConnect !== undefined) this.#server.on('connect', onConnect);
     this.#server.on('session', (session: ServerHttp2Session) => {
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));

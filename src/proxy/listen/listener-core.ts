@@ -4,6 +4,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -41,6 +42,8 @@ export interface ListenerRole {
    * core (the parser's code mapped to 400, 408, 431 or 505). Called only when nothing was written yet.
    */
   refuseParseError?(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): boolean;
+  /** HTTP/2 CONNECT streams (east-west tunnels); without it they are served as requests. */
+  connectHttp2?(req: Http2ServerRequest, res: Http2ServerResponse): void;
   /**
    * Serve plaintext HTTP/1.1 requests on the lean path (lean-http1-server.ts) before Node's server
    * (off with `--no-lean-http1`); ignored with `tls`.
@@ -111,7 +114,8 @@ export class ListenerCore {
     // One more than the limit is kept, so a request over it is seen and refused instead of silently cut.
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     this.server.timeout = limits.idleTimeoutMs;
-    this.#http2 = new Http2Sessions(serve);
+    const connectHttp2 = role.connectHttp2?.bind(role);
+    this.#http2 = new Http2Sessions(serve, connectHttp2);
     this.#lean =
       role.leanHttp1 === true && role.tls === undefined
         ? new LeanHttp1Connections({
@@ -167,6 +171,12 @@ export class ListenerCore {
       role.rejections?.report(refusal.reason, { ...role.detail, code: err.code });
       socket.end(rawRefusal(refusal));
     });
+  }
+
+  /** A connection that left HTTP (a CONNECT tunnel, its upstream): tracked so that close() cuts it after the drain. */
+  trackTunnel(socket: Duplex): void {
+    this.#tunnels.add(socket);
+    socket.once('close', () => this.#tunnels.delete(socket));
   }
 
   /** A refused upgrade's connection goes on as HTTP/1 (off the tunnels' books), unless the listener drains. */
