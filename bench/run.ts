@@ -10,6 +10,7 @@ import { measureIdleDemo } from './harness/idle-demo.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
 import { type Baseline, runSuite } from './harness/suite.ts';
+import { OPT_IN_CONFIG_IDS } from './harness/traced-configs.ts';
 import { profileBusyMs, summarizeProfileFile } from './profile/summarize-cpuprofile.ts';
 import { textTable } from './report/text-table.ts';
 import { writeResults } from './report/write-results.ts';
@@ -61,6 +62,11 @@ async function main(): Promise<void> {
   if (baseline)
     notes.push(`baseline: the build of ${baseline.name}, measured right after each gateway config`);
 
+  if (args.configs.some((c) => OPT_IN_CONFIG_IDS.includes(c)))
+    notes.push(
+      'traced configs: the same gateway with --otlp-endpoint to a local OTLP/HTTP sink (bench/peers/otlp-sink.ts, on the load-generator core: it counts the spans and discards them) and --trace-sample-ratio 1 or 0.01, the other trace flags at their defaults',
+    );
+
   const outDir = resolve(projectDir, args.out);
   const cpuProfDir = args.cpuProf ? join(outDir, 'profiles') : undefined;
   if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
@@ -101,7 +107,7 @@ async function main(): Promise<void> {
     : suite;
 
   process.stdout.write(textTable(result));
-  const files = await writeResults(result, outDir);
+  const files = await writeResults(result, outDir, args.name);
   log(`wrote ${files.json}, ${files.svg}, ${files.markdown}`);
 
   if (cpuProfDir) {

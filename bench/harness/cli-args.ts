@@ -2,11 +2,13 @@ import { parseArgs } from 'node:util';
 import type { ConfigKind } from './configs.ts';
 import type { LoadTool } from './load.ts';
 import { PEERS, SCENARIOS } from './scenarios.ts';
+import { OPT_IN_CONFIG_IDS } from './traced-configs.ts';
 
 export interface BenchArgs {
   readonly quick: boolean;
   readonly scenarios: readonly string[];
-  readonly configs: readonly ConfigKind[];
+  /** Config kinds and opt-in config ids (`gateway-traced`). */
+  readonly configs: readonly string[];
   readonly tools: readonly LoadTool[] | undefined;
   readonly durationSec: number;
   readonly runs: number;
@@ -21,6 +23,8 @@ export interface BenchArgs {
   /** Node flags before the baseline's main.js; undefined: the same as the gateway's. */
   readonly baselineNodeFlags: readonly string[] | undefined;
   readonly out: string;
+  /** The results' file name: <out>/<name>.json|.svg|.md. */
+  readonly name: string;
   /** Also measure the idle demo of `npm start` (and the baseline's), --runs times each. */
   readonly idleDemo: boolean;
   readonly help: boolean;
@@ -48,7 +52,9 @@ export const BENCH_HELP = `npm run bench -- [flags]
   --quick               short runs (2 s each, 1 s warm-up), still 3 runs and medians
   --scenario <names>    comma-separated or repeated; default: all
 ${wrapNames(SCENARIOS.map((s) => s.name))}
-  --config <kinds>      only these configs: ${PEERS.join(', ')}, node-h2 (grpc-unary)
+  --config <kinds>      only these configs: ${PEERS.join(', ')}, node-h2 (grpc-unary);
+                        opt-in, only when named: ${OPT_IN_CONFIG_IDS.join(', ')} (the gateway
+                        exporting traces at ratio 1 and 0.01 to a local OTLP sink; the scenarios with peers)
   --tool <names>        autocannon, wrk (default: both where installed); grpc-unary always uses
                         its own h2c gRPC client
   --duration <s>        seconds per measured run (default 5, quick 2)
@@ -68,6 +74,7 @@ ${wrapNames(SCENARIOS.map((s) => s.name))}
                         ready, --runs times (and the baseline's checkout's npm start, taking turns);
                         needs ports 8080 and 9901 free
   --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
+  --name <name>         the results' file name instead of latest (<out>/<name>.json, .svg, .md)
 `;
 
 function list(values: readonly string[] | undefined): string[] {
@@ -93,6 +100,13 @@ function nodeFlags(text: string | undefined): string[] | undefined {
   return flags;
 }
 
+function resultName(text: string | undefined): string {
+  if (text === undefined) return 'latest';
+  if (!/^[\w.-]+$/.test(text) || text.startsWith('.'))
+    throw new Error(`--name is a file name (letters, digits, . _ -), not ${text}`);
+  return text;
+}
+
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -111,6 +125,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       'node-flags': { type: 'string' },
       'baseline-node-flags': { type: 'string' },
       out: { type: 'string' },
+      name: { type: 'string' },
       'idle-demo': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -118,10 +133,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   });
   const quick = values.quick === true;
   const configs = list(values.config);
-  const known: readonly ConfigKind[] = [...PEERS, 'node-h2'];
+  const known: readonly string[] = [...PEERS, 'node-h2' satisfies ConfigKind, ...OPT_IN_CONFIG_IDS];
   for (const c of configs) {
-    if (!known.includes(c as ConfigKind))
-      throw new Error(`unknown --config ${c}; known: ${known.join(', ')}`);
+    if (!known.includes(c)) throw new Error(`unknown --config ${c}; known: ${known.join(', ')}`);
   }
   const tools = list(values.tool);
   for (const t of tools) if (t !== 'autocannon' && t !== 'wrk') throw new Error(`unknown --tool ${t}`);
@@ -130,7 +144,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   return {
     quick,
     scenarios: list(values.scenario),
-    configs: configs as ConfigKind[],
+    configs,
     tools: tools.length > 0 ? (tools as LoadTool[]) : undefined,
     durationSec: positive('duration', values.duration, quick ? 2 : 5),
     runs,
@@ -142,6 +156,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     nodeFlags: nodeFlags(values['node-flags']),
     baselineNodeFlags: nodeFlags(values['baseline-node-flags']),
     out: values.out ?? 'bench/results',
+    name: resultName(values.name),
     idleDemo: values['idle-demo'] === true,
     help: values.help === true,
   };

@@ -7,7 +7,8 @@ export type PeerName =
   | 'tcp-splice'
   | 'node-backend'
   | 'grpc-backend'
-  | 'h2-proxy';
+  | 'h2-proxy'
+  | 'otlp-sink';
 
 /** How to start each Node program of a bench run: `node <argv...>`. */
 export interface Programs {

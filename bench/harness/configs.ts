@@ -20,6 +20,13 @@ import { nginxGrpcProxyConfig, nginxProxyConfig, nginxTlsPassthroughConfig } fro
 import { freePort } from './ports.ts';
 import { type BenchProcess, spawnPinned, waitForHttp } from './processes.ts';
 import { RuntimeMeter } from './runtime-meter.ts';
+import {
+  gatewayTraceCounters,
+  getText,
+  type RunningSink,
+  startTraceSink,
+  traceFinding,
+} from './trace-sink.ts';
 import { type Traffic, usesTls } from './traffic.ts';
 
 /** The things compared in one scenario: no proxy at all, our gateway, and what a user would pick instead. */
@@ -57,6 +64,10 @@ export interface ConfigSpec {
   readonly program?: readonly string[];
   /** For `gateway`: more command-line flags (`--workers 2`). */
   readonly args?: readonly string[];
+  /** For `gateway`: tracing on, exporting to a local OTLP sink the bench starts, sampling this share. */
+  readonly tracing?: { readonly sampleRatio: number };
+  /** Measured only when --config names its id: neither by default nor by its kind. */
+  readonly optIn?: boolean;
 }
 
 export interface StartedConfig {
@@ -67,6 +78,8 @@ export interface StartedConfig {
   readonly runtime?: RuntimeMeter;
   /** Rewrites the route file (atomic rename) with a new generation; gateway only. */
   readonly churn?: (generation: number) => Promise<void>;
+  /** A line for the report, read before stop (a traced gateway: what its collector received). */
+  readonly report?: () => Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -76,6 +89,8 @@ export type StartOutcome =
 
 export interface ConfigContext {
   readonly proxyCpus: string;
+  /** The load generator's core(s): where helpers that are not the proxy (a trace collector) run. */
+  readonly loadCpus: string;
   readonly projectDir: string;
   readonly programs: Programs;
   readonly traffic: Traffic;
@@ -281,6 +296,16 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
     await writeFile(join(dir, name), text);
   const servedPort = await freePort();
   const adminPort = await freePort();
+  let sink: RunningSink | undefined;
+  if (spec.tracing) {
+    const started = await startTraceSink(ctx.programs, ctx.loadCpus, ctx.projectDir);
+    if (!started.ok) return started;
+    sink = started.sink;
+  }
+  const tracingArgs =
+    sink && spec.tracing
+      ? ['--otlp-endpoint', sink.url, '--trace-sample-ratio', String(spec.tracing.sampleRatio)]
+      : [];
   const nodeFlags = ctx.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', ctx.cpuProfDir] : [];
   const proc = spawnPinned(
     'gateway',
@@ -297,6 +322,7 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
       String(adminPort),
       '--log-level',
       'warn',
+      ...tracingArgs,
       ...(spec.args ?? []),
     ],
     { cpus: ctx.proxyCpus, cwd: ctx.projectDir, scratchDir: dir },
@@ -306,12 +332,14 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
   const readyz = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, proc, ctx.gatewayReadyTimeoutMs);
   if (!readyz.ok) {
     await proc.stop();
+    await sink?.process.stop();
     return { ok: false, reason: `gateway not ready (${readyz.reason})` };
   }
   const origin = originOf(ctx.traffic, { address: '127.0.0.1', port: servedPort });
   const serving = await reachable(origin, proc, ctx, 10_000);
   if (!serving.ok) {
     await proc.stop();
+    await sink?.process.stop();
     return {
       ok: false,
       reason: `gateway not ready (ready, but the probe request failed: ${serving.reason})`,
@@ -328,8 +356,23 @@ async function startGateway(spec: ConfigSpec, ctx: ConfigContext): Promise<Start
         await writeFile(tmp, churnedRouteYaml(manifests, generation));
         await rename(tmp, join(dir, 'route.yaml'));
       },
+      ...(sink
+        ? {
+            report: async () => {
+              const metrics = await getText(`http://127.0.0.1:${adminPort}/metrics`).catch(() => undefined);
+              return traceFinding(
+                spec.label,
+                await sink.counts(),
+                metrics === undefined ? undefined : gatewayTraceCounters(metrics),
+              );
+            },
+          }
+        : {}),
       // Under --cpu-prof the profile is written at exit; give it time before SIGKILL.
-      stop: () => proc.stop(ctx.cpuProfDir ? 20_000 : 3000),
+      stop: async () => {
+        await proc.stop(ctx.cpuProfDir ? 20_000 : 3000);
+        await sink?.process.stop();
+      },
     },
   };
 }

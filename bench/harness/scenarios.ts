@@ -10,6 +10,7 @@ import {
 } from './gateway-manifests.ts';
 import { GRPC_METHOD_PATH } from './grpc-wire.ts';
 import type { LoadTarget, LoadTool } from './load.ts';
+import { withTracedVariants } from './traced-configs.ts';
 import type { Traffic } from './traffic.ts';
 
 /** How the backend's endpoints are laid out for a scenario. */
@@ -93,7 +94,7 @@ function peersScenario(
     ...rest,
     upstream: { kind: 'single' },
     targets: onePath(path),
-    configs: (upstream) => PEERS.map((kind) => simple(kind, upstream)),
+    configs: (upstream) => withTracedVariants(PEERS.map((kind) => simple(kind, upstream))),
   };
 }
 

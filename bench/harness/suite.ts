@@ -9,7 +9,7 @@ import {
   TLS_SERVER_NAME,
 } from './bench-certificate.ts';
 import type { Programs } from './compiled.ts';
-import { type ConfigKind, type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
+import { type ConfigSpec, type StartedConfig, startConfig } from './configs.ts';
 import type { Endpoint } from './endpoints.ts';
 import { runGrpc } from './grpc-load.ts';
 import { runH2load } from './h2load-load.ts';
@@ -27,13 +27,14 @@ import {
 } from './results.ts';
 import { planEndpoints, portsNeeded, type Scenario } from './scenarios.ts';
 import { derive } from './summarize.ts';
+import { isSelected } from './traced-configs.ts';
 import { usesTls } from './traffic.ts';
 import { runWrk } from './wrk-load.ts';
 
 export interface SuiteOptions {
   readonly scenarios: readonly Scenario[];
-  /** Only these config kinds (all when empty). */
-  readonly onlyConfigs?: readonly ConfigKind[];
+  /** Only these config kinds and opt-in config ids (all but the opt-in ones when empty). */
+  readonly onlyConfigs?: readonly string[];
   readonly tools: readonly LoadTool[];
   readonly durationSec: number;
   readonly runs: number;
@@ -66,11 +67,14 @@ export interface Baseline {
   readonly name: string;
 }
 
-/** Each gateway config followed by its twin running the baseline build, so both see the same machine state. */
+/**
+ * Each gateway config followed by its twin running the baseline build, so both see the same machine state.
+ * Traced configs have none: a before/after compares builds, and a build before tracing has no tracing flags.
+ */
 export function withBaseline(configs: readonly ConfigSpec[], baseline: Baseline | undefined): ConfigSpec[] {
   if (!baseline) return [...configs];
   return configs.flatMap((config) =>
-    config.kind === 'gateway' && !config.program
+    config.kind === 'gateway' && !config.program && !config.tracing
       ? [
           config,
           {
@@ -125,19 +129,25 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     });
     backendNotes.add(backend.note);
     const rows: ResultRow[] = [];
+    const reports: string[] = [];
     try {
       // Passthrough proxies relay to the backend's own TLS listener; everything else to its plain one.
       const upstream: readonly Endpoint[] =
         traffic === 'tls-passthrough' && backend.https ? [backend.https] : backend.endpoints;
       const configs = withBaseline(
-        scenario
-          .configs(upstream)
-          .filter((c) => !options.onlyConfigs?.length || options.onlyConfigs.includes(c.kind)),
+        scenario.configs(upstream).filter((c) => isSelected(c, options.onlyConfigs)),
         options.baseline,
       );
-      rows.push(
-        ...(await measureScenario(scenario, configs, backend, upstream, { ...options, cpu }, certificate)),
+      const measured = await measureScenario(
+        scenario,
+        configs,
+        backend,
+        upstream,
+        { ...options, cpu },
+        certificate,
       );
+      rows.push(...measured.rows);
+      reports.push(...measured.reports);
     } finally {
       await backend.stop();
     }
@@ -148,9 +158,9 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       connections: scenario.connections,
       notes: scenario.notes,
       rows: withRatios,
-      findings,
+      findings: [...findings, ...reports],
     });
-    for (const finding of findings) options.log(`[${scenario.name}] ${finding}`);
+    for (const finding of [...findings, ...reports]) options.log(`[${scenario.name}] ${finding}`);
   }
   if (certificate) await removeBenchCertificate(certificate);
   return {
@@ -191,7 +201,7 @@ async function measureScenario(
   upstream: readonly Endpoint[],
   options: SuiteOptions,
   certificate: BenchCertificate | undefined,
-): Promise<ResultRow[]> {
+): Promise<{ rows: ResultRow[]; reports: string[] }> {
   const tag = `[${scenario.name}]`;
   const traffic = scenario.traffic ?? 'http';
   const tools = scenario.tools ?? options.tools;
@@ -208,6 +218,7 @@ async function measureScenario(
   };
   const slots: (LiveConfig | ResultRow)[] = [];
   const live: LiveConfig[] = [];
+  const reports: string[] = [];
   try {
     for (const config of configs) {
       const targets = scenario.targets(config);
@@ -219,6 +230,7 @@ async function measureScenario(
       options.log(`${tag} ${config.label}: starting`);
       const outcome = await startConfig(config, {
         proxyCpus: options.cpu.proxyCpus,
+        loadCpus: options.cpu.loadCpus,
         projectDir: options.projectDir,
         programs: options.programs,
         traffic,
@@ -297,9 +309,18 @@ async function measureScenario(
       }
     }
   } finally {
-    for (const entry of live) await entry.started.stop();
+    for (const entry of live) {
+      const report = await entry.started
+        .report?.()
+        .catch(
+          (error: unknown) =>
+            `${entry.config.label}: no report (${error instanceof Error ? error.message : String(error)})`,
+        );
+      if (report !== undefined) reports.push(report);
+      await entry.started.stop();
+    }
   }
-  return slots.flatMap((slot): ResultRow[] => {
+  const rows = slots.flatMap((slot): ResultRow[] => {
     if (!('started' in slot)) return [slot];
     if (slot.failed) return [skippedRow(slot.config, slot.failed)];
     return tools.map((tool) => ({
@@ -311,6 +332,7 @@ async function measureScenario(
       runs: slot.samples.get(tool) ?? [],
     }));
   });
+  return { rows, reports };
 }
 
 async function measureRun(

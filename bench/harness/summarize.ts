@@ -2,6 +2,7 @@ import { LATENCY_RESOLUTION_MS } from './load.ts';
 import { BASELINE_SUFFIX, type ResultRow, type RunSample } from './results.ts';
 import type { Scenario } from './scenarios.ts';
 import { maxOf, median, ratio, sum } from './stats.ts';
+import { TRACED_CONFIGS } from './traced-configs.ts';
 
 /** Medians over runs for one row. */
 export function aggregate(row: ResultRow): ResultRow {
@@ -112,6 +113,15 @@ export function derive(
       const after = find(before.config.slice(0, -BASELINE_SUFFIX.length), tool);
       if (after)
         findings.push(`${tool}: ${after.label} against ${before.label}: ${beforeAfter(before, after)}`);
+    }
+    // Tracing on against off, same build, same run (issue 46).
+    const off = find('gateway', tool);
+    for (const { id } of TRACED_CONFIGS) {
+      const on = find(id, tool);
+      if (on && off)
+        findings.push(
+          `${tool}: ${on.label} against tracing off: req/s ${count(off.rps)} -> ${count(on.rps)} (${times(ratio(on.rps, off.rps))}), ${beforeAfter(off, on)}`,
+        );
     }
     if (scenario.name === 'workers') {
       const one = find('gateway', tool);

@@ -147,6 +147,42 @@ describe('bench harness smoke run (direct + minimal undici proxy, Node backend, 
       }
     }
   }, 90_000);
+  it('traces through the gateway to the local OTLP sink, which receives every sampled span', async () => {
+    const result = await runSuite({
+      scenarios: findScenarios(['small']),
+      onlyConfigs: ['gateway-traced'],
+      tools: ['autocannon'],
+      durationSec: 1,
+      runs: 1,
+      warmupSec: 0,
+      cpu: unpinned,
+      projectDir,
+      programs: sourcePrograms(projectDir),
+      forceNodeBackend: true,
+      log: () => {},
+    });
+    const [scenario] = result.scenarios;
+    expect(scenario?.rows.map((r) => [r.config, r.status, r.reason])).toEqual([
+      ['gateway-traced', 'ok', undefined],
+    ]);
+    expect(scenario?.rows[0]?.rps).toBeGreaterThan(0);
+    const report = scenario?.findings.find((f) => f.includes('the OTLP sink took'));
+    const figures =
+      /took ([\d,]+) spans .* counted ([\d,]+) exported, ([\d,]+) dropped.*, ([\d,]+) queued, ([\d.]+) sampled spans per request served \(([\d,]+) requests\)/.exec(
+        report ?? '',
+      );
+    const [, took, exported, dropped, queued, perRequest, requests] = (figures ?? []).map((f) =>
+      Number(f.replaceAll(',', '')),
+    );
+    expect(report).toMatch(/^clusterset-gateway, tracing on \(ratio 1\): /);
+    expect(requests).toBeGreaterThan(0);
+    // Every forwarded request made a server span and a client span; none lost without being counted.
+    expect(perRequest).toBeCloseTo(2, 1);
+    // What the gateway counted as exported is what the sink decoded (an export still in flight may lag).
+    expect(took).toBeGreaterThan(0);
+    expect(took).toBeLessThanOrEqual((exported ?? 0) + (queued ?? 0) + (dropped ?? 0));
+    expect(took).toBeGreaterThanOrEqual(exported ?? 0);
+  }, 60_000);
   it('makes a handshake per request, full and resumed, through the gateway (https-handshake)', async () => {
     const result = await runSuite({
       scenarios: findScenarios(['https-handshake']),
