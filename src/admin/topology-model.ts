@@ -1,4 +1,5 @@
-import type { BackendCluster, HttpFilter, RouteMatch } from '../ir/route-table.ts';
+import type { HttpFilter } from '../ir/http-filters.ts';
+import type { BackendCluster, RouteMatch } from '../ir/route-table.ts';
 import type { NetworksReport } from './network-report.ts';
 
 /**

@@ -1,11 +1,6 @@
 import type { ConfigWarning } from '../ir/config-warning.ts';
-import {
-  type BackendCluster,
-  backendOwner,
-  type ListenerGroup,
-  type RouteTable,
-  type SessionPersistenceConfig,
-} from '../ir/route-table.ts';
+import { type BackendCluster, backendOwner, type ListenerGroup, type RouteTable } from '../ir/route-table.ts';
+import type { SessionPersistenceConfig } from '../ir/session-persistence.ts';
 import type { PolicyStatus, StatusUpdate } from '../ir/status.ts';
 import { compareStrings } from '../snapshot/object-order.ts';
 import type { Condition, XBackendTrafficPolicy } from '../snapshot/resources.ts';

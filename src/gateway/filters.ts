@@ -1,4 +1,4 @@
-import type { HeaderOps, HttpFilter, PathModifier } from '../ir/route-table.ts';
+import type { HeaderOps, HttpFilter, PathModifier } from '../ir/http-filters.ts';
 import type { HTTPHeaderFilter, HTTPPathModifier, HTTPRouteFilter } from '../snapshot/resources.ts';
 import { resolveBackendRef } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';

@@ -1,10 +1,5 @@
-import type {
-  BackendCluster,
-  HttpFilter,
-  RouteAction,
-  RouteMatch,
-  WeightedBackend,
-} from '../ir/route-table.ts';
+import type { HttpFilter } from '../ir/http-filters.ts';
+import type { BackendCluster, RouteAction, RouteMatch, WeightedBackend } from '../ir/route-table.ts';
 import type { BackendObjectReference, HTTPRoute, HTTPRouteRule } from '../snapshot/resources.ts';
 import { resolveBackendRef } from './backend-refs.ts';
 import type { Problem } from './conditions.ts';

@@ -1,4 +1,4 @@
-import type { SessionPersistenceConfig } from '../ir/route-table.ts';
+import type { SessionPersistenceConfig } from '../ir/session-persistence.ts';
 import type { SessionPersistence } from '../snapshot/resources.ts';
 import type { Problem } from './conditions.ts';
 import { parseGatewayDuration } from './durations.ts';

@@ -1,3 +1,6 @@
+import type { HttpFilter } from './http-filters.ts';
+import type { SessionPersistenceConfig } from './session-persistence.ts';
+
 /**
  * The routing table: the contract between translation (src/gateway, src/mcs) and the data plane
  * (src/proxy, src/lb). Plain readonly data, serialisable to JSON/YAML for golden tests and /config_dump.
@@ -192,25 +195,6 @@ export interface RouteAction {
   readonly sessionPersistence?: SessionPersistenceConfig;
 }
 
-/**
- * Session persistence (Gateway API GEP-1619), compiled from a route rule's or an XBackendTrafficPolicy's
- * `sessionPersistence` (and, once it lands, the Backend resource's, GEP-4894: it attaches where the policy does).
- * The persisted value is the gateway's own sealed token (docs/sessions.md): it names the backend, cluster and
- * endpoint the session is pinned to and when it was issued.
- */
-export interface SessionPersistenceConfig {
-  /** Where the value travels: a cookie, or a request header the answer sets in a response header of that name. */
-  readonly type: 'Cookie' | 'Header';
-  /** The cookie's or header's name (the `sessionName`, or a default named after the source). */
-  readonly name: string;
-  /** A value older than this is ignored (a fresh pick); absent: no limit. */
-  readonly absoluteTimeoutMs?: number;
-  /** Cookie only: `Permanent` gives the cookie Max-Age (the absolute timeout); `Session` none. */
-  readonly lifetime: 'Session' | 'Permanent';
-  /** `HTTPRoute/ns/name/rule/<index>`, `GRPCRoute/...` or `XBackendTrafficPolicy/ns/name`: for /config_dump. */
-  readonly source: string;
-}
-
 export interface WeightedBackend {
   readonly weight: number;
   /** Key into `RouteTable.backends`, or an invalid reference that answers 500 for its share of traffic. */
@@ -220,40 +204,6 @@ export interface WeightedBackend {
   /** Per-backendRef filters (HTTPBackendRef.filters). */
   readonly filters: readonly HttpFilter[];
 }
-
-export interface HeaderOps {
-  readonly set: readonly { readonly name: string; readonly value: string }[];
-  readonly add: readonly { readonly name: string; readonly value: string }[];
-  readonly remove: readonly string[];
-}
-
-export type PathModifier =
-  | { readonly kind: 'ReplaceFullPath'; readonly value: string }
-  /** Replaces the PathPrefix of the RouteEntry that matched (its `match.path.value`). */
-  | { readonly kind: 'ReplacePrefixMatch'; readonly value: string };
-
-export type HttpFilter =
-  | ({ readonly kind: 'RequestHeaderModifier' } & HeaderOps)
-  | ({ readonly kind: 'ResponseHeaderModifier' } & HeaderOps)
-  | {
-      readonly kind: 'RequestRedirect';
-      readonly scheme?: 'http' | 'https';
-      readonly hostname?: string;
-      readonly path?: PathModifier;
-      readonly port?: number;
-      readonly statusCode: 301 | 302 | 303 | 307 | 308;
-    }
-  | { readonly kind: 'URLRewrite'; readonly hostname?: string; readonly path?: PathModifier }
-  | { readonly kind: 'RequestMirror'; readonly backendId: string; readonly percent: number }
-  | {
-      readonly kind: 'CORS';
-      readonly allowOrigins: readonly string[];
-      readonly allowCredentials: boolean;
-      readonly allowMethods: readonly string[];
-      readonly allowHeaders: readonly string[];
-      readonly exposeHeaders: readonly string[];
-      readonly maxAgeSeconds: number;
-    };
 
 /** How endpoints are ordered by nearness; see src/mcs/traffic-distribution.ts for the rule (KEP-4444, KEP-1645). */
 export type TrafficDistribution = 'PreferSameNode' | 'PreferSameZone' | 'Default';

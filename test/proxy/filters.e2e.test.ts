@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpFilter } from '../../src/ir/route-table.ts';
+import type { HttpFilter } from '../../src/ir/http-filters.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { backend, entry, send, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 

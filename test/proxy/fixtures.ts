@@ -3,10 +3,10 @@ import { connect } from 'node:net';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { EchoResponse } from '../../src/demo/echo/echo-server.ts';
+import type { HttpFilter } from '../../src/ir/http-filters.ts';
 import type {
   BackendCluster,
   BackendProtocol,
-  HttpFilter,
   ListenerConfig,
   PathMatch,
   PortConfig,

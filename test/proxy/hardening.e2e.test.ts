@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HttpFilter } from '../../src/ir/route-table.ts';
+import type { HttpFilter } from '../../src/ir/http-filters.ts';
 import { createBalancerFactory } from '../../src/lb/index.ts';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { backend, entry, send, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HttpFilter } from '../../src/ir/route-table.ts';
+import type { HttpFilter } from '../../src/ir/http-filters.ts';
 import { rawExchange } from '../hostile/raw-client.ts';
 import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 

@@ -1,11 +1,6 @@
-import type {
-  HttpFilter,
-  ListenerGroup,
-  PathModifier,
-  RouteEntry,
-  SessionPersistenceConfig,
-  WeightedBackend,
-} from '../../ir/route-table.ts';
+import type { HttpFilter, PathModifier } from '../../ir/http-filters.ts';
+import type { ListenerGroup, RouteEntry, WeightedBackend } from '../../ir/route-table.ts';
+import type { SessionPersistenceConfig } from '../../ir/session-persistence.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { type CompiledCors, compileCors } from './cors.ts';
 import { compileHeaderMod, type HeaderMod } from './header-ops.ts';

@@ -1,4 +1,4 @@
-import type { HttpFilter } from '../../ir/route-table.ts';
+import type { HttpFilter } from '../../ir/http-filters.ts';
 
 type CorsFilter = Extract<HttpFilter, { kind: 'CORS' }>;
 

@@ -1,4 +1,4 @@
-import type { HeaderOps } from '../../ir/route-table.ts';
+import type { HeaderOps } from '../../ir/http-filters.ts';
 
 /**
  * A compiled Request/ResponseHeaderModifier: names are case-insensitive (HTTPHeaderFilter). `set` replaces every

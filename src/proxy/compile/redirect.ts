@@ -1,4 +1,4 @@
-import type { HttpFilter, PathModifier } from '../../ir/route-table.ts';
+import type { HttpFilter, PathModifier } from '../../ir/http-filters.ts';
 
 type RedirectFilter = Extract<HttpFilter, { kind: 'RequestRedirect' }>;
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { BackendCluster, SessionPersistenceConfig, UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { BackendCluster, UpstreamEndpoint } from '../../ir/route-table.ts';
+import type { SessionPersistenceConfig } from '../../ir/session-persistence.ts';
 import { type PinOutcome, pinOutcome, type SessionPinning } from '../../lb/pinned-pick.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
 import { backendHash, type IgnoredReason, type SessionPin, type SessionTokens } from './session-token.ts';
