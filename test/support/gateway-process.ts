@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,13 +8,40 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** A port that was free a moment ago (the kernel hands out ephemeral ports in order, so reuse is unlikely). */
+/**
+ * A port free on 127.0.0.1 a moment ago, chosen below the kernel's ephemeral range: between this choice and the
+ * gateway's bind, every `listen(0)` on the machine (a demo's member API servers, backends, other tests) is handed
+ * ephemeral ports only, so none can take this one (a readme walkthrough once lost its listener port that way).
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((res) => server.close(() => res()));
-  return port;
+  const below = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = below > FIXED_PORTS_FROM + 1000 ? FIXED_PORTS_FROM + randomInt(below - FIXED_PORTS_FROM) : 0;
+    const bound = await bindAndRelease(port);
+    if (bound !== undefined) return bound;
+  }
+  throw new Error('no free port on 127.0.0.1');
+}
+
+const FIXED_PORTS_FROM = 10_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function bindAndRelease(port: number): Promise<number | undefined> {
+  return new Promise((res) => {
+    const server = createServer();
+    server.once('error', () => res(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => res(bound));
+    });
+  });
 }
 
 export interface GatewayProcess {
