@@ -64,6 +64,8 @@ export function startDataPlane(
   registry: Registry,
   role: HealthCheckRole = { probes: true },
   startTracing?: StartTracing,
+  /** A worker's: the session key its primary generated for all its workers (used without --session-key-file). */
+  sharedSessionSecret?: Buffer,
 ): WorkerDataPlane {
   const tracing =
     startTracing !== undefined && cli.tracing !== undefined
@@ -127,7 +129,7 @@ export function startDataPlane(
     logger,
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
-    sessions: setupSessions(cli.sessionKeyFile, registry, logger),
+    sessions: setupSessions(cli.sessionKeyFile, registry, logger, sharedSessionSecret),
     ...(tracing ? { tracer: tracing.tracer } : {}),
     tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
     layer4: {

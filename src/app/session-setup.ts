@@ -12,17 +12,25 @@ import {
 /**
  * Session persistence's keys and counters (docs/sessions.md). With `--session-key-file`, its keys: values survive
  * restarts and are honoured by every replica given the same file. Without it, a key generated now, and said so
- * in the log: every restart, and every other replica, then gives the sessions a fresh pick. Never logs a key.
+ * in the log: every restart, and every other replica, then gives the sessions a fresh pick. `--workers` share one
+ * generated key (`shared`, from the primary), since a client's next connection may land on any of them. Never
+ * logs a key.
  */
 export function setupSessions(
   keyFile: string | undefined,
   registry: Registry,
   logger: Logger,
+  shared?: Buffer,
 ): SessionServices {
   let secrets: Buffer[];
   if (keyFile !== undefined) {
     secrets = parseSessionKeyFile(readFileSync(keyFile, 'utf8'), keyFile);
     logger.info({ file: keyFile, keys: secrets.length }, 'session persistence keys loaded');
+  } else if (shared !== undefined) {
+    secrets = [shared];
+    logger.info(
+      'session persistence key generated at start by the primary, shared by its workers (no --session-key-file): session values survive no restart and no other replica',
+    );
   } else {
     secrets = [generatedSessionSecret()];
     logger.info(
@@ -41,4 +49,9 @@ export function setupSessions(
     counted: (outcome) => pins[outcome].inc(),
     ignored: (reason) => metrics.ignored.labels(reason).inc(),
   };
+}
+
+/** The key a `--workers` primary generates once and hands every worker (their `shared`). */
+export function workersSessionSecret(): Buffer {
+  return generatedSessionSecret();
 }

@@ -8,6 +8,7 @@ import type { BalancerState } from '../lb/index.ts';
 import { logFormatOptions } from '../log/text-format.ts';
 import type { ListenerBinding } from '../proxy/index.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
+import { workersSessionSecret } from './session-setup.ts';
 import type { StartTracing } from './tracing-setup.ts';
 
 /**
@@ -48,6 +49,11 @@ export interface WorkerPool extends DataPlane {
 const EAST_WEST_PORT_ENV = 'CLUSTERSET_GATEWAY_WORKER_EAST_WEST_PORT';
 /** Set to 1 in the one worker that runs the active health checks. */
 const PROBER_ENV = 'CLUSTERSET_GATEWAY_WORKER_PROBES';
+/**
+ * The session persistence key the primary generated for its workers when there is no --session-key-file: a
+ * connection may land on any worker, so all of them must open each other's session values.
+ */
+const SESSION_SECRET_ENV = 'CLUSTERSET_GATEWAY_WORKER_SESSION_SECRET';
 /** How long /config_dump waits for the prober's balancers before it shows none. */
 const DESCRIBE_TIMEOUT_MS = 2_000;
 
@@ -57,6 +63,7 @@ export async function startWorkerPool(
   logger: Logger,
 ): Promise<WorkerPool> {
   const log = logger.child({ component: 'workers' });
+  const sessionSecret = workersSessionSecret().toString('base64');
   const aggregator = new AggregatorRegistry();
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   // The same extension as this module: .ts when run from source (tsx), .js from dist/.
@@ -92,6 +99,7 @@ export async function startWorkerPool(
 
   const fork = (probes: boolean): Worker => {
     const worker = cluster.fork({
+      [SESSION_SECRET_ENV]: sessionSecret,
       ...(eastWestPort === undefined ? {} : { [EAST_WEST_PORT_ENV]: String(eastWestPort) }),
       ...(probes ? { [PROBER_ENV]: '1' } : {}),
     });
@@ -206,6 +214,8 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
   // Constructing one installs prom-client's answer to the primary's metrics requests in this worker.
   new AggregatorRegistry();
   const probes = process.env[PROBER_ENV] === '1';
+  const sharedSessionSecret = process.env[SESSION_SECRET_ENV];
+  delete process.env[SESSION_SECRET_ENV];
   const dataPlane = startDataPlane(
     cli,
     eastWestPort,
@@ -221,6 +231,7 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
         : {}),
     },
     startTracing,
+    sharedSessionSecret === undefined ? undefined : Buffer.from(sharedSessionSecret, 'base64'),
   );
   dataPlane.watchListeners(() =>
     process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),

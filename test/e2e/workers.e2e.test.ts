@@ -22,7 +22,7 @@ describe('worker mode', () => {
     );
 
   beforeAll(async () => {
-    for (const name of ['one', 'two']) {
+    for (const name of ['one', 'two', 'sticky-a', 'sticky-b']) {
       echoes.push(
         await startEchoServer({
           host: '127.0.0.1',
@@ -40,8 +40,21 @@ describe('worker mode', () => {
           gateway('gw', NS, [{ name: 'http', protocol: 'HTTP', port }]),
           service('one', NS),
           service('two', NS),
+          service('sticky', NS),
           serviceSlice('one', 'one', NS, { port: echoes[0]!.port }),
           serviceSlice('two', 'two', NS, { port: echoes[1]!.port }),
+          serviceSlice('sticky-a', 'sticky', NS, { port: echoes[2]!.port }),
+          serviceSlice('sticky-b', 'sticky', NS, { port: echoes[3]!.port }),
+          httpRoute('sticky', NS, {
+            parentRefs: [{ name: 'gw' }],
+            rules: [
+              {
+                matches: [{ path: { type: 'PathPrefix', value: '/sticky' } }],
+                backendRefs: [{ name: 'sticky', port: 80 }],
+                sessionPersistence: { sessionName: 'sticky' },
+              },
+            ],
+          }),
         ),
         'route.yaml': route('one'),
       },
@@ -67,6 +80,24 @@ describe('worker mode', () => {
     expect(new Set(await podsOf(20))).toEqual(new Set(['one-pod']));
     await gw.writeManifest('route.yaml', route('two'));
     await eventually(async () => expect(new Set(await podsOf(20))).toEqual(new Set(['two-pod'])), 3000);
+  });
+
+  it('keeps a session on its pod whichever worker a connection lands on (one generated key for all)', async () => {
+    const first = await request(`http://127.0.0.1:${port}/sticky`, { reset: true });
+    const pinned = ((await first.body.json()) as { pod: string }).pod;
+    const setCookie = String(first.headers['set-cookie'] ?? '');
+    expect(setCookie).toMatch(/^sticky=/);
+    const cookie = setCookie.split(';')[0]!;
+    const pods: string[] = [];
+    let cookiesSet = 0;
+    for (let i = 0; i < 40; i++) {
+      const response = await request(`http://127.0.0.1:${port}/sticky`, { reset: true, headers: { cookie } });
+      if (response.headers['set-cookie'] !== undefined) cookiesSet++;
+      pods.push(((await response.body.json()) as { pod: string }).pod);
+    }
+    // A worker that could not open the value would pick afresh and set a new cookie.
+    expect(cookiesSet).toBe(0);
+    expect(new Set(pods)).toEqual(new Set([pinned]));
   });
 
   it('adds up every worker in /metrics and keeps the controller metrics', async () => {
