@@ -53,7 +53,12 @@ describe('--log-format', () => {
     expect(gatewayClassLine).toMatch(
       / conditions="Accepted=True SupportedVersion=True" supportedFeatures=\d+$/,
     );
-    const routeLine = lines(running).find((l) => l.includes('object=HTTPRoute/shop/web'));
+    // Status lines come in the order the writes finish: the route's may follow the GatewayClass's.
+    const routeLine = await eventually(async () => {
+      const found = lines(running).find((l) => l.includes('object=HTTPRoute/shop/web'));
+      if (found === undefined) throw new Error(`no HTTPRoute status line yet:\n${running.output()}`);
+      return found;
+    });
     expect(routeLine).toMatch(/ parents="Gateway edge: Accepted=True ResolvedRefs=False \(BackendNotFound: /);
     for (const line of lines(running).filter((l) => /^\d\d:/.test(l))) {
       expect(line).toMatch(TEXT_LINE);
