@@ -12,14 +12,14 @@ import { Snapshot } from '../../snapshot/snapshot.ts';
 import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import { defaultFileValidator } from './file-validation.ts';
+import { parseDocumentsInSteps } from './manifest-documents.ts';
 import { fsReason, listManifestFiles, readBounded } from './manifest-folder.ts';
-import {
-  type FieldLocation,
-  type ManifestEntry,
-  type ManifestProblem,
-  type OtherDocument,
-  type ParsedManifest,
-  parseManifestInSteps,
+import type {
+  FieldLocation,
+  ManifestEntry,
+  ManifestProblem,
+  OtherDocument,
+  ParsedManifest,
 } from './manifest-parser.ts';
 import { type FieldValidation, ObjectStore } from './object-store.ts';
 
@@ -47,6 +47,12 @@ export interface FileSourceOptions {
   readonly sliceMs?: number;
 }
 
+interface ParsedFile {
+  readonly text: string;
+  readonly parsed: ParsedManifest;
+  readonly documents: ReadonlyMap<string, ParsedManifest>;
+}
+
 export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
 export const DEFAULT_MAX_MANIFEST_OBJECTS = 10_000;
 
@@ -68,8 +74,11 @@ export class FileSource implements Source {
   readonly #decode: DecodeOptions;
   readonly #validator: CrdValidator | undefined;
   readonly #lastGood = new Map<string, readonly ManifestEntry[]>();
-  /** Each file's text at the last reload and what it parsed to (without syntax trees): an unchanged file is not parsed again. */
-  #parsed = new Map<string, { readonly text: string; readonly parsed: ParsedManifest }>();
+  /**
+   * Each file's text at the last reload, what it parsed to and its documents by text (manifest-documents.ts):
+   * an unchanged file is not parsed again, a changed one only in the documents that changed.
+   */
+  #parsed = new Map<string, ParsedFile>();
   readonly #sliceMs: number;
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -118,20 +127,23 @@ export class FileSource implements Source {
     await this.#reloading;
   }
 
-  /** A file's text parsed, or what it parsed to last time when the text is the same. */
-  async #parse(
-    file: string,
-    text: string,
-    parsedNow: Map<string, { readonly text: string; readonly parsed: ParsedManifest }>,
-  ): Promise<ParsedManifest> {
+  /** A file's text parsed: what it parsed to last time when the text is the same, else its changed documents. */
+  async #parse(file: string, text: string, parsedNow: Map<string, ParsedFile>): Promise<ParsedManifest> {
     const last = this.#parsed.get(file);
     if (last !== undefined && last.text === text) {
       parsedNow.set(file, last);
       return last.parsed;
     }
-    const parsed = await runInSlices(parseManifestInSteps(file, text, this.#decode), this.#sliceMs);
+    const { parsed, documents } = await runInSlices(
+      parseDocumentsInSteps(file, text, this.#decode, last?.documents),
+      this.#sliceMs,
+    );
     // Kept without the entries' syntax trees (many times the objects' size); other documents keep theirs (rare).
-    parsedNow.set(file, { text, parsed: { ...parsed, entries: parsed.entries.map(withoutSyntaxTree) } });
+    parsedNow.set(file, {
+      text,
+      parsed: { ...parsed, entries: parsed.entries.map(withoutSyntaxTree) },
+      documents,
+    });
     return parsed;
   }
 
@@ -162,7 +174,7 @@ export class FileSource implements Source {
     }
     const problems: ManifestProblem[] = [];
     const current = new Map<string, readonly ManifestEntry[]>();
-    const parsedNow = new Map<string, { readonly text: string; readonly parsed: ParsedManifest }>();
+    const parsedNow = new Map<string, ParsedFile>();
     const owners = new Map<string, string>();
     let total = 0;
     let refused = 0;

@@ -326,7 +326,7 @@ function flowDepth(text: string): number {
 /** Problems listed per file and kind; a garbage file must not flood /config_dump and the log. */
 const MAX_PROBLEMS_PER_FILE = 20;
 
-function capped(all: ManifestProblem[], file: string): ManifestProblem[] {
+export function capped(all: ManifestProblem[], file: string): ManifestProblem[] {
   const seen = new Set<string>();
   const problems = all.filter((p) => {
     const key = `${p.line}:${p.message}`;

@@ -55,6 +55,7 @@ interface Admitted {
   /** The object as written (parsed), and the text it was parsed from. */
   readonly written: AnyResource;
   readonly source: string | undefined;
+  readonly line: number | undefined;
   /** What took effect: undefined when it was refused and had no valid version before. */
   readonly effective: AnyResource | undefined;
   readonly invalid: boolean;
@@ -110,8 +111,9 @@ export class ObjectStore {
         const same =
           before !== undefined &&
           before.file === file &&
-          (before.written === object ||
-            (before.problems.length === 0 && one.source !== undefined && before.source === one.source));
+          // Problems name lines: an object with problems that moved within its file is checked again.
+          (before.problems.length === 0 || before.line === one.line) &&
+          (before.written === object || (one.source !== undefined && before.source === one.source));
         const outcome = same ? before : this.#admitOne(key, file, one);
         admittedNow.set(key, outcome);
         invalid.push(...outcome.problems);
@@ -134,6 +136,7 @@ export class ObjectStore {
       file,
       written: written.object,
       source: written.source,
+      line: written.line,
       effective: effective && this.#track(key, effective),
       invalid: checked === 'invalid',
       problems,
