@@ -57,8 +57,8 @@ export interface ProxyServerOptions {
    */
   readonly compileSliceMs?: number;
   /**
-   * Plaintext HTTP/1.1 on the lean server path (lean-http1-server.ts); default on, `--no-lean-http1` turns it
-   * off.
+   * HTTP/1.1 on the lean server path (lean-http1-server.ts), on HTTP and HTTPS listeners; default on,
+   * `--no-lean-http1` turns it off.
    */
   readonly leanHttp1?: boolean;
   /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
