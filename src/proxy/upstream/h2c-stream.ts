@@ -8,6 +8,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
+import { drainsOnFailure } from './direct-body.ts';
 import { sendBody, stopBody } from './h2c-body.ts';
 import { flatTrailers, rawResponseHeaders } from './h2c-headers.ts';
 
@@ -279,5 +280,7 @@ function releaseStream(request: H2cRequest, err: Error): void {
   if (stream !== undefined) stopBody(body, stream);
   // A body partly read cannot be sent again, and nothing else reads it (undici destroys it too); one not read
   // yet stays whole, so connection-retry.ts may send it again.
-  if (body.readableDidRead && !body.readableEnded) body.destroy(err);
+  if (!body.readableDidRead || body.readableEnded) return;
+  if (drainsOnFailure(body)) body.resume();
+  else body.destroy(err);
 }

@@ -1,0 +1,147 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { LeanHttp2Request } from './lean-http2-request.ts';
+
+/** RFC 9110 §5.6.2 token, as Node checks header names. */
+const TOKEN_NAME = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+
+const kTrailers = Symbol('clusterset-gateway.leanTrailers');
+
+type TrailerStream = ServerHttp2Stream & { [kTrailers]?: Record<string, string> };
+
+/** The stream asks for its trailers once its data is out (only when some were added). */
+function onWantTrailers(this: TrailerStream): void {
+  const trailers = this[kTrailers];
+  if (trailers !== undefined && !this.destroyed && !this.closed) this.sendTrailers(trailers);
+}
+
+function nodeError<E extends Error>(error: E, code: string): E & { code: string } {
+  return Object.assign(error, { code });
+}
+
+/**
+ * The response to a LeanHttp2Request: the members of Http2ServerResponse that the request path uses (writeHead
+ * with a flat header list, write, end, destroy, 'drain', trailers, headersSent, statusCode), writing straight
+ * to the stream. The frames a client gets are the ones the compatibility layer sends for the same calls:
+ * header names lower-cased, repeated names as one list, `connection` dropped, Date added when absent, the
+ * response opened with `waitForTrailers` so that trailers added before the end travel (an empty end of stream
+ * otherwise), and the same errors for headers no HTTP/2 response can carry.
+ */
+export class LeanHttp2Response {
+  readonly req: LeanHttp2Request;
+  readonly stream: ServerHttp2Stream;
+  statusCode = 200;
+  #ending = false;
+
+  constructor(req: LeanHttp2Request) {
+    this.req = req;
+    this.stream = req.stream;
+  }
+
+  get headersSent(): boolean {
+    return this.stream.headersSent;
+  }
+
+  get destroyed(): boolean {
+    return this.stream.destroyed;
+  }
+
+  get writableFinished(): boolean {
+    return this.stream.writableFinished;
+  }
+
+  writeHead(status: number, headers?: readonly string[] | Readonly<Record<string, string>>): this {
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return this;
+    if (stream.headersSent)
+      throw nodeError(new Error('Response has already been initiated.'), 'ERR_HTTP2_HEADERS_SENT');
+    const flat =
+      headers === undefined ? [] : Array.isArray(headers) ? headers : Object.entries(headers).flat();
+    if (flat.length % 2 !== 0)
+      throw nodeError(new TypeError("The argument 'headers' is invalid."), 'ERR_INVALID_ARG_VALUE');
+    const out: OutgoingHttpHeaders = {};
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = (flat[i] as string).trim().toLowerCase();
+      const value = flat[i + 1] as string | undefined;
+      if (name === '' || name.includes(' '))
+        throw nodeError(
+          new TypeError(`Header name must be a valid HTTP token ["${name}"]`),
+          'ERR_INVALID_HTTP_TOKEN',
+        );
+      if (name.charCodeAt(0) === 58 /* : */)
+        throw nodeError(
+          new TypeError('Cannot set HTTP/2 pseudo-headers'),
+          'ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED',
+        );
+      if (value === undefined || value === null)
+        throw nodeError(
+          new TypeError(`Invalid value "${value}" for header "${name}"`),
+          'ERR_HTTP2_INVALID_HEADER_VALUE',
+        );
+      // HTTP/2 has no Connection header (RFC 9113 §8.2.2); the compatibility layer drops it too.
+      if (name === 'connection' && value !== 'trailers') continue;
+      if (!TOKEN_NAME.test(name)) {
+        stream.destroy(
+          nodeError(
+            new TypeError(`Header name must be a valid HTTP token ["${name}"]`),
+            'ERR_INVALID_HTTP_TOKEN',
+          ),
+        );
+        throw nodeError(new Error('The stream has been destroyed'), 'ERR_HTTP2_INVALID_STREAM');
+      }
+      const seen = out[name];
+      if (seen === undefined || seen === '') out[name] = value;
+      else if (Array.isArray(seen)) seen.push(value);
+      else out[name] = [seen as string, value];
+    }
+    out[':status'] = status;
+    this.statusCode = status;
+    stream.respond(out, { endStream: this.#ending, waitForTrailers: true });
+    return this;
+  }
+
+  write(chunk: Buffer | string): boolean {
+    const stream = this.stream;
+    if (this.#ending) {
+      stream.destroy(nodeError(new Error('write after end'), 'ERR_STREAM_WRITE_AFTER_END'));
+      return false;
+    }
+    if (stream.destroyed || stream.closed) return false;
+    if (!stream.headersSent) this.writeHead(this.statusCode);
+    // A response that cannot have a body (HEAD, 204, 304) ended with its head.
+    if (stream.writableEnded) return true;
+    return stream.write(chunk);
+  }
+
+  end(chunk?: Buffer | string): this {
+    if (this.#ending) return this;
+    if (chunk !== undefined) this.write(chunk);
+    this.#ending = true;
+    const stream = this.stream;
+    if (!stream.headersSent) this.writeHead(this.statusCode);
+    if (!stream.destroyed && !stream.writableEnded) stream.end();
+    return this;
+  }
+
+  /** Only `drain` is asked for (backpressure): the stream's. */
+  once(event: 'drain', listener: () => void): this {
+    this.stream.once(event, listener);
+    return this;
+  }
+
+  destroy(err?: Error): void {
+    this.stream.destroy(err);
+  }
+
+  /** Trailers sent after the body (gRPC's status); names lower-cased, a repeated name's last value wins. */
+  addTrailers(trailers: Readonly<Record<string, string>>): void {
+    const stream = this.stream as TrailerStream;
+    let out = stream[kTrailers];
+    if (out === undefined) {
+      out = {};
+      stream[kTrailers] = out;
+      stream.on('wantTrailers', onWantTrailers);
+    }
+    for (const name of Object.keys(trailers)) out[name.trim().toLowerCase()] = trailers[name]!;
+  }
+}
