@@ -155,7 +155,10 @@ function onStreamResponse(this: RequestStream, headers: IncomingHttpHeaders): vo
   request.responded = true;
   this.setTimeout(request.timeouts.bodyTimeoutMs);
   const status = Number(headers[':status']);
-  let paused = request.handler.onHeaders?.(status, rawResponseHeaders(headers), request.resume, '') === false;
+  // Strings where undici's type says Buffers: the handlers dispatched here (the exchange's attempt, a mirror's
+  // discarding one) take both, as they do from the HTTP/1.1 client.
+  const raw = rawResponseHeaders(headers) as unknown as Buffer[];
+  let paused = request.handler.onHeaders?.(status, raw, request.resume, '') === false;
   const early = request.early;
   request.early = undefined;
   for (const chunk of early ?? []) {
