@@ -50,7 +50,12 @@ const CALLS: readonly (H2Call & { readonly name: string; readonly want?: Want })
   { name: 'large POST body', method: 'POST', path: '/h1/echo', body: Buffer.alloc(3_000_000, 'y') },
   { name: 'large response', path: '/h1/big', want: { status: 200, bytes: 1_048_576 } },
   { name: '204', path: '/h1/empty' },
-  { name: 'HTTP/1.1 trailers', path: '/h1/trailers', want: { status: 200, trailer: 'x-checksum' } },
+  {
+    name: 'HTTP/1.1 trailers',
+    path: '/h1/trailers',
+    headers: { te: 'trailers' },
+    want: { status: 200, trailer: 'x-checksum' },
+  },
   { name: 'invalid backend (500)', path: '/invalid', want: { status: 500 } },
   {
     name: 'unknown host (404; over TLS misdirected, 421)',
@@ -224,6 +229,25 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
       }
     }
   });
+
+  it.each(transports)(
+    '$transport: trailers go only to a client that announced te: trailers (the compatibility layer sends them anyway)',
+    async ({ url, tls }) => {
+      const [a, b] = await Promise.all(
+        [lean, compat].map(async (proxy) => {
+          const session = await openSession(url(proxy), tls ? ca : undefined);
+          try {
+            return await h2Call(session, { path: '/h1/trailers' });
+          } finally {
+            session.destroy();
+          }
+        }),
+      );
+      expect(a!.trailers).toEqual([]);
+      expect(b!.trailers).toEqual(['x-checksum', 'abc']);
+      expect({ ...a, trailers: [] }).toEqual({ ...b, trailers: [] });
+    },
+  );
 
   it.each(transports)(
     '$transport: a client reset mid-body cancels the upstream stream, and the session serves on',

@@ -7,6 +7,12 @@ const TOKEN_NAME = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 
 const kTrailers = Symbol('clusterset-gateway.leanTrailers');
 
+/** `respond` options by [ending with the head][trailers may follow]; respond copies what it is given. */
+const RESPOND_OPTIONS = [
+  [{ endStream: false }, { endStream: false, waitForTrailers: true }],
+  [{ endStream: true }, { endStream: true, waitForTrailers: true }],
+] as const;
+
 type TrailerStream = ServerHttp2Stream & { [kTrailers]?: Record<string, string> };
 
 /** The stream asks for its trailers once its data is out (only when some were added). */
@@ -23,19 +29,24 @@ function nodeError<E extends Error>(error: E, code: string): E & { code: string 
  * The response to a LeanHttp2Request: the members of Http2ServerResponse that the request path uses (writeHead
  * with a flat header list, write, end, destroy, 'drain', trailers, headersSent, statusCode), writing straight
  * to the stream. The frames a client gets are the ones the compatibility layer sends for the same calls:
- * header names lower-cased, repeated names as one list, `connection` dropped, Date added when absent, the
- * response opened with `waitForTrailers` so that trailers added before the end travel (an empty end of stream
- * otherwise), and the same errors for headers no HTTP/2 response can carry.
+ * header names lower-cased, repeated names as one list, `connection` dropped, Date added when absent, trailers
+ * added before the end sent after the body, and the same errors for headers no HTTP/2 response can carry.
+ * Unlike the compatibility layer, trailers go only to clients that said they take them (`te: trailers`, as every
+ * gRPC client does; RFC 9110 §10.1.4): for the others the stream ends with its last DATA frame, without the
+ * empty trailing HEADERS frame, its setImmediate and header processing the compatibility layer sends.
  */
 export class LeanHttp2Response {
   readonly req: LeanHttp2Request;
   readonly stream: ServerHttp2Stream;
   statusCode = 200;
   #ending = false;
+  /** The client announced `te: trailers`. */
+  readonly #trailers: boolean;
 
   constructor(req: LeanHttp2Request) {
     this.req = req;
     this.stream = req.stream;
+    this.#trailers = req.headers.te === 'trailers';
   }
 
   get headersSent(): boolean {
@@ -96,7 +107,7 @@ export class LeanHttp2Response {
     }
     out[':status'] = status;
     this.statusCode = status;
-    stream.respond(out, { endStream: this.#ending, waitForTrailers: true });
+    stream.respond(out, RESPOND_OPTIONS[this.#ending ? 1 : 0][this.#trailers ? 1 : 0]);
     return this;
   }
 
@@ -133,8 +144,12 @@ export class LeanHttp2Response {
     this.stream.destroy(err);
   }
 
-  /** Trailers sent after the body (gRPC's status); names lower-cased, a repeated name's last value wins. */
+  /**
+   * Trailers sent after the body (gRPC's status); names lower-cased, a repeated name's last value wins. Dropped
+   * for a client that did not announce `te: trailers`.
+   */
   addTrailers(trailers: Readonly<Record<string, string>>): void {
+    if (!this.#trailers) return;
     const stream = this.stream as TrailerStream;
     let out = stream[kTrailers];
     if (out === undefined) {
