@@ -21,6 +21,47 @@ function onWantTrailers(this: TrailerStream): void {
   if (trailers !== undefined && !this.destroyed && !this.closed) this.sendTrailers(trailers);
 }
 
+/**
+ * Header names as sent (relayed backends' spellings, the gateway's own) to their checked lower-case form: most
+ * answers carry the same few names, so the trim, lower-casing and token test run once per name, not per header.
+ */
+const CHECKED_NAMES = new Map<string, string>();
+const CHECKED_NAMES_MAX = 1024;
+
+/**
+ * A header name's lower-case form after the compatibility layer's checks, in its order: throws for an empty
+ * or spaced name, a pseudo-header and a missing value; undefined for `connection` (HTTP/2 has none, RFC 9113
+ * §8.2.2: dropped); a name that is not a token destroys the stream and throws.
+ */
+function checkedName(raw: string, value: string | undefined, stream: ServerHttp2Stream): string | undefined {
+  const name = raw.trim().toLowerCase();
+  if (name === '' || name.includes(' ')) throw invalidToken(name);
+  if (name.charCodeAt(0) === 58 /* : */)
+    throw nodeError(new TypeError('Cannot set HTTP/2 pseudo-headers'), 'ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED');
+  if (value === undefined || value === null) throw invalidValue(name, value);
+  if (name === 'connection') return value === 'trailers' ? name : undefined;
+  if (!TOKEN_NAME.test(name)) {
+    stream.destroy(invalidToken(name));
+    throw nodeError(new Error('The stream has been destroyed'), 'ERR_HTTP2_INVALID_STREAM');
+  }
+  if (CHECKED_NAMES.size < CHECKED_NAMES_MAX) CHECKED_NAMES.set(raw, name);
+  return name;
+}
+
+function invalidToken(name: string): Error {
+  return nodeError(
+    new TypeError(`Header name must be a valid HTTP token ["${name}"]`),
+    'ERR_INVALID_HTTP_TOKEN',
+  );
+}
+
+function invalidValue(name: string, value: unknown): Error {
+  return nodeError(
+    new TypeError(`Invalid value "${String(value)}" for header "${name}"`),
+    'ERR_HTTP2_INVALID_HEADER_VALUE',
+  );
+}
+
 function nodeError<E extends Error>(error: E, code: string): E & { code: string } {
   return Object.assign(error, { code });
 }
@@ -72,38 +113,18 @@ export class LeanHttp2Response {
       throw nodeError(new TypeError("The argument 'headers' is invalid."), 'ERR_INVALID_ARG_VALUE');
     const out: OutgoingHttpHeaders = {};
     for (let i = 0; i < flat.length; i += 2) {
-      const name = (flat[i] as string).trim().toLowerCase();
+      const raw = flat[i] as string;
       const value = flat[i + 1] as string | undefined;
-      if (name === '' || name.includes(' '))
-        throw nodeError(
-          new TypeError(`Header name must be a valid HTTP token ["${name}"]`),
-          'ERR_INVALID_HTTP_TOKEN',
-        );
-      if (name.charCodeAt(0) === 58 /* : */)
-        throw nodeError(
-          new TypeError('Cannot set HTTP/2 pseudo-headers'),
-          'ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED',
-        );
-      if (value === undefined || value === null)
-        throw nodeError(
-          new TypeError(`Invalid value "${value}" for header "${name}"`),
-          'ERR_HTTP2_INVALID_HEADER_VALUE',
-        );
-      // HTTP/2 has no Connection header (RFC 9113 §8.2.2); the compatibility layer drops it too.
-      if (name === 'connection' && value !== 'trailers') continue;
-      if (!TOKEN_NAME.test(name)) {
-        stream.destroy(
-          nodeError(
-            new TypeError(`Header name must be a valid HTTP token ["${name}"]`),
-            'ERR_INVALID_HTTP_TOKEN',
-          ),
-        );
-        throw nodeError(new Error('The stream has been destroyed'), 'ERR_HTTP2_INVALID_STREAM');
-      }
+      let name = CHECKED_NAMES.get(raw);
+      if (name === undefined) {
+        name = checkedName(raw, value, stream);
+        if (name === undefined) continue;
+      } else if (value === undefined || value === null) throw invalidValue(name, value);
+      const text = value as string;
       const seen = out[name];
-      if (seen === undefined || seen === '') out[name] = value;
-      else if (Array.isArray(seen)) seen.push(value);
-      else out[name] = [seen as string, value];
+      if (seen === undefined || seen === '') out[name] = text;
+      else if (Array.isArray(seen)) seen.push(text);
+      else out[name] = [seen as string, text];
     }
     out[':status'] = status;
     this.statusCode = status;
