@@ -47,6 +47,7 @@ export class ProxyServer {
   readonly #paths: PathNormalization | undefined;
   readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
+  readonly #leanHttp2: boolean;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -79,6 +80,7 @@ export class ProxyServer {
     this.#paths = options.paths;
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
+    this.#leanHttp2 = options.leanHttp2 !== false;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -258,6 +260,7 @@ export class ProxyServer {
       this.#accessLog,
       this.#limits,
       this.#leanHttp1,
+      this.#leanHttp2,
     );
     const socket = {
       kind: 'http' as const,

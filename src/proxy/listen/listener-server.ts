@@ -30,6 +30,7 @@ export class ListenerServer {
     accessLog?: AccessLog,
     limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
     leanHttp1 = false,
+    leanHttp2 = false,
   ) {
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
@@ -47,6 +48,7 @@ export class ListenerServer {
       rejections,
       detail,
       leanHttp1,
+      leanHttp2,
       serve: (req, res) => {
         serveRequest(served, this.#compiled, req, res);
       },

@@ -8,6 +8,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
+import { drainsOnFailure } from './direct-body.ts';
 import { sendBody, stopBody } from './h2c-body.ts';
 import { flatTrailers, rawResponseHeaders } from './h2c-headers.ts';
 
@@ -154,7 +155,10 @@ function onStreamResponse(this: RequestStream, headers: IncomingHttpHeaders): vo
   request.responded = true;
   this.setTimeout(request.timeouts.bodyTimeoutMs);
   const status = Number(headers[':status']);
-  let paused = request.handler.onHeaders?.(status, rawResponseHeaders(headers), request.resume, '') === false;
+  // Strings where undici's type says Buffers: the handlers dispatched here (the exchange's attempt, a mirror's
+  // discarding one) take both, as they do from the HTTP/1.1 client.
+  const raw = rawResponseHeaders(headers) as unknown as Buffer[];
+  let paused = request.handler.onHeaders?.(status, raw, request.resume, '') === false;
   const early = request.early;
   request.early = undefined;
   for (const chunk of early ?? []) {
@@ -279,5 +283,7 @@ function releaseStream(request: H2cRequest, err: Error): void {
   if (stream !== undefined) stopBody(body, stream);
   // A body partly read cannot be sent again, and nothing else reads it (undici destroys it too); one not read
   // yet stays whole, so connection-retry.ts may send it again.
-  if (body.readableDidRead && !body.readableEnded) body.destroy(err);
+  if (!body.readableDidRead || body.readableEnded) return;
+  if (drainsOnFailure(body)) body.resume();
+  else body.destroy(err);
 }
