@@ -49,10 +49,11 @@ function serveLeanStream(
 /**
  * The HTTP/2 side of one listener port: an `http2` server that never listens itself; the listener hands it the
  * connections that negotiated `h2` by ALPN or opened with the prior-knowledge preface. Its requests go to the
- * same handler as HTTP/1 ones through Node's compatibility API: the pipeline only uses what Http2ServerRequest
- * and Http2ServerResponse share with their HTTP/1 counterparts (method, url, headers, rawHeaders, socket,
- * readable body; writeHead with a flat header list, write, end, destroy, headersSent, 'drain', 'close'). The
- * few HTTP/2 differences (pseudo-headers, the stream as the unit a client cancels, no hop-by-hop headers) are
+ * same handler as HTTP/1 ones, as objects with what the pipeline uses of IncomingMessage and ServerResponse
+ * (method, url, headers, rawHeaders, socket, the body; writeHead with a flat header list, write, end, destroy,
+ * headersSent, 'drain', the stream's 'close'): the lean path's over the stream itself, or node:http2's
+ * compatibility layer (Http2ServerRequest, Http2ServerResponse) with `--no-lean-http2`. The few HTTP/2
+ * differences (pseudo-headers, the stream as the unit a client cancels, no hop-by-hop headers, trailers) are
  * handled where the pipeline reads or writes them.
  */
 export class Http2Sessions {
