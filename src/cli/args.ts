@@ -47,8 +47,8 @@ export interface CliOptions {
   /** OpenTelemetry traces (docs/tracing.md); undefined: off. */
   readonly tracing?: TracingOptions;
   /**
-   * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
-   * it off.
+   * The lean server path for HTTP/1.1, cleartext and over TLS (src/proxy/listen/lean-http1-server.ts);
+   * `--no-lean-http1` turns it off.
    */
   readonly leanHttp1: boolean;
   /**
