@@ -149,6 +149,7 @@ export function startDataPlane(
     paths: cli.paths,
     compileSliceMs: cli.limits.translationSliceMs,
     leanHttp1: cli.leanHttp1,
+    leanHttp2: cli.leanHttp2,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

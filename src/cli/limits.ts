@@ -69,7 +69,7 @@ const LIMITS = {
     key: 'translationSliceMs',
     default: 5,
     max: 60_000,
-    help: 'A translation runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
+    help: 'Control-plane work on the serving thread (a translation without the thread, compiling a table, reading the manifests folder) runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
   },
   'max-header-bytes': {
     key: 'maxHeaderBytes',

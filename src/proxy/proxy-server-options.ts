@@ -67,6 +67,11 @@ export interface ProxyServerOptions {
    * `--no-lean-http1` turns it off.
    */
   readonly leanHttp1?: boolean;
+  /**
+   * HTTP/2 requests on the lean path (lean-http2-request.ts, lean-http2-response.ts); default on,
+   * `--no-lean-http2` turns it off.
+   */
+  readonly leanHttp2?: boolean;
   /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
   readonly bindRetry?: Partial<BindRetryOptions>;
   /** Called when a listening socket is bound, fails to bind, or leaves the table (read `listeners()`). */

@@ -49,6 +49,7 @@ export class ProxyServer {
   readonly #paths: PathNormalization | undefined;
   readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
+  readonly #leanHttp2: boolean;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -84,6 +85,7 @@ export class ProxyServer {
     this.#paths = options.paths;
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
+    this.#leanHttp2 = options.leanHttp2 !== false;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -273,6 +275,7 @@ export class ProxyServer {
       this.#accessLog,
       this.#limits,
       this.#leanHttp1,
+      this.#leanHttp2,
       this.#secureContexts.ticketKeys,
     );
     const socket = {

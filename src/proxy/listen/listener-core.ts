@@ -49,6 +49,11 @@ export interface ListenerRole {
    * `--no-lean-http1`): plaintext ones, and on TLS those whose connection chose HTTP/1.1 by ALPN or sent none.
    */
   readonly leanHttp1?: boolean;
+  /**
+   * Serve HTTP/2 requests on the lean path (lean-http2-request.ts, lean-http2-response.ts) instead of Node's
+   * compatibility layer (off with `--no-lean-http2`).
+   */
+  readonly leanHttp2?: boolean;
   /** HTTPS: the server's TLS options, and the check of a handshaken connection before it is served. */
   readonly tls?: {
     readonly options: HttpsServerOptions;
@@ -115,7 +120,7 @@ export class ListenerCore {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     this.server.timeout = limits.idleTimeoutMs;
     const connectHttp2 = role.connectHttp2?.bind(role);
-    this.#http2 = new Http2Sessions(serve, connectHttp2);
+    this.#http2 = new Http2Sessions(serve, connectHttp2, role.leanHttp2 === true);
     this.#lean =
       role.leanHttp1 === true
         ? new LeanHttp1Connections({

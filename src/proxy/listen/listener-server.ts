@@ -33,6 +33,7 @@ export class ListenerServer {
     accessLog?: AccessLog,
     limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
     leanHttp1 = false,
+    leanHttp2 = false,
     ticketKeys?: Buffer,
   ) {
     this.gatewayPort = compiled.port;
@@ -52,6 +53,7 @@ export class ListenerServer {
       rejections,
       detail,
       leanHttp1,
+      leanHttp2,
       serve: (req, res) => {
         serveRequest(served, this.#compiled, req, res);
       },
