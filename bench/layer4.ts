@@ -1,12 +1,12 @@
 import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { freePorts } from './harness/ports.ts';
-import { type BenchProcess, spawnPinned, waitForHttp } from './harness/processes.ts';
+import { type BenchProcess, spawnPinned, treeCpuSeconds, waitForHttp } from './harness/processes.ts';
 
 /**
  * Layer 4 (issue 44): TCP connection rate, TCP bulk throughput and UDP datagrams per second through
@@ -14,13 +14,15 @@ import { type BenchProcess, spawnPinned, waitForHttp } from './harness/processes
  * UDP), each pinned to one core, against the same backends, in one run; direct to the backends for the ceiling.
  * The backends and the load run in this process on the other core(s), so _direct_ is bounded by them.
  *
- * Usage: node --import tsx bench/layer4.ts [--duration 3] [--out bench/results/layer4.md]
+ * Usage: node --import tsx bench/layer4.ts [--duration 3] [--out bench/results/layer4.md] [--baseline <main.js>]
+ * (`--baseline`: another build of the gateway, e.g. main's dist/main.js, measured in the same run).
  */
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '3' },
     out: { type: 'string', default: 'bench/results/layer4.md' },
+    baseline: { type: 'string' },
   },
 });
 const DURATION_MS = Number(values.duration) * 1_000;
@@ -159,6 +161,8 @@ interface Peer {
   readonly name: string;
   readonly ports: Ports | undefined;
   readonly note?: string;
+  /** CPU seconds the proxy's process tree has used so far. */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -172,14 +176,15 @@ async function startPeer(
   const ports = { echo: echo as number, sink: sink as number, udp: udp as number };
   let proc: BenchProcess;
   let admin: number | undefined;
-  if (name === 'clusterset-gateway') {
+  const gatewayMain = name === BASELINE ? values.baseline : join(ROOT, 'dist/main.js');
+  if (name === 'clusterset-gateway' || name === BASELINE) {
     const dir = mkdtempSync(join(scratch, 'gw-'));
     writeFileSync(join(dir, 'l4.yaml'), gatewayManifests(ports, backends));
     [admin] = await freePorts(1);
     proc = spawnPinned(
       name,
       process.execPath,
-      [join(ROOT, 'dist/main.js'), '--manifests', dir, '--admin-port', String(admin), '--log-level', 'warn'],
+      [gatewayMain as string, '--manifests', dir, '--admin-port', String(admin), '--log-level', 'warn'],
       { cpus, cwd: ROOT },
     );
   } else if (name === 'haproxy') {
@@ -215,9 +220,12 @@ async function startPeer(
   return {
     name,
     ports: name === 'haproxy' ? { ...ports, udp: 0 } : ports,
+    cpuSeconds: () => treeCpuSeconds(proc.pid),
     stop: () => proc.stop(),
   };
 }
+
+const BASELINE = 'clusterset-gateway (baseline)';
 
 function gatewayManifests(ports: Ports, backends: Ports): string {
   const svc = (n: string, protocol: string) =>
@@ -245,26 +253,31 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'csgw-l4-bench-'));
   const backends = await startBackends();
   const rows: string[] = [];
-  const measure = async (name: string, ports: Ports) => {
+  const measure = async (name: string, ports: Ports, cpuSeconds: () => number | undefined) => {
     const rate = await connectionRate(ports.echo);
+    const cpuBefore = cpuSeconds();
     const mbps = await bulk(ports.sink, backends.sunk);
+    const cpuAfter = cpuSeconds();
+    const busy = cpuBefore === undefined || cpuAfter === undefined ? 0 : cpuAfter - cpuBefore;
+    const perCore = busy > 0 ? `${Math.round((mbps * (DURATION_MS / 1_000)) / busy)}` : '–';
     const dgrams = ports.udp === 0 ? undefined : await datagrams(ports.udp);
     rows.push(
-      `| ${name} | ${Math.round(rate)} | ${Math.round(mbps)} | ${dgrams === undefined ? '— (no UDP)' : Math.round(dgrams)} |`,
+      `| ${name} | ${Math.round(rate)} | ${Math.round(mbps)} | ${perCore} | ${dgrams === undefined ? '— (no UDP)' : Math.round(dgrams)} |`,
     );
     process.stderr.write(`${rows.at(-1)}\n`);
   };
-  await measure('direct', backends.ports);
-  for (const name of ['clusterset-gateway', 'haproxy', 'nginx']) {
+  await measure('direct', backends.ports, () => undefined);
+  const names = ['clusterset-gateway', ...(values.baseline ? [BASELINE] : []), 'haproxy', 'nginx'];
+  for (const name of names) {
     const peer = await startPeer(name, backends.ports, plan.proxyCpus, scratch);
     if ('skip' in peer) {
-      rows.push(`| ${name} | skipped: ${peer.skip} | | |`);
+      rows.push(`| ${name} | skipped: ${peer.skip} | | | |`);
       continue;
     }
     try {
-      await measure(name, peer.ports as Ports);
+      await measure(name, peer.ports as Ports, peer.cpuSeconds);
     } catch (error) {
-      rows.push(`| ${name} | failed: ${(error as Error).message} | | |`);
+      rows.push(`| ${name} | failed: ${(error as Error).message} | | | |`);
     } finally {
       await peer.stop();
     }
@@ -275,9 +288,11 @@ async function main(): Promise<void> {
     `\`node --import tsx bench/layer4.ts --duration ${values.duration}\`; ${plan.note}. Each proxy on one core ` +
     `(gateway: one process; haproxy \`nbthread 1\`; nginx 1 worker, \`stream\`). Backends and load share the other core(s), ` +
     `so _direct_ is their ceiling, not a proxy's. ${CONCURRENCY} concurrent connections or UDP client sockets; ` +
-    `bulk is 4 connections writing 64 KiB chunks into a sink. Reported, never asserted.\n\n` +
-    `| config | TCP connections/s (connect, one line each way, close) | TCP bulk MB/s | UDP datagrams/s (answered, ${CONCURRENCY} flows, closed loop) |\n` +
-    `| --- | --- | --- | --- |\n${rows.join('\n')}\n`;
+    `bulk is 4 connections writing 64 KiB chunks into a sink; per proxy core: the bulk MB divided by the CPU seconds ` +
+    `the proxy used meanwhile (the load core bounds MB/s, not the proxy). Load average at the end: ` +
+    `${loadavg()[0]?.toFixed(1)}. Reported, never asserted.\n\n` +
+    `| config | TCP connections/s (connect, one line each way, close) | TCP bulk MB/s | TCP bulk MB/s per proxy core | UDP datagrams/s (answered, ${CONCURRENCY} flows, closed loop) |\n` +
+    `| --- | --- | --- | --- | --- |\n${rows.join('\n')}\n`;
   writeFileSync(resolve(ROOT, values.out as string), report);
   process.stdout.write(report);
   process.exit(0);

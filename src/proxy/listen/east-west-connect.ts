@@ -8,7 +8,8 @@ import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import { EAST_WEST_GATEWAY } from '../compile/east-west-compile.ts';
 import { hostForMatching } from '../exchange/request-host.ts';
-import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import { relay } from '../upstream/byte-relay.ts';
+import { dialForClient, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { serviceHostname } from './east-west-authority.ts';
 
 export interface EastWestConnectOptions {
@@ -175,11 +176,11 @@ function connect(
       services.metrics.connectFailures.inc({ route: name, backend: backend.id, cluster: endpoint.cluster });
       connect(peer, head, name, backend, tried, options, services);
     },
-    connected: (upstream) => relay(peer, head, upstream, name, backend, endpoint, options, services),
+    connected: (upstream) => tunnel(peer, head, upstream, name, backend, endpoint, options, services),
   });
 }
 
-function relay(
+function tunnel(
   peer: ConnectClient,
   head: Buffer,
   upstream: Duplex,
@@ -189,39 +190,21 @@ function relay(
   options: EastWestConnectOptions,
   services: ConnectServices,
 ): void {
-  const client = peer.socket;
   services.track(upstream);
   const labels = { route: name, backend: backend.id, cluster: endpoint.cluster };
   services.metrics.connections.inc({ ...labels, gateway: EAST_WEST_GATEWAY, result: 'relayed' });
   const open = services.metrics.openConnections.labels({ route: name });
   open.inc();
-  const bytes = relayedBytes(client as Socket, upstream);
   peer.established();
-  if (head.length > 0) upstream.write(head);
-  (client as Socket).setTimeout?.(options.idleTimeoutMs, () => {
-    upstream.destroy();
-    client.destroy();
+  relay(peer.socket, upstream, {
+    head,
+    idleTimeoutMs: options.idleTimeoutMs,
+    closed: (bytes) => {
+      open.dec();
+      services.metrics.bytes.inc({ ...labels, protocol: 'tcp', direction: 'upstream' }, bytes.upstream);
+      services.metrics.bytes.inc({ ...labels, protocol: 'tcp', direction: 'downstream' }, bytes.downstream);
+    },
   });
-  upstream.on('error', () => client.destroy());
-  client.on('error', () => upstream.destroy());
-  let sides = 2;
-  const closed = (): void => {
-    sides -= 1;
-    if (sides === 1) {
-      // One side is gone for good: the other cannot be relayed to any more.
-      if (!client.destroyed && upstream.destroyed) client.end();
-      if (!upstream.destroyed && client.destroyed) upstream.destroy();
-      return;
-    }
-    open.dec();
-    const relayed = bytes();
-    services.metrics.bytes.inc({ ...labels, protocol: 'tcp', direction: 'upstream' }, relayed.upstream);
-    services.metrics.bytes.inc({ ...labels, protocol: 'tcp', direction: 'downstream' }, relayed.downstream);
-  };
-  client.once('close', closed);
-  upstream.once('close', closed);
-  client.pipe(upstream);
-  upstream.pipe(client);
 }
 
 function reply(client: Duplex, status: string, text: string): void {

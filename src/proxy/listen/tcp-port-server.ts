@@ -6,7 +6,8 @@ import type { Layer4Metrics } from '../../metrics/layer4-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { CompiledLayer4Port, LiveEndpoints } from '../compile/layer4-compile.ts';
 import { chooseTarget } from '../compile/weighted-route.ts';
-import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import { relay } from '../upstream/byte-relay.ts';
+import { dialForClient, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 
 export interface TcpPortOptions {
@@ -34,7 +35,7 @@ interface Series {
 }
 
 /** One relayed connection, for ending it when its endpoint goes away. */
-interface Relay {
+interface RelayedConnection {
   readonly client: Socket;
   readonly upstream: Duplex;
   readonly backendId: string;
@@ -45,12 +46,13 @@ interface Relay {
  * One TCP listener port (TCPRoute). Each connection goes to a backend of the listener's route by weight, then
  * to an endpoint the backend's balancer picks (locality tiers, health, weights as for HTTP); a failed connect
  * moves on to another endpoint while the client waits, its bytes held (the server pauses on connect). Then the
- * two sockets are piped both ways, half-closes passed on. No route, no valid backend or no endpoint: reset.
+ * two sockets are relayed both ways (byte-relay.ts), half-closes passed on. No route, no valid backend or no
+ * endpoint: reset.
  */
 export class TcpPortServer {
   readonly gatewayPort: number;
   readonly #server: DrainingServer;
-  readonly #relays = new Set<Relay>();
+  readonly #relays = new Set<RelayedConnection>();
   readonly #logger: Logger;
   readonly #metrics: Layer4Metrics;
   readonly #options: TcpPortOptions;
@@ -88,11 +90,11 @@ export class TcpPortServer {
   /** Ends the connections whose endpoint is no longer one of its backend's (scaled down, deleted, moved). */
   endpointsChanged(live: LiveEndpoints): number {
     let ended = 0;
-    for (const relay of this.#relays) {
-      if (live.has(relay.backendId, relay.endpointKey)) continue;
+    for (const open of this.#relays) {
+      if (live.has(open.backendId, open.endpointKey)) continue;
       ended += 1;
-      relay.upstream.destroy();
-      relay.client.destroy();
+      open.upstream.destroy();
+      open.client.destroy();
     }
     return ended;
   }
@@ -147,7 +149,7 @@ export class TcpPortServer {
     client.resetAndDestroy();
   }
 
-  /** Connects to an endpoint, moving on to another one on a failed connect, then pipes both ways. */
+  /** Connects to an endpoint, moving on to another one on a failed connect, then relays both ways. */
   #connect(
     client: Socket,
     port: CompiledLayer4Port,
@@ -182,39 +184,20 @@ export class TcpPortServer {
     backend: CompiledBackend,
     endpoint: UpstreamEndpoint,
   ): void {
-    const relay: Relay = { client, upstream, backendId: backend.id, endpointKey: endpoint.key };
-    const bytes = relayedBytes(client, upstream);
-    this.#relays.add(relay);
+    const relayed: RelayedConnection = { client, upstream, backendId: backend.id, endpointKey: endpoint.key };
+    this.#relays.add(relayed);
     const series = this.#seriesOf(port, route, backend, endpoint);
     series.relayed.inc();
     series.open.inc();
-    // Every byte either way passes through the client socket, so its timer sees all activity.
-    client.setTimeout(this.#options.idleTimeoutMs, () => {
-      upstream.destroy();
-      client.destroy();
+    relay(client, upstream, {
+      idleTimeoutMs: this.#options.idleTimeoutMs,
+      closed: (bytes) => {
+        this.#relays.delete(relayed);
+        series.open.dec();
+        series.upstreamBytes.inc(bytes.upstream);
+        series.downstreamBytes.inc(bytes.downstream);
+      },
     });
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-    let open = 2;
-    const closed = (): void => {
-      open -= 1;
-      if (open === 1) {
-        // One side is gone for good: the other cannot be relayed to any more.
-        if (!client.destroyed && upstream.destroyed) client.end();
-        if (!upstream.destroyed && client.destroyed) upstream.destroy();
-        return;
-      }
-      this.#relays.delete(relay);
-      series.open.dec();
-      const relayed = bytes();
-      series.upstreamBytes.inc(relayed.upstream);
-      series.downstreamBytes.inc(relayed.downstream);
-    };
-    client.once('close', closed);
-    upstream.once('close', closed);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.resume();
   }
 
   /** The metric children of one route, backend and cluster, looked up once rather than hashed per connection. */

@@ -6,7 +6,8 @@ import type { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
 import type { CompiledTlsListener, CompiledTlsPort } from '../compile/tls-compile.ts';
 import { chooseTarget } from '../compile/weighted-route.ts';
-import { dialForClient, relayedBytes, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
+import { relay } from '../upstream/byte-relay.ts';
+import { dialForClient, type TunnelConnectors } from '../upstream/endpoint-dial.ts';
 import { DrainingServer } from './draining-server.ts';
 import { type ClientHelloLimits, DEFAULT_CLIENT_HELLO_LIMITS, parseClientHello } from './tls-client-hello.ts';
 
@@ -50,7 +51,7 @@ export class TlsPortServer {
     this.#metrics = metrics;
     this.#options = options;
     this.#server = new DrainingServer(
-      createServer({ pauseOnConnect: false }, (socket) => this.#accept(socket)),
+      createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.#accept(socket)),
     );
   }
 
@@ -82,6 +83,7 @@ export class TlsPortServer {
       const verdict = parseClientHello(received, this.#options.limits);
       if (verdict.kind === 'incomplete' && received.length <= limit) return;
       socket.off('data', onData);
+      socket.off('end', onEnd);
       socket.pause();
       if (verdict.kind !== 'ok') {
         this.#reject(socket, port, 'bad-client-hello');
@@ -89,7 +91,12 @@ export class TlsPortServer {
       }
       this.#route(socket, port, received, verdict.serverName);
     };
+    // Half-open is for the relay; a client that ends before its ClientHello is complete is closed.
+    const onEnd = (): void => {
+      socket.end();
+    };
     socket.on('data', onData);
+    socket.once('end', onEnd);
   }
 
   #reject(socket: Socket, port: CompiledTlsPort, reason: string): void {
@@ -137,7 +144,7 @@ export class TlsPortServer {
     });
   }
 
-  /** Connects to an endpoint (moving on to the next one on a connect failure) and pipes both ways. */
+  /** Connects to an endpoint (moving on to the next one on a connect failure) and relays both ways. */
   #relay(
     client: Socket,
     listener: CompiledTlsListener,
@@ -159,21 +166,14 @@ export class TlsPortServer {
         this.#server.track(upstream);
         client.setTimeout(0);
         this.#count(listener, route, backend, endpoint, 'relayed');
-        const bytes = relayedBytes(client, upstream, hello?.length ?? 0);
-        upstream.on('error', () => client.destroy());
-        upstream.once('close', () => {
-          client.end();
-          const relayed = bytes();
-          const labels = { route, backend: backend.id, cluster: endpoint.cluster };
-          this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, relayed.upstream);
-          this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, relayed.downstream);
+        const labels = { route, backend: backend.id, cluster: endpoint.cluster };
+        relay(client, upstream, {
+          ...(hello === undefined ? {} : { head: hello }),
+          closed: (bytes) => {
+            this.#metrics.bytes.inc({ ...labels, direction: 'upstream' }, bytes.upstream);
+            this.#metrics.bytes.inc({ ...labels, direction: 'downstream' }, bytes.downstream);
+          },
         });
-        client.once('close', () => upstream.end());
-        client.on('error', () => upstream.destroy());
-        if (hello !== undefined) upstream.write(hello);
-        client.pipe(upstream);
-        upstream.pipe(client);
-        client.resume();
       },
     });
   }

@@ -1,7 +1,7 @@
-import { connect as netConnect, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { Balancer } from '../../lb/balancer.ts';
+import { connectReadingOwnBuffer } from './byte-relay.ts';
 
 /**
  * For an endpoint on another network (`UpstreamEndpoint.tunnel`): a function that opens a CONNECT stream to it
@@ -31,8 +31,9 @@ export interface DialOptions {
 }
 
 /**
- * A byte stream to an endpoint, for the layer-4 relays (TCPRoute, TLSRoute): a TCP connection to its address,
- * or, for an endpoint on another network, a CONNECT stream through its network gateway. `callback` runs once:
+ * A byte stream to an endpoint, for the layer-4 relays (TCPRoute, TLSRoute, east-west CONNECT; `relay()` in
+ * byte-relay.ts): a TCP connection to its address, reading into a buffer of its own and paused until the relay
+ * starts, or, for an endpoint on another network, a CONNECT stream through its network gateway. `callback` runs once:
  * with the connected stream, or with why there is none (refused, unreachable, timed out, the tunnel refused).
  * Returns a cancel: after it the callback never runs and whatever was opened is destroyed.
  */
@@ -62,7 +63,7 @@ export function dialEndpoint(
       else settle(null, stream);
     });
   } else {
-    const socket = netConnect({
+    const socket = connectReadingOwnBuffer({
       host: endpoint.address,
       port: endpoint.port,
       allowHalfOpen: true,
@@ -120,27 +121,4 @@ export function dialForClient(
     done({ result: 'success', latencyMs: performance.now() - started });
     then.connected(upstream);
   });
-}
-
-/**
- * Bytes relayed each way between `client` and `upstream`, read when the relay ends: a TCP upstream counts them
- * itself; a tunnel stream does not, so they are counted as they pass (call before piping). `sent` bytes were
- * written to the upstream before (a ClientHello read ahead).
- */
-export function relayedBytes(
-  client: Duplex,
-  upstream: Duplex,
-  sent = 0,
-): () => { upstream: number; downstream: number } {
-  if (upstream instanceof Socket)
-    return () => ({ upstream: upstream.bytesWritten, downstream: upstream.bytesRead });
-  let up = sent;
-  let down = 0;
-  client.on('data', (chunk: Buffer) => {
-    up += chunk.length;
-  });
-  upstream.on('data', (chunk: Buffer) => {
-    down += chunk.length;
-  });
-  return () => ({ upstream: up, downstream: down });
 }
