@@ -15,6 +15,8 @@ export type HealthSignal = 'condition' | 'outlier' | 'probe';
  */
 export interface EndpointState {
   readonly key: string;
+  /** The registry's last sync that had this endpoint (health-registry.ts: a sync updates its map in place). */
+  syncedIn?: number;
   /** The latest IR entry for this key (for observer events and the config dump). */
   endpoint: UpstreamEndpoint;
   /** Attempts begun and not yet ended. */
@@ -57,6 +59,7 @@ export interface EndpointState {
 export function createEndpointState(endpoint: UpstreamEndpoint, rttMs: number, nowMs: number): EndpointState {
   return {
     key: endpoint.key,
+    syncedIn: 0,
     endpoint,
     outstanding: 0,
     rttMs,

@@ -33,6 +33,7 @@ export class HealthRegistry {
   #ejected = 0;
   #nextDueMs = Number.POSITIVE_INFINITY;
   #version = 0;
+  #syncs = 0;
 
   constructor(backend: string, options: BalancerOptions) {
     this.backend = backend;
@@ -44,7 +45,7 @@ export class HealthRegistry {
     return this.#version;
   }
 
-  /** Current members, in the order of the last `sync`. */
+  /** Current members: those of the last `sync`, kept ones in the order they first came. */
   states(): IterableIterator<EndpointState> {
     return this.#states.values();
   }
@@ -59,26 +60,35 @@ export class HealthRegistry {
    */
   sync(tiers: readonly (readonly UpstreamEndpoint[])[]): EndpointState[][] {
     const now = this.#options.clock.now();
-    const next = new Map<string, EndpointState>();
+    // In place: a change of one endpoint among 50,000 must not build a map of 50,000 again.
+    const states = this.#states;
+    const sync = ++this.#syncs;
+    let distinct = 0;
     const shaped = tiers.map((tier) =>
       tier.map((endpoint) => {
-        let state = next.get(endpoint.key) ?? this.#states.get(endpoint.key);
+        let state = states.get(endpoint.key);
         if (state === undefined) {
           state = createEndpointState(endpoint, this.#options.peakEwma.defaultRttMs, now);
+          states.set(endpoint.key, state);
         } else {
           state.endpoint = endpoint;
         }
-        next.set(endpoint.key, state);
+        if (state.syncedIn !== sync) {
+          state.syncedIn = sync;
+          distinct++;
+        }
         return state;
       }),
     );
+    if (states.size > distinct) {
+      for (const [key, state] of states) if (state.syncedIn !== sync) states.delete(key);
+    }
     for (const state of this.#timed) {
-      if (next.get(state.key) !== state) {
+      if (states.get(state.key) !== state) {
         this.#timed.delete(state);
         if (state.ejectedUntilMs !== undefined) this.#ejected--;
       }
     }
-    this.#states = next;
     this.#recomputeNextDue();
     this.#version++;
     return shaped;
