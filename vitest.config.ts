@@ -31,6 +31,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: e2eFiles,
+          globalSetup: ['./test/support/gateway-build.ts'],
           exclude: ['**/node_modules/**'],
           testTimeout: 20_000,
           hookTimeout: 60_000,

@@ -15,9 +15,7 @@
  *   flock /tmp/heavy.lock timeout 600 node --import tsx --expose-gc bench/endpoint-churn.ts \
  *     [--routes 10000] [--endpoints 50000] [--rate 100] [--seconds 5] [--rounds 3] [--connections 100]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -29,6 +27,7 @@ import { Reconciler } from '../src/controller/reconciler.ts';
 import type { BackendCluster } from '../src/ir/route-table.ts';
 import type { AnyResource, EndpointSlice } from '../src/snapshot/resources.ts';
 import { Snapshot } from '../src/snapshot/snapshot.ts';
+import { loadFromChild, startTinyBackend } from './harness/churn-support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -59,20 +58,6 @@ const round = (n: number) => Math.round(n * 10) / 10;
 const roundAll = <T extends Record<string, number>>(o: T): T =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v)])) as T;
 const ip = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-
-/** A small-response keep-alive backend in its own process, so its work is not on the gateway's loop. */
-async function startBackend(): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'text/plain','content-length':'2'});r.end('ok')});s.keepAliveTimeout=60000;s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { port: Number(line.toString().trim()), child };
-}
 
 function slice(service: number, firstIp: number, generation = 1): EndpointSlice {
   return {
@@ -175,45 +160,11 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-const require = createRequire(import.meta.url);
-const autocannonBin = require.resolve('autocannon/autocannon.js');
-
 /** The headline load from a child process: requests/s over the run. */
-async function load(port: number, seconds: number): Promise<{ rps: number; p99Ms: number; errors: number }> {
-  const child = spawn(
-    process.execPath,
-    [
-      autocannonBin,
-      '-c',
-      String(CONNECTIONS),
-      '-d',
-      String(seconds),
-      '-H',
-      'host=hot.example',
-      '-j',
-      `http://127.0.0.1:${port}/`,
-    ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  await once(child, 'exit');
-  const report = JSON.parse(out) as {
-    requests: { average: number };
-    latency: { p99: number };
-    errors: number;
-    non2xx: number;
-  };
-  return {
-    rps: Math.round(report.requests.average),
-    p99Ms: report.latency.p99,
-    errors: report.errors + report.non2xx,
-  };
-}
+const load = (port: number, seconds: number) =>
+  loadFromChild({ port, seconds, connections: CONNECTIONS, host: 'hot.example' });
 
-const backend = await startBackend();
+const backend = await startTinyBackend();
 const cli = parseCli(['--address', '127.0.0.1', '--no-health-checks'], {});
 const logger = pino({ level: 'silent' });
 const registry = new Registry();

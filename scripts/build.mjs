@@ -4,7 +4,9 @@
 // Each file is transpiled on its own (TypeScript's transpileModule, the options of tsconfig.build.json): no type
 // check, which `npm test` and `npm run typecheck` do, so a build takes seconds where `tsc -p` takes a quarter of a
 // minute of CPU. That is what lets `npm start` and `npm ci` build every time (issue 31). `--check` adds the full
-// type-checked compile (tsc -p tsconfig.build.json), as before.
+// type-checked compile (tsc -p tsconfig.build.json), as before. `--out-dir DIR` writes elsewhere than dist/ (the e2e
+// tests' own build, test/support/gateway-build.ts); DIR must sit beside dist/, at the project's top, since the
+// compiled modules find deploy/ as `../../deploy` from their own folder.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +19,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tscPath = require.resolve('typescript/bin/tsc');
 // npm runs scripts from the package folder; `node scripts/build.mjs` from elsewhere builds the same.
 process.chdir(root);
+const outDirFlag = process.argv.indexOf('--out-dir');
+const outDirChosen = outDirFlag === -1 ? undefined : process.argv[outDirFlag + 1];
 
+if (process.argv.includes('--check') && outDirChosen !== undefined) {
+  fail({ messageText: '--check writes dist/ only (tsc -p tsconfig.build.json); drop --out-dir' });
+}
 if (process.argv.includes('--check')) {
   execFileSync(process.execPath, [tscPath, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 } else {
@@ -37,7 +44,7 @@ if (process.argv.includes('--check')) {
     declaration: false,
     isolatedModules: true,
   };
-  const outDir = parsed.options.outDir;
+  const outDir = outDirChosen === undefined ? parsed.options.outDir : join(root, outDirChosen);
   const rootDir = parsed.options.rootDir;
   rmSync(outDir, { recursive: true, force: true });
   const files = parsed.fileNames.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
@@ -65,10 +72,11 @@ if (process.argv.includes('--check')) {
     writeFileSync(out, text);
   });
 }
-cpSync('src/admin/ui', 'dist/admin/ui', { recursive: true });
+const builtDir = outDirChosen ?? 'dist';
+cpSync('src/admin/ui', join(builtDir, 'admin/ui'), { recursive: true });
 // The shipped CRDs as JSON beside the compiled loader, with an index of their kinds: a process then neither reads
 // the 2.6 MB of YAML at start nor loads a YAML parser for it (src/validation/crd-loader.ts, writeCrdBundle).
-const { writeCrdBundle } = await import(pathToFileURL(join(root, 'dist/validation/crd-loader.js')).href);
+const { writeCrdBundle } = await import(pathToFileURL(join(root, builtDir, 'validation/crd-loader.js')).href);
 writeCrdBundle();
 
 function fail(diagnostic) {

@@ -133,6 +133,26 @@ export function churnedRouteYaml(options: GatewayManifestOptions, generation: nu
   return toYaml(routeObjects(options.routes, options.backend, generation).slice(0, ROUTES_PER_FILE));
 }
 
+/**
+ * For editing one route at a time (bench/route-churn.ts): each route's YAML document as written at start, in file
+ * order (`ROUTES_PER_FILE` a file: `route.yaml`, then `route-1.yaml`...), and route `n` with a request header
+ * naming `generation`. A file is its documents joined with `---`.
+ */
+export function routeDocuments(options: GatewayManifestOptions): {
+  readonly documents: string[];
+  edited(n: number, generation: number): string;
+  fileName(n: number): string;
+} {
+  return {
+    documents: routeObjects(options.routes, options.backend, undefined).map((o) => stringify(o)),
+    edited: (n, generation) => stringify(routeObjects(options.routes, options.backend, generation)[n]),
+    fileName: (n) => {
+      const file = Math.floor(n / ROUTES_PER_FILE);
+      return file === 0 ? 'route.yaml' : `route-${file}.yaml`;
+    },
+  };
+}
+
 /** Host and path pairs that each hit a distinct route of the layout. */
 export function routeTargets(layout: RouteLayout): { host: string; path: string }[] {
   if (layout.kind === 'grid') return gridTargets(layout);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NetworkRuntime } from '../admin/network-report.ts';
@@ -8,6 +9,7 @@ import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
 import { type LogFormat, logFormatOptions } from '../log/text-format.ts';
 import { BalancerMetrics } from '../metrics/balancer-metrics.ts';
+import { TICKET_SECRET_BYTES, TlsTicketKeys } from '../net/tls-ticket-keys.ts';
 import { AccessLog } from '../proxy/exchange/access-log.ts';
 import { type ListenerBinding, ProxyServer } from '../proxy/index.ts';
 import { startNetwork } from './network-setup.ts';
@@ -66,6 +68,8 @@ export function startDataPlane(
   startTracing?: StartTracing,
   /** A worker's: the session key its primary generated for all its workers (used without --session-key-file). */
   sharedSessionSecret?: Buffer,
+  /** A worker's: the TLS ticket key secret its primary generated for all its workers. */
+  sharedTicketSecret?: Buffer,
 ): WorkerDataPlane {
   const tracing =
     startTracing !== undefined && cli.tracing !== undefined
@@ -130,6 +134,10 @@ export function startDataPlane(
     ...(eastWestPort !== undefined ? { eastWestPort } : {}),
     ...(accessLog ? { accessLog: accessLog.log } : {}),
     sessions: setupSessions(cli.sessionKeyFile, registry, logger, sharedSessionSecret),
+    tlsTicketKeys: new TlsTicketKeys(
+      sharedTicketSecret ?? randomBytes(TICKET_SECRET_BYTES),
+      cli.limits.tlsTicketKeyRotationMs,
+    ),
     ...(tracing ? { tracer: tracing.tracer } : {}),
     tls: {
       helloTimeoutMs: cli.tlsClientHelloTimeoutMs,
@@ -149,6 +157,7 @@ export function startDataPlane(
     paths: cli.paths,
     compileSliceMs: cli.limits.translationSliceMs,
     leanHttp1: cli.leanHttp1,
+    leanHttp2: cli.leanHttp2,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

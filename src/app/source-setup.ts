@@ -72,6 +72,7 @@ async function openPrimarySource(cli: CliOptions, logger: Logger, registry: Regi
         maxFileBytes: cli.limits.maxManifestBytes,
         maxObjects: cli.limits.maxManifestObjects,
         fieldValidation: cli.fieldValidation,
+        sliceMs: cli.limits.translationSliceMs,
         ...serviceImportGroupsOption(cli),
       }),
       cli,

@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Registry } from 'prom-client';
@@ -6,6 +7,7 @@ import type { CliOptions } from '../cli/args.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { logFormatOptions } from '../log/text-format.ts';
+import { TICKET_SECRET_BYTES } from '../net/tls-ticket-keys.ts';
 import type { ListenerBinding } from '../proxy/index.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
 import { workersSessionSecret } from './session-setup.ts';
@@ -54,6 +56,11 @@ const PROBER_ENV = 'CLUSTERSET_GATEWAY_WORKER_PROBES';
  * connection may land on any worker, so all of them must open each other's session values.
  */
 const SESSION_SECRET_ENV = 'CLUSTERSET_GATEWAY_WORKER_SESSION_SECRET';
+/**
+ * The TLS session ticket key secret the primary generated for its workers: a client resuming its session may land
+ * on another worker than the one that issued its ticket, so all of them derive the same keys (tls-ticket-keys.ts).
+ */
+const TICKET_SECRET_ENV = 'CLUSTERSET_GATEWAY_WORKER_TLS_TICKET_SECRET';
 /** How long /config_dump waits for the prober's balancers before it shows none. */
 const DESCRIBE_TIMEOUT_MS = 2_000;
 
@@ -64,6 +71,7 @@ export async function startWorkerPool(
 ): Promise<WorkerPool> {
   const log = logger.child({ component: 'workers' });
   const sessionSecret = workersSessionSecret().toString('base64');
+  const ticketSecret = randomBytes(TICKET_SECRET_BYTES).toString('base64');
   const aggregator = new AggregatorRegistry();
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   // The same extension as this module: .ts when run from source (tsx), .js from dist/.
@@ -100,6 +108,7 @@ export async function startWorkerPool(
   const fork = (probes: boolean): Worker => {
     const worker = cluster.fork({
       [SESSION_SECRET_ENV]: sessionSecret,
+      [TICKET_SECRET_ENV]: ticketSecret,
       ...(eastWestPort === undefined ? {} : { [EAST_WEST_PORT_ENV]: String(eastWestPort) }),
       ...(probes ? { [PROBER_ENV]: '1' } : {}),
     });
@@ -216,6 +225,8 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
   const probes = process.env[PROBER_ENV] === '1';
   const sharedSessionSecret = process.env[SESSION_SECRET_ENV];
   delete process.env[SESSION_SECRET_ENV];
+  const sharedTicketSecret = process.env[TICKET_SECRET_ENV];
+  delete process.env[TICKET_SECRET_ENV];
   const dataPlane = startDataPlane(
     cli,
     eastWestPort,
@@ -232,6 +243,7 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
     },
     startTracing,
     sharedSessionSecret === undefined ? undefined : Buffer.from(sharedSessionSecret, 'base64'),
+    sharedTicketSecret === undefined ? undefined : Buffer.from(sharedTicketSecret, 'base64'),
   );
   dataPlane.watchListeners(() =>
     process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),

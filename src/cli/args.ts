@@ -47,10 +47,14 @@ export interface CliOptions {
   /** OpenTelemetry traces (docs/tracing.md); undefined: off. */
   readonly tracing?: TracingOptions;
   /**
-   * The lean server path for plaintext HTTP/1.1 (src/proxy/listen/lean-http1-server.ts); `--no-lean-http1` turns
-   * it off.
+   * The lean server path for HTTP/1.1, cleartext and over TLS (src/proxy/listen/lean-http1-server.ts);
+   * `--no-lean-http1` turns it off.
    */
   readonly leanHttp1: boolean;
+  /**
+   * The lean server path for HTTP/2 (src/proxy/listen/lean-http2-request.ts); `--no-lean-http2` turns it off.
+   */
+  readonly leanHttp2: boolean;
   /** Full translations on a worker thread (app/translation-thread.ts); `--no-translation-thread` turns it off. */
   readonly translationThread: boolean;
   readonly controllerName: string;
@@ -246,6 +250,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('sessionKeyFile', str('session-key-file')),
     ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
+    leanHttp2: values['no-lean-http2'] !== true,
     translationThread: values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),

@@ -105,7 +105,11 @@ export const FLAGS = {
   },
   'no-lean-http1': {
     type: 'boolean',
-    help: "Serve every plaintext HTTP/1 request with Node's http.Server. By default requests without a body are read and answered on the lean server path (heads read on the socket, answers written to it); anything else on a connection (bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server either way.",
+    help: "Serve every HTTP/1 request with Node's http.Server (https.Server on HTTPS listeners). By default requests without a body or with a Content-Length body are read and answered on the lean server path (heads read on the socket, answers written to it); anything else on a connection (chunked bodies, upgrades, Expect, HTTP/1.0, malformed heads) goes to Node's server either way.",
+  },
+  'no-lean-http2': {
+    type: 'boolean',
+    help: "Serve every HTTP/2 request (h2 over TLS, h2c, gRPC) through node:http2's compatibility layer (Http2ServerRequest, Http2ServerResponse). By default requests are served on the lean path, over the HTTP/2 stream itself; CONNECT and requests with Expect go through the compatibility layer either way.",
   },
   'access-log': {
     type: 'boolean',

@@ -41,6 +41,12 @@ const LIMITS = {
     max: 604_800_000,
     help: 'An upgraded connection (WebSocket) with no bytes moving either way is closed after this. Default 3600000.',
   },
+  'tls-ticket-key-rotation-ms': {
+    key: 'tlsTicketKeyRotationMs',
+    default: 3_600_000,
+    max: 604_800_000,
+    help: 'HTTPS and TLS listeners change their session ticket keys this often (on the clock, in every worker at once); a ticket from before costs one full handshake. Default 3600000.',
+  },
   'change-debounce-ms': {
     key: 'changeDebounceMs',
     default: 100,
@@ -63,7 +69,7 @@ const LIMITS = {
     key: 'translationSliceMs',
     default: 5,
     max: 60_000,
-    help: 'A translation runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
+    help: 'Control-plane work on the serving thread (a translation without the thread, compiling a table, reading the manifests folder) runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
   },
   'max-header-bytes': {
     key: 'maxHeaderBytes',

@@ -43,18 +43,9 @@ export function collectEndpoints(
   const ready: UpstreamEndpoint[] = [];
   const servingOnly: UpstreamEndpoint[] = [];
   for (const source of sources) {
-    const slicePort = (source.slice.ports ?? []).find((p) => (p.name ?? '') === wanted);
-    if (slicePort?.port === undefined) continue;
-    for (const endpoint of source.slice.endpoints ?? []) {
-      const address = endpoint.addresses[0];
-      if (address === undefined || address === '') continue;
-      const state = conditionsOf(endpoint);
-      // kube-proxy's rule: ready ones, else serving-and-terminating ones; a not-ready endpoint that is not
-      // terminating (still starting, or failing its readiness probe) is never used.
-      if (!state.ready && !(state.serving && state.terminating)) continue;
-      const upstream = toUpstream(endpoint, address, slicePort.port, source, state.ready);
-      (state.ready ? ready : servingOnly).push(upstream);
-    }
+    const offered = sliceEndpoints(source, wanted);
+    for (const endpoint of offered.ready) ready.push(endpoint);
+    for (const endpoint of offered.servingOnly) servingOnly.push(endpoint);
   }
   const chosen = ready.length > 0 ? ready : servingOnly;
   const warnings: McsWarning[] = [];
@@ -71,6 +62,47 @@ export function collectEndpoints(
     }
   }
   return { endpoints: [...seen.values()], warnings };
+}
+
+interface SliceEndpoints {
+  readonly ready: readonly UpstreamEndpoint[];
+  readonly servingOnly: readonly UpstreamEndpoint[];
+}
+
+/**
+ * What each slice offers, by port name, cluster and region, kept while the slice object lives (snapshots never
+ * change an object, they replace it): a change of one endpoint among 50,000 reads one slice again, not 500, and
+ * every other endpoint stays the same object, so comparing the backend before and after is cheap.
+ */
+const offeredBySlice = new WeakMap<EndpointSlice, Map<string, SliceEndpoints>>();
+
+function sliceEndpoints(source: SliceSource, wanted: string): SliceEndpoints {
+  const memoKey = `${wanted}\u0000${source.cluster}\u0000${source.region ?? ''}`;
+  let bySource = offeredBySlice.get(source.slice);
+  const known = bySource?.get(memoKey);
+  if (known !== undefined) return known;
+  const ready: UpstreamEndpoint[] = [];
+  const servingOnly: UpstreamEndpoint[] = [];
+  const slicePort = (source.slice.ports ?? []).find((p) => (p.name ?? '') === wanted);
+  if (slicePort?.port !== undefined) {
+    for (const endpoint of source.slice.endpoints ?? []) {
+      const address = endpoint.addresses[0];
+      if (address === undefined || address === '') continue;
+      const state = conditionsOf(endpoint);
+      // kube-proxy's rule: ready ones, else serving-and-terminating ones; a not-ready endpoint that is not
+      // terminating (still starting, or failing its readiness probe) is never used.
+      if (!state.ready && !(state.serving && state.terminating)) continue;
+      const upstream = toUpstream(endpoint, address, slicePort.port, source, state.ready);
+      (state.ready ? ready : servingOnly).push(upstream);
+    }
+  }
+  const offered: SliceEndpoints = { ready, servingOnly };
+  if (bySource === undefined) {
+    bySource = new Map();
+    offeredBySlice.set(source.slice, bySource);
+  }
+  bySource.set(memoKey, offered);
+  return offered;
 }
 
 /** EndpointConditions defaults, as the discovery.k8s.io/v1 API documents them. */

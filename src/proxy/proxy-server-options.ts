@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BalancerFactory } from '../lb/balancer.ts';
+import type { TlsTicketKeys } from '../net/tls-ticket-keys.ts';
 import type { RequestTracer } from '../trace/request-tracer.ts';
 import type { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig } from './compile/retry-budget.ts';
@@ -39,6 +40,11 @@ export interface ProxyServerOptions {
   readonly limits?: Partial<ListenerLimits>;
   /** Serve `RouteTable.clusterset` (the east-west listener) on this port of `host`, bound exactly (no offset; 0: any free port). */
   readonly eastWestPort?: number;
+  /**
+   * The session ticket keys of every HTTPS and TLS listener (`--tls-ticket-key-rotation-ms`; a `--workers`
+   * primary's secret in its workers). Default: a secret of this proxy's own, rotated hourly.
+   */
+  readonly tlsTicketKeys?: TlsTicketKeys;
   /** TLS listener limits (`--tls-client-hello-timeout-ms`, `--tls-client-hello-max-bytes`). */
   readonly tls?: Partial<TlsPortOptions>;
   /** TCP and UDP listener limits (`--tcp-idle-timeout-ms`, `--udp-flow-idle-timeout-ms`, `--udp-max-flows`). */
@@ -57,10 +63,15 @@ export interface ProxyServerOptions {
    */
   readonly compileSliceMs?: number;
   /**
-   * Plaintext HTTP/1.1 on the lean server path (lean-http1-server.ts); default on, `--no-lean-http1` turns it
-   * off.
+   * HTTP/1.1 on the lean server path (lean-http1-server.ts), on HTTP and HTTPS listeners; default on,
+   * `--no-lean-http1` turns it off.
    */
   readonly leanHttp1?: boolean;
+  /**
+   * HTTP/2 requests on the lean path (lean-http2-request.ts, lean-http2-response.ts); default on,
+   * `--no-lean-http2` turns it off.
+   */
+  readonly leanHttp2?: boolean;
   /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
   readonly bindRetry?: Partial<BindRetryOptions>;
   /** Called when a listening socket is bound, fails to bind, or leaves the table (read `listeners()`). */

@@ -6,11 +6,13 @@ import type { BalancerFactory, BalancerState } from '../lb/balancer.ts';
 import { ListenerMetrics } from '../metrics/listener-metrics.ts';
 import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
+import { TlsTicketKeys } from '../net/tls-ticket-keys.ts';
 import type { RequestTracer } from '../trace/request-tracer.ts';
-import { backendPoolKeys } from './compile/compile-backends.ts';
+import { backendPoolKeys, movedPoolKeys } from './compile/compile-backends.ts';
 import { type CompiledPort, type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
+import { SecureContexts } from './compile/secure-contexts.ts';
 import type { AccessLog } from './exchange/access-log.ts';
 import type { PathNormalization } from './exchange/path-normalization.ts';
 import type { SessionServices } from './exchange/session-persistence.ts';
@@ -47,6 +49,7 @@ export class ProxyServer {
   readonly #paths: PathNormalization | undefined;
   readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
+  readonly #leanHttp2: boolean;
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -63,6 +66,9 @@ export class ProxyServer {
   #poolUsers = new Map<string, number>();
   #closed = false;
   readonly #bindings: ListenerBindings;
+  /** Every HTTPS and TLS listener's contexts, with the one ticket key set (rotated by `#stopRotation`'s timer). */
+  readonly #secureContexts: SecureContexts;
+  readonly #stopRotation: () => void;
 
   constructor(options: ProxyServerOptions) {
     this.#host = options.host ?? '127.0.0.1';
@@ -79,6 +85,7 @@ export class ProxyServer {
     this.#paths = options.paths;
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
+    this.#leanHttp2 = options.leanHttp2 !== false;
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -92,6 +99,12 @@ export class ProxyServer {
       ...(options.bindRetry ? { retry: options.bindRetry } : {}),
       ...(options.onListenersChange ? { onChange: options.onListenersChange } : {}),
     });
+    const ticketKeys = options.tlsTicketKeys ?? new TlsTicketKeys();
+    this.#secureContexts = new SecureContexts(ticketKeys.current);
+    this.#stopRotation = ticketKeys.onRotate((keys) => {
+      this.#secureContexts.setTicketKeys(keys);
+      for (const server of this.#servers.values()) server.setTicketKeys(keys);
+    });
     const serialize = (task: () => Promise<void>): void => this.#enqueue(task);
     // The layer-4 relays reach endpoints on other networks through the same tunnels as HTTP.
     const tunnels = options.upstream?.tunnels;
@@ -104,6 +117,7 @@ export class ProxyServer {
       registry: options.registry ?? new Registry(),
       drainMs: this.#drainMs,
       server: { ...options.tls, ...(tunnels ? { tunnels } : {}) },
+      secureContexts: this.#secureContexts,
     });
     this.#layer4Ports = new Layer4Ports({
       bindings: this.#bindings,
@@ -191,6 +205,7 @@ export class ProxyServer {
           balancers: this.#balancers,
           metrics: this.#metrics,
           logger: this.#logger,
+          secureContexts: this.#secureContexts,
           ...(this.#retryBudget ? { retryBudget: this.#retryBudget } : {}),
         },
         this.#table,
@@ -223,6 +238,8 @@ export class ProxyServer {
       if (compiledPort !== undefined && !opened.includes(server)) server.swap(compiledPort);
     }
     await this.#tlsPorts.apply(table, compiled.backends);
+    // Both tables asked for the contexts they use: the others (certificates no listener has any more) go.
+    this.#secureContexts.sweep();
     await this.#layer4Ports.apply(table, compiled.backends);
     await this.#eastWest?.apply(table, compiled.backends, { metrics: this.#metrics, logger: this.#logger });
     this.#table = compiled;
@@ -258,6 +275,8 @@ export class ProxyServer {
       this.#accessLog,
       this.#limits,
       this.#leanHttp1,
+      this.#leanHttp2,
+      this.#secureContexts.ticketKeys,
     );
     const socket = {
       kind: 'http' as const,
@@ -315,8 +334,7 @@ export class ProxyServer {
       const backend = table.backends.get(cluster.id);
       if (backend === undefined) continue;
       // Only keys whose count moved touch the shared map: a change of one endpoint of 50,000 is one key.
-      const moved = countKeys(backendPoolKeys(cluster));
-      for (const key of backendPoolKeys(backend.cluster)) moved.set(key, (moved.get(key) ?? 0) - 1);
+      const moved = movedPoolKeys(backend.cluster, cluster);
       for (const [key, delta] of moved) {
         if (delta === 0) continue;
         const n = (users.get(key) ?? 0) + delta;
@@ -352,6 +370,7 @@ export class ProxyServer {
   async close(): Promise<void> {
     await this.#queue;
     this.#closed = true;
+    this.#stopRotation();
     const servers = [...this.#servers.values()];
     this.#servers.clear();
     this.#bindings.close();
@@ -369,9 +388,3 @@ export class ProxyServer {
 
 const bindingKey = (portKey: string): string => `http ${portKey}`;
 const httpKey = (bindingKey: string): string => bindingKey.slice('http '.length);
-
-function countKeys(keys: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return counts;
-}

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { freePort } from '../support/gateway-process.ts';
+import { builtProgram, freePort } from '../support/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The demo Gateway's listener port before the offset (src/app/source-setup.ts). */
@@ -34,9 +34,7 @@ export async function startProgram(
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/main.ts',
+      builtProgram(),
       '--admin-port',
       String(adminPort),
       '--listener-port-offset',

@@ -29,7 +29,8 @@ describe('Dockerfile', () => {
     const script = readFileSync(join(REPO_ROOT, 'scripts/build.mjs'), 'utf8');
     expect(script).toContain("'tsconfig.build.json'");
     // tsc emits no static files: the topology page's are copied beside the compiled admin server.
-    expect(script).toContain("cpSync('src/admin/ui', 'dist/admin/ui'");
+    expect(script).toContain("const builtDir = outDirChosen ?? 'dist';");
+    expect(script).toContain("cpSync('src/admin/ui', join(builtDir, 'admin/ui')");
     const build = JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.build.json'), 'utf8')) as {
       compilerOptions: { rootDir: string; outDir: string };
     };

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/gateway-process.ts';
+import { builtProgram, freePort } from '../support/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -17,7 +17,7 @@ interface Exit {
 /** Runs the program as `npm start -- ARGS` would, with `env` instead of the test's environment. */
 function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Exit> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    const child = spawn(process.execPath, [builtProgram(), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoProcess, startDemo } from '../browser/demo-process.ts';
-import { eventually } from '../support/gateway-process.ts';
+import { builtProgram, eventually } from '../support/gateway-process.ts';
 import { type GreeterStub, greeterStub, hello, helloStream } from '../support/greeter-stub.ts';
 
 /**
@@ -31,7 +31,7 @@ function runClientScript(
   return new Promise((done, fail) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/demo/greeter/grpc-hello.ts', '--url', url, '--count', String(count), ...extra],
+      [builtProgram('demo/greeter/grpc-hello.js'), '--url', url, '--count', String(count), ...extra],
       { cwd: ROOT, timeout: 20_000 },
       (error, stdout) => {
         if (error && typeof error.code !== 'number') return fail(error);

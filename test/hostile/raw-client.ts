@@ -1,4 +1,5 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 
 export interface RawAnswer {
   /** Status of the first response; 0 when the connection closed without one. */
@@ -11,18 +12,35 @@ export interface RawAnswer {
   readonly closed: boolean;
 }
 
+/** A TLS connection instead of plain TCP: the SNI name, the CA to trust, the ALPN protocols offered (none: no ALPN). */
+export interface RawTls {
+  readonly servername: string;
+  readonly ca: string;
+  readonly alpn?: readonly string[];
+}
+
 /**
- * Writes `bytes` on a fresh TCP connection and reads until the gateway closes it, or `idleMs` pass without
- * a byte (a kept-alive connection). `pauseMs` delays the write of the second element of `bytes`, if any.
+ * Writes `bytes` on a fresh TCP (or, with `tls`, TLS) connection and reads until the gateway closes it, or
+ * `idleMs` pass without a byte (a kept-alive connection). `pauseMs` delays the write of the second element of
+ * `bytes`, if any.
  */
 export function rawExchange(
   port: number,
   bytes: string | Buffer | readonly (string | Buffer)[],
-  { idleMs = 1500, pauseMs = 0 }: { idleMs?: number; pauseMs?: number } = {},
+  { idleMs = 1500, pauseMs = 0, tls }: { idleMs?: number; pauseMs?: number; tls?: RawTls } = {},
 ): Promise<RawAnswer> {
   const parts = Array.isArray(bytes) ? bytes : [bytes];
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket: Socket =
+      tls === undefined
+        ? connect(port, '127.0.0.1')
+        : connectTls({
+            host: '127.0.0.1',
+            port,
+            servername: tls.servername,
+            ca: tls.ca,
+            ...(tls.alpn === undefined ? {} : { ALPNProtocols: [...tls.alpn] }),
+          });
     const chunks: Buffer[] = [];
     let closed = false;
     const done = (): void => {
@@ -51,7 +69,10 @@ export function rawExchange(
       closed = true;
       done();
     });
-    socket.on('connect', () => {
+    socket.on(tls === undefined ? 'connect' : 'secureConnect', () => {
+      // The idle wait starts once the connection is up (a handshake on a loaded machine is not idleness).
+      clearTimeout(timer);
+      timer = setTimeout(done, idleMs);
       socket.write(parts[0]!);
       if (parts.length > 1) {
         setTimeout(() => {

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/gateway-process.ts';
+import { builtProgram, freePort } from '../support/gateway-process.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { CONTROLLER, eventually, GATEWAY_API, gatewayClass, kubeConfigFor, withServer } from './helpers.ts';
 import { TestNetns, waitForLine } from './netns.ts';
@@ -37,9 +37,7 @@ function startProgram(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/main.ts',
+      builtProgram(),
       '--kubernetes',
       '--kubeconfig',
       kubeconfig,
@@ -147,9 +145,7 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
     const echo = netns.spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/demo/echo/main.ts',
+        builtProgram('demo/echo/main.js'),
         '--host',
         netns.address,
         '--port',
@@ -354,9 +350,7 @@ describe.skipIf(unavailable !== undefined)('the gateway with --kubernetes, end t
     const other = netns.spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/demo/echo/main.ts',
+        builtProgram('demo/echo/main.js'),
         '--host',
         netns.address,
         '--port',

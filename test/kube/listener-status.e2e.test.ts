@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/snapshot/resources.ts';
-import { freePort } from '../support/gateway-process.ts';
+import { builtProgram, freePort } from '../support/gateway-process.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { eventually, GATEWAY_API, gatewayClass, withServer } from './helpers.ts';
 
@@ -58,9 +58,7 @@ describe('a Gateway listener whose port is held, with --kubernetes', () => {
     child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/main.ts',
+        builtProgram(),
         '--kubernetes',
         '--kubeconfig',
         kubeconfig,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selfSignedCertificate } from '../../src/net/self-signed-certificate.ts';
-import { freePort } from '../support/gateway-process.ts';
+import { builtProgram, freePort } from '../support/gateway-process.ts';
 import type { KubeApiServer } from '../support/kube-api-server/index.ts';
 import { httpsGet } from '../tls/sockets.ts';
 import { GATEWAY_API, gatewayClass, withServer } from './helpers.ts';
@@ -109,9 +109,7 @@ describe('a Secret referenced after start, with --kubernetes', () => {
     child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/main.ts',
+        builtProgram(),
         '--kubernetes',
         '--kubeconfig',
         server.writeKubeconfig(join(dir, 'kubeconfig'), 'token'),

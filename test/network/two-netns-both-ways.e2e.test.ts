@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestNetns, waitForLine } from '../kube/netns.ts';
-import { eventually } from '../support/gateway-process.ts';
+import { builtProgram, eventually } from '../support/gateway-process.ts';
 import { gateway, gatewayClass, httpRoute, serviceImport, yamlDocs } from '../support/manifests.ts';
 import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
 import { kill, NetnsPair, type NetnsSide, type SideName } from './netns-pair.ts';
@@ -135,9 +135,7 @@ describe.skipIf(unavailable !== undefined)('two gateways in two network namespac
       sides[self],
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/demo/echo/main.ts',
+        builtProgram('demo/echo/main.js'),
         '--host',
         sides[self].podAddress,
         '--port',
@@ -163,9 +161,7 @@ describe.skipIf(unavailable !== undefined)('two gateways in two network namespac
       side,
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/main.ts',
+        builtProgram(),
         '--manifests',
         manifestDirs[self]!,
         '--cluster',

@@ -351,6 +351,55 @@ describe('h2c backends: a backend that never answers', () => {
     expect((await next.done).body.toString()).toBe('still here');
     expect(silent.sessionsSeen).toBe(1);
   });
+
+  it('keeps a call whose body is still uploading past the timeout, and cuts one whose backend went silent mid-body', async () => {
+    const request = (path: string) =>
+      client.request({
+        ':method': 'POST',
+        ':path': path,
+        ':authority': 'grpc.example.com',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+    // Each chunk sent is activity: 6 chunks 100 ms apart outlast the 200 ms timeout, and the call completes.
+    const upload = request('/count');
+    const uploaded = new Promise<{ body: string; trailers: IncomingHttpHeaders }>((resolve, reject) => {
+      let body = '';
+      let trailers: IncomingHttpHeaders = {};
+      upload.setEncoding('utf8');
+      upload.on('data', (c: string) => {
+        body += c;
+      });
+      upload.on('trailers', (t) => {
+        trailers = t;
+      });
+      upload.on('end', () => resolve({ body, trailers }));
+      upload.on('error', reject);
+    });
+    for (let i = 0; i < 6; i++) {
+      upload.write('x');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    upload.end();
+    const done = await uploaded;
+    expect(done.body).toBe('6');
+    expect(done.trailers['grpc-status']).toBe('0');
+    // The backend echoes the first chunk, then nothing comes either way: cut once the timeout passes.
+    const stalled = request('/echo');
+    stalled.on('error', () => {});
+    let trailers: IncomingHttpHeaders | undefined;
+    stalled.on('trailers', (t) => {
+      trailers = t;
+    });
+    const echoed = new Promise<void>((r) => stalled.once('data', () => r()));
+    stalled.write('first');
+    await echoed;
+    const startMs = performance.now();
+    await new Promise((r) => stalled.once('close', r));
+    expect(performance.now() - startMs).toBeGreaterThanOrEqual(150);
+    expect(trailers).toBeUndefined();
+    await expect.poll(() => silent.open).toBe(0);
+  });
 });
 
 describe("h2c backends: the backend's SETTINGS_MAX_CONCURRENT_STREAMS", () => {

@@ -74,6 +74,24 @@ describe('FileSource', () => {
     expect(snapshots.at(-1)?.get('Service', 'ns', 'one')).toBeDefined();
   });
 
+  it('parses only the files that changed: unchanged objects stay the same objects, validated once', async () => {
+    await startSource();
+    await writeFile(join(dir, 'a.yaml'), `${service('one')}---\n${service('two')}`);
+    await writeFile(join(dir, 'b.yaml'), service('three'));
+    const { waitFor } = collect();
+    const first = await waitFor((s) => s.get('Service', 'ns', 'three') !== undefined);
+    const edited = `${service('one')}---\n${service('two').replace('port: 80', 'port: 81')}`;
+    await writeFile(join(dir, 'a.yaml'), edited);
+    const next = await waitFor((s) => s.get('Service', 'ns', 'two')?.spec?.ports?.[0]?.port === 81);
+    // b.yaml was not parsed again; `one` was parsed again from the same text.
+    expect(next.get('Service', 'ns', 'three')).toBe(first.get('Service', 'ns', 'three'));
+    expect(next.get('Service', 'ns', 'one')).toBe(first.get('Service', 'ns', 'one'));
+    expect(next.get('Service', 'ns', 'two')).not.toBe(first.get('Service', 'ns', 'two'));
+    expect(next.get('Service', 'ns', 'two')?.metadata.uid).toBe(
+      first.get('Service', 'ns', 'two')?.metadata.uid,
+    );
+  });
+
   it('fails to start with a clear error when the folder does not exist', async () => {
     dir = join(tmpdir(), 'does-not-exist-clusterset-gateway');
     source = new FileSource({ dir, logger: pino({ level: 'silent' }) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseManifest } from '../../src/sources/file/manifest-parser.ts';
+import { parseManifest, parseManifestInSteps } from '../../src/sources/file/manifest-parser.ts';
 
 describe('parseManifest', () => {
   it('reads every document of a multi-document file, as kubectl apply does', () => {
@@ -165,5 +165,25 @@ describe('parseManifest with --service-import-kinds groups', () => {
     const parsed = parseManifest('a.yaml', text);
     expect(parsed.objects.map((o) => o.kind)).toEqual(['GRPCRoute', 'ListenerSet']);
     expect(parsed.invalidObjects).toEqual([]);
+  });
+
+  it('parses in steps, a pause possible after each document, to the same result', () => {
+    const doc = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: { name: ${name} }\nspec: {}\n`;
+    const text = ['a', 'b', 'c'].map(doc).join('---\n');
+    const steps = parseManifestInSteps('svc.yaml', text);
+    let pauses = 0;
+    let step = steps.next();
+    while (!step.done) {
+      pauses++;
+      step = steps.next();
+    }
+    expect(pauses).toBe(3);
+    const whole = parseManifest('svc.yaml', text);
+    expect(step.value.objects).toEqual(whole.objects);
+    expect(step.value.entries.map((e) => [e.line, e.source])).toEqual(
+      whole.entries.map((e) => [e.line, e.source]),
+    );
+    // Each object's document as written (with the `---` that opens it): the same text is the same object.
+    for (const [i, name] of ['a', 'b', 'c'].entries()) expect(whole.entries[i]?.source).toContain(doc(name));
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { ObjectStore } from '../../src/sources/file/object-store.ts';
+import type { CrdValidator } from '../../src/validation/index.ts';
 
 const route = (spec: unknown, labels?: Record<string, string>): AnyResource =>
   ({
@@ -31,5 +32,28 @@ describe('ObjectStore plays the API server for objects read from files', () => {
     const [recreated] = store.admit([route({ x: 1 })]);
     expect(recreated?.metadata).toMatchObject({ generation: 1, creationTimestamp: '2026-01-02T00:00:00Z' });
     expect(recreated?.metadata.uid).not.toBe(created?.metadata.uid);
+  });
+
+  it('takes an object written as before as the same object, without validating it again', () => {
+    const validated: unknown[] = [];
+    const validator = {
+      validate: (object: unknown) => {
+        validated.push(object);
+        return { object, errors: [], unknownFields: [], warnings: [] };
+      },
+    } as unknown as CrdValidator;
+    const store = new ObjectStore(undefined, validator);
+    const admit = (object: AnyResource, source: string) =>
+      store.admitFiles(new Map([['r.yaml', [{ object, source }]]])).objects[0];
+    const written = route({ hostnames: ['a'] });
+    const first = admit(written, 'text a');
+    // The same parsed object (its file not read again), then the same text parsed again.
+    expect(admit(written, 'text a')).toBe(first);
+    expect(admit(route({ hostnames: ['a'] }), 'text a')).toBe(first);
+    expect(validated).toHaveLength(1);
+    const changed = admit(route({ hostnames: ['b'] }), 'text b');
+    expect(changed).not.toBe(first);
+    expect(changed?.metadata.generation).toBe(2);
+    expect(validated).toHaveLength(2);
   });
 });

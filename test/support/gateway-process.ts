@@ -4,9 +4,18 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { inject } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * A program of the compiled build the e2e run made (gateway-build.ts): `node builtProgram()` is what `npm start`
+ * runs; `entry` names another one, e.g. `demo/echo/main.js`.
+ */
+export function builtProgram(entry = 'main.js'): string {
+  return join(dirname(inject('gatewayMain')), entry);
+}
 
 /**
  * A port free on 127.0.0.1 a moment ago, chosen below the kernel's ephemeral range: between this choice and the
@@ -62,11 +71,11 @@ export interface StartOptions {
   readonly args?: readonly string[];
   /** What start waits for: /readyz 200 (default), or only the admin server (a gateway that is not ready yet). */
   readonly waitFor?: 'ready' | 'admin';
-  /** How long start waits for that; default 45 s (a tsx start on a loaded 2-core CI machine can take 20). */
+  /** How long start waits for that; default 45 s (a start on a loaded 2-core CI machine has taken 20). */
   readonly startTimeoutMs?: number;
 }
 
-/** Starts `src/main.ts` as a user would (`npm start -- --manifests DIR ...`) and waits for /readyz. */
+/** Starts the compiled gateway as a user would (`npm start -- --manifests DIR ...`) and waits for /readyz. */
 export async function startGateway(options: StartOptions): Promise<GatewayProcess> {
   const manifestsDir = await mkdtemp(join(tmpdir(), 'csgw-e2e-'));
   for (const [name, yaml] of Object.entries(options.manifests))
@@ -75,9 +84,7 @@ export async function startGateway(options: StartOptions): Promise<GatewayProces
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/main.ts',
+      builtProgram(),
       '--manifests',
       manifestsDir,
       '--admin-port',

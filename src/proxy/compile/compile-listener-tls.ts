@@ -1,12 +1,13 @@
-import { createSecureContext, type SecureContext } from 'node:tls';
+import type { SecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import type { PortConfig } from '../../ir/route-table.ts';
 import { HostSelector } from './host-selector.ts';
+import type { ContextMaterial, SecureContexts } from './secure-contexts.ts';
 
 export interface CompiledTls {
   readonly contexts: HostSelector<SecureContext>;
   /** Used for clients that send no SNI: the first listener's certificates. */
-  readonly fallback: { readonly cert: string[]; readonly key: string[]; readonly ca?: string } | undefined;
+  readonly fallback: ContextMaterial | undefined;
   /** Frontend client-certificate validation by listener hostname (Gateway.spec.tls.frontend). */
   readonly clientValidation: HostSelector<'AllowValidOnly' | 'AllowInsecureFallback' | 'None'>;
   /** Whether some listener of the port asks clients for a certificate. */
@@ -14,7 +15,11 @@ export interface CompiledTls {
 }
 
 /** The certificates and client validation of an HTTPS port's listeners; undefined for plain HTTP. */
-export function compileListenerTls(port: PortConfig, logger: Logger): CompiledTls | undefined {
+export function compileListenerTls(
+  port: PortConfig,
+  logger: Logger,
+  secureContexts: SecureContexts,
+): CompiledTls | undefined {
   if (port.protocol !== 'HTTPS') return undefined;
   const contexts = new HostSelector<SecureContext>();
   let fallback: CompiledTls['fallback'];
@@ -27,13 +32,13 @@ export function compileListenerTls(port: PortConfig, logger: Logger): CompiledTl
     clientValidation.add(listener.hostname, validation?.mode ?? 'None');
     if (validation) requestCert = true;
     // Several certificateRefs (say RSA and ECDSA) become one context holding every pair.
-    const material = {
+    const material: ContextMaterial = {
       cert: certificates.map((c) => c.certPem),
       key: certificates.map((c) => c.keyPem),
       ...(validation ? { ca: validation.caPem } : {}),
     };
     try {
-      contexts.add(listener.hostname, createSecureContext(material));
+      contexts.add(listener.hostname, secureContexts.get(material));
       fallback ??= material;
     } catch (err) {
       logger.warn(

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RouteTable } from '../../ir/route-table.ts';
 import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { BackendDeps, CompiledBackend } from './compile-backends.ts';
@@ -6,6 +7,7 @@ import { type CompiledTls, compileListenerTls } from './compile-listener-tls.ts'
 import { type CompiledListener, compileListenersInSteps, type ListenerDeps } from './compile-listeners.ts';
 import type { HostSelector } from './host-selector.ts';
 import type { RequestSeries } from './proxy-metrics.ts';
+import { SecureContexts } from './secure-contexts.ts';
 
 /** One listening socket's worth of compiled listeners: a Gateway port, or a clusterset service port. */
 export interface CompiledPort {
@@ -29,7 +31,10 @@ export interface CompiledTable {
   readonly routeEntries: number;
 }
 
-export interface CompileDeps extends BackendDeps, ListenerDeps {}
+export interface CompileDeps extends BackendDeps, ListenerDeps {
+  /** The HTTPS listeners' contexts, kept across tables (a fresh set, with random ticket keys, when not given). */
+  readonly secureContexts?: SecureContexts;
+}
 
 /** Ports of Gateways with their own address are distinct listening sockets. */
 export function listenKey(address: string | undefined, port: number): string {
@@ -64,6 +69,7 @@ export function* compileRouteTableInSteps(
     previous?.backends,
   );
   const ports = new Map<string, CompiledPort>();
+  const secureContexts = deps.secureContexts ?? new SecureContexts(randomBytes(48));
   let routeEntries = 0;
   for (const port of table.ports) {
     const compiled = yield* compileListenersInSteps(port, backends, deps);
@@ -74,7 +80,7 @@ export function* compileRouteTableInSteps(
       protocol: port.protocol,
       scheme: port.protocol === 'HTTPS' ? 'https' : 'http',
       listeners: compiled.listeners,
-      tls: compileListenerTls(port, deps.logger),
+      tls: compileListenerTls(port, deps.logger, secureContexts),
       noListenerSeries: deps.metrics.requestSeries(port.gateways.join(','), '', ''),
     });
   }

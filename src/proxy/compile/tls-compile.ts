@@ -1,8 +1,9 @@
-import { createSecureContext, type SecureContext } from 'node:tls';
+import type { SecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import type { RouteTable, TlsPortConfig } from '../../ir/route-table.ts';
 import type { CompiledBackend } from './compile-backends.ts';
 import { HostSelector } from './host-selector.ts';
+import type { SecureContexts } from './secure-contexts.ts';
 import { compileWeightedRoute, type WeightedRoute } from './weighted-route.ts';
 
 export interface CompiledTlsListener {
@@ -26,9 +27,11 @@ export function compileTlsPorts(
   table: RouteTable,
   backends: ReadonlyMap<string, CompiledBackend>,
   logger: Logger,
+  secureContexts: SecureContexts,
 ): Map<string, CompiledTlsPort> {
   const out = new Map<string, CompiledTlsPort>();
-  for (const port of table.tlsPorts ?? []) out.set(tlsListenKey(port), compilePort(port, backends, logger));
+  for (const port of table.tlsPorts ?? [])
+    out.set(tlsListenKey(port), compilePort(port, backends, logger, secureContexts));
   return out;
 }
 
@@ -40,6 +43,7 @@ function compilePort(
   port: TlsPortConfig,
   backends: ReadonlyMap<string, CompiledBackend>,
   logger: Logger,
+  secureContexts: SecureContexts,
 ): CompiledTlsPort {
   const listeners = new HostSelector<CompiledTlsListener>();
   for (const listener of port.listeners) {
@@ -50,7 +54,7 @@ function compilePort(
     const certificates = listener.tls?.certificates ?? [];
     if (listener.mode === 'Terminate' && certificates.length > 0) {
       try {
-        context = createSecureContext({
+        context = secureContexts.get({
           cert: certificates.map((c) => c.certPem),
           key: certificates.map((c) => c.keyPem),
         });

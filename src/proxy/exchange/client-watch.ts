@@ -26,7 +26,8 @@ export function watchClient(socket: Socket, bound: ClientBound): void {
   const s = socket as WatchedSocket;
   const active = s[kActive];
   if (active === undefined) {
-    s.once('close', onSocketClose);
+    // 'close' comes once: `on` spares the wrapper `once` makes, per request on HTTP/2 (one stream each).
+    s.on('close', onSocketClose);
     s[kActive] = bound;
   } else if (active === null) {
     s[kActive] = bound;

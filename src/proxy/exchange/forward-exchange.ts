@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { PassThrough } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { UpstreamEndpoint } from '../../ir/route-table.ts';
 import type { BadInputReporter } from '../../net/bad-input.ts';
@@ -32,7 +32,12 @@ import type { PathNormalization } from './path-normalization.ts';
 import { sendMirrors } from './request-mirror.ts';
 import { relayedResponseHeaders } from './response-head.ts';
 import { addSessionHeaders, type SessionServices } from './session-persistence.ts';
-import { http2Stream, type UpstreamRequestHead, upstreamDispatchOptions } from './upstream-request.ts';
+import {
+  http2Stream,
+  requestBody,
+  type UpstreamRequestHead,
+  upstreamDispatchOptions,
+} from './upstream-request.ts';
 
 const RETRY_BUDGET_TEXT = 'retry budget exhausted';
 
@@ -80,7 +85,7 @@ export class Exchange
   /** Kept: Node may clear `req.socket` before the exchange ends. */
   readonly #socket: Socket;
   readonly #trace: ExchangeTrace | null;
-  #body: IncomingMessage | PassThrough | null;
+  #body: Readable | null;
   #finished = false;
   /** Response body bytes relayed to the client (and a local answer's). */
   bytes = 0;
@@ -112,7 +117,7 @@ export class Exchange
     this.target = target;
     this.#head = head;
     this.#corsOrigin = corsOrigin;
-    this.#body = head.hasBody ? req : null;
+    this.#body = head.hasBody ? requestBody(req) : null;
     // An HTTP/2 client cancels a request by resetting its stream while the session lives on, so the stream
     // is what is watched; it has the socket's 'close' event and `destroyed`.
     this.#socket = req.httpVersionMajor === 2 ? (http2Stream(req) as unknown as Socket) : req.socket;

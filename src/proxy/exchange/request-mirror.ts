@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { AttemptOutcome } from '../../lb/balancer.ts';
 import type { CompiledMirror } from '../compile/compile-actions.ts';
@@ -49,9 +49,9 @@ export function sendMirrors(
   pools: UpstreamPools,
   req: IncomingMessage,
   head: UpstreamRequestHead,
-  body: IncomingMessage | PassThrough | null,
+  body: Readable | null,
   mirrors: readonly CompiledMirror[],
-): IncomingMessage | PassThrough | null {
+): Readable | null {
   const selected: CompiledBackend[] = [];
   for (const mirror of mirrors) {
     if (mirror.backend !== undefined && (mirror.fraction >= 1 || Math.random() < mirror.fraction)) {
@@ -63,7 +63,7 @@ export function sendMirrors(
   let bodies: PassThrough[] | undefined;
   if (body !== null) {
     const main = new PassThrough();
-    req.pipe(main);
+    body.pipe(main);
     mainBody = main;
     bodies = [];
   }
@@ -71,10 +71,10 @@ export function sendMirrors(
     const endpoint = backend.balancer.pick();
     if (endpoint === undefined) continue;
     let copy: PassThrough | null = null;
-    if (bodies !== undefined) {
+    if (bodies !== undefined && body !== null) {
       copy = new PassThrough({ highWaterMark: 1 << 20 });
       copy.on('error', () => {});
-      req.pipe(copy);
+      body.pipe(copy);
       bodies.push(copy);
     }
     const slot = pools.reserve(endpoint);

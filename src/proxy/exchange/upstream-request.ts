@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2Stream } from 'node:http2';
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { BackendTls } from '../../ir/route-table.ts';
 import type { CompiledAction, ForwardTarget } from '../compile/compile-actions.ts';
@@ -66,6 +67,16 @@ function clientAddress(req: IncomingMessage): string {
 /** The stream under an HTTP/2 compatibility request (served through the HTTP/1 types, see Http2Sessions). */
 export function http2Stream(req: IncomingMessage): Http2Stream {
   return (req as unknown as { stream: Http2Stream }).stream;
+}
+
+/**
+ * A request whose body is another stream than itself: the lean HTTP/2 path's, whose body is the HTTP/2 stream.
+ */
+export const kRequestBody = Symbol('clusterset-gateway.requestBody');
+
+/** The request body as a stream: the request itself, or the stream it names under `kRequestBody`. */
+export function requestBody(req: IncomingMessage): Readable {
+  return (req as IncomingMessage & { [kRequestBody]?: Readable })[kRequestBody] ?? req;
 }
 
 export interface UpstreamRequestHead {

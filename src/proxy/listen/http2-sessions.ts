@@ -1,12 +1,16 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
   createServer,
   type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
   type ServerHttp2Session,
+  type ServerHttp2Stream,
 } from 'node:http2';
 import type { Duplex } from 'node:stream';
+import { kDrainOnFailure } from '../upstream/direct-body.ts';
+import { LeanHttp2Request } from './lean-http2-request.ts';
+import { LeanHttp2Response } from './lean-http2-response.ts';
 
 /**
  * A session without a frame either way for this long gets GOAWAY, as HTTP/1 keep-alive connections are closed
@@ -16,13 +20,40 @@ const IDLE_TIMEOUT_MS = 5 * 60_000;
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
+type StreamListener = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+  rawHeaders: string[],
+) => void;
+
+/** Errors of a client's stream (a reset) end up as its 'close', which the exchange watches; never thrown. */
+function ignoreStreamError(): void {}
+
+/**
+ * Serves a stream on the lean path (lean-http2-request.ts, lean-http2-response.ts): the request path gets the
+ * stream's own headers and the stream itself as the body, without the compatibility layer's objects.
+ */
+function serveLeanStream(
+  onRequest: RequestHandler,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  rawHeaders: string[],
+): void {
+  stream.on('error', ignoreStreamError);
+  (stream as ServerHttp2Stream & { [kDrainOnFailure]?: boolean })[kDrainOnFailure] = true;
+  const req = new LeanHttp2Request(stream, headers, rawHeaders);
+  onRequest(req as unknown as IncomingMessage, new LeanHttp2Response(req) as unknown as ServerResponse);
+}
+
 /**
  * The HTTP/2 side of one listener port: an `http2` server that never listens itself; the listener hands it the
  * connections that negotiated `h2` by ALPN or opened with the prior-knowledge preface. Its requests go to the
- * same handler as HTTP/1 ones through Node's compatibility API: the pipeline only uses what Http2ServerRequest
- * and Http2ServerResponse share with their HTTP/1 counterparts (method, url, headers, rawHeaders, socket,
- * readable body; writeHead with a flat header list, write, end, destroy, headersSent, 'drain', 'close'). The
- * few HTTP/2 differences (pseudo-headers, the stream as the unit a client cancels, no hop-by-hop headers) are
+ * same handler as HTTP/1 ones, as objects with what the pipeline uses of IncomingMessage and ServerResponse
+ * (method, url, headers, rawHeaders, socket, the body; writeHead with a flat header list, write, end, destroy,
+ * headersSent, 'drain', the stream's 'close'): the lean path's over the stream itself, or node:http2's
+ * compatibility layer (Http2ServerRequest, Http2ServerResponse) with `--no-lean-http2`. The few HTTP/2
+ * differences (pseudo-headers, the stream as the unit a client cancels, no hop-by-hop headers, trailers) are
  * handled where the pipeline reads or writes them.
  */
 export class Http2Sessions {
@@ -30,14 +61,34 @@ export class Http2Sessions {
   readonly #sessions = new Set<ServerHttp2Session>();
   #closing = false;
 
-  /** `onConnect`: CONNECT streams (RFC 9113 §8.5) go there; without it they are requests like any other. */
+  /**
+   * `onConnect`: CONNECT streams (RFC 9113 §8.5) go there; without it they are requests like any other.
+   * `lean`: requests are served on the lean path (`--no-lean-http2` turns it off); CONNECT streams and
+   * requests with Expect still go through Node's compatibility layer, which answers those itself.
+   */
   constructor(
     onRequest: RequestHandler,
     onConnect?: (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+    lean = false,
   ) {
     this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
       onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse),
     );
+    if (lean) {
+      // Adding the 'request' listener made Node put its compatibility handler on 'stream': it now serves only
+      // the streams the lean path leaves to it.
+      const server = this.#server;
+      const compat = server.listeners('stream') as StreamListener[];
+      server.removeAllListeners('stream');
+      server.on(
+        'stream',
+        (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
+          if (headers[':method'] === 'CONNECT' || headers.expect !== undefined) {
+            for (const listener of compat) listener.call(server, stream, headers, flags, rawHeaders);
+          } else serveLeanStream(onRequest, stream, headers, rawHeaders);
+        },
+      );
+    }
     if (onConnect !== undefined) this.#server.on('connect', onConnect);
     this.#server.on('session', (session: ServerHttp2Session) => {
       this.#sessions.add(session);

@@ -25,7 +25,7 @@ const KEEP_ALIVE_GRACE_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 300_000;
 
 /**
- * The lean HTTP/1.1 server path of a cleartext listener port (on unless `--no-lean-http1`): request heads are read on the
+ * The lean HTTP/1.1 server path of a listener port, cleartext or TLS (on unless `--no-lean-http1`): request heads are read on the
  * raw socket (http1-request-head.ts) and served through the same handler as Node's server, with a response
  * that writes straight to the socket (lean-http1-request.ts, lean-http1-response.ts): no IncomingMessage, ServerResponse, parser
  * callbacks or per-request timers. A Content-Length body streams from the socket's reads to the upstream, one
@@ -52,7 +52,7 @@ export class LeanHttp1Connections {
     return this.#options;
   }
 
-  /** Takes a cleartext HTTP/1 connection whose first bytes are waiting (paused) in its buffer. */
+  /** Takes an HTTP/1 connection (cleartext, or TLS after its handshake) whose first bytes wait in its buffer. */
   accept(socket: Socket): void {
     const connection = new LeanConnection(this, socket);
     this.#open.add(connection);

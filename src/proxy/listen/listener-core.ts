@@ -45,10 +45,15 @@ export interface ListenerRole {
   /** HTTP/2 CONNECT streams (east-west tunnels); without it they are served as requests. */
   connectHttp2?(req: Http2ServerRequest, res: Http2ServerResponse): void;
   /**
-   * Serve plaintext HTTP/1.1 requests on the lean path (lean-http1-server.ts) before Node's server
-   * (off with `--no-lean-http1`); ignored with `tls`.
+   * Serve HTTP/1.1 requests on the lean path (lean-http1-server.ts) before Node's server (off with
+   * `--no-lean-http1`): plaintext ones, and on TLS those whose connection chose HTTP/1.1 by ALPN or sent none.
    */
   readonly leanHttp1?: boolean;
+  /**
+   * Serve HTTP/2 requests on the lean path (lean-http2-request.ts, lean-http2-response.ts) instead of Node's
+   * compatibility layer (off with `--no-lean-http2`).
+   */
+  readonly leanHttp2?: boolean;
   /** HTTPS: the server's TLS options, and the check of a handshaken connection before it is served. */
   readonly tls?: {
     readonly options: HttpsServerOptions;
@@ -115,9 +120,9 @@ export class ListenerCore {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     this.server.timeout = limits.idleTimeoutMs;
     const connectHttp2 = role.connectHttp2?.bind(role);
-    this.#http2 = new Http2Sessions(serve, connectHttp2);
+    this.#http2 = new Http2Sessions(serve, connectHttp2, role.leanHttp2 === true);
     this.#lean =
-      role.leanHttp1 === true && role.tls === undefined
+      role.leanHttp1 === true
         ? new LeanHttp1Connections({
             maxHeaderBytes: limits.maxHeaderBytes,
             maxHeaders: limits.maxHeaders,
@@ -192,7 +197,7 @@ export class ListenerCore {
 
   /**
    * Puts a protocol switch in front of the HTTP/1 server's own connection handling: on HTTPS after the
-   * handshake by the ALPN result, on HTTP by the first bytes (the HTTP/2 preface, RFC 9113 §3.4). The HTTP/1
+   * handshake and the client-certificate check, by the ALPN result (HTTP/1.1 to the lean path when it is on), on HTTP by the first bytes (the HTTP/2 preface, RFC 9113 §3.4). The HTTP/1
    * server keeps owning the listening socket, so its keep-alive, timeouts, upgrades and idle-connection
    * tracking stay as they are.
    */
@@ -215,6 +220,7 @@ export class ListenerCore {
         return;
       }
       if (socket.alpnProtocol === 'h2') this.#http2.accept(socket);
+      else if (this.#lean !== undefined) this.#lean.accept(socket);
       else this.#toHttp1(socket);
     });
   }

@@ -3,6 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { handshakeRefusalReason } from '../../net/tls-handshake-errors.ts';
 import type { CompiledPort } from '../compile/compile-table.ts';
+import { SESSION_ID_CONTEXT } from '../compile/secure-contexts.ts';
 import type { AccessLog } from '../exchange/access-log.ts';
 import type { ExchangeServices } from '../exchange/forward-exchange.ts';
 import { serveRequest } from '../exchange/serve-request.ts';
@@ -23,6 +24,8 @@ export class ListenerServer {
   readonly #core: ListenerCore;
   #compiled: CompiledPort;
   #boundPort = 0;
+  /** The process's session ticket keys (tls-ticket-keys.ts), also in this server's default context. */
+  #ticketKeys: Buffer | undefined;
 
   constructor(
     services: ExchangeServices,
@@ -30,10 +33,13 @@ export class ListenerServer {
     accessLog?: AccessLog,
     limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
     leanHttp1 = false,
+    leanHttp2 = false,
+    ticketKeys?: Buffer,
   ) {
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
     this.#compiled = compiled;
+    this.#ticketKeys = ticketKeys;
     const rejections: BadInputReporter | undefined = services.rejections;
     const detail = { port: this.gatewayPort };
     const fallback = compiled.tls?.fallback;
@@ -47,6 +53,7 @@ export class ListenerServer {
       rejections,
       detail,
       leanHttp1,
+      leanHttp2,
       serve: (req, res) => {
         serveRequest(served, this.#compiled, req, res);
       },
@@ -56,7 +63,11 @@ export class ListenerServer {
         ? {
             tls: {
               options: {
-                ...(fallback === undefined ? {} : fallback),
+                ...(fallback === undefined
+                  ? {}
+                  : { ...fallback, cert: [...fallback.cert], key: [...fallback.key] }),
+                ...(ticketKeys === undefined ? {} : { ticketKeys }),
+                sessionIdContext: SESSION_ID_CONTEXT,
                 // Frontend validation: the certificate is checked per listener once the handshake is done.
                 requestCert: compiled.tls?.requestCert === true,
                 rejectUnauthorized: false,
@@ -104,12 +115,26 @@ export class ListenerServer {
     const server = this.#core.server;
     const fallback = compiled.tls?.fallback;
     if (fallback !== undefined && 'setSecureContext' in server) {
-      (server as import('node:https').Server).setSecureContext(fallback);
+      // With the process's ticket keys: a context of its own would refuse every ticket issued before the swap.
+      (server as import('node:https').Server).setSecureContext({
+        ...fallback,
+        cert: [...fallback.cert],
+        key: [...fallback.key],
+        ...(this.#ticketKeys === undefined ? {} : { ticketKeys: this.#ticketKeys }),
+        sessionIdContext: SESSION_ID_CONTEXT,
+      });
     }
     if ('setSecureContext' in server) {
       // Read by node:tls for each new connection; open connections keep what they negotiated.
       (server as unknown as { requestCert: boolean }).requestCert = compiled.tls?.requestCert === true;
     }
+  }
+
+  /** New session ticket keys (a rotation) for the server's default context; the hostnames' are the compiler's. */
+  setTicketKeys(keys: Buffer): void {
+    this.#ticketKeys = keys;
+    const server = this.#core.server;
+    if ('setTicketKeys' in server) (server as import('node:https').Server).setTicketKeys(keys);
   }
 
   async listen(host: string, port: number): Promise<number> {

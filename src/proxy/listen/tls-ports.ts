@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { RouteTable } from '../../ir/route-table.ts';
 import { TlsMetrics } from '../../metrics/tls-metrics.ts';
 import type { CompiledBackend } from '../compile/compile-backends.ts';
+import type { SecureContexts } from '../compile/secure-contexts.ts';
 import { type CompiledTlsPort, compileTlsPorts } from '../compile/tls-compile.ts';
 import { bindListenerPort } from './bind-listener-port.ts';
 import type { ListenerBindings } from './listener-bindings.ts';
@@ -19,6 +20,8 @@ export interface TlsPortsOptions {
   readonly bindings: ListenerBindings;
   /** Runs a retry between routing tables (the proxy's apply queue). */
   readonly serialize: (task: () => Promise<void>) => void;
+  /** Terminated listeners' contexts, shared with the HTTPS listeners (one ticket key set). */
+  readonly secureContexts: SecureContexts;
 }
 
 /**
@@ -47,7 +50,7 @@ export class TlsPorts {
 
   async apply(table: RouteTable, backends: ReadonlyMap<string, CompiledBackend>): Promise<void> {
     const { logger } = this.#options;
-    const compiled = compileTlsPorts(table, backends, logger);
+    const compiled = compileTlsPorts(table, backends, logger, this.#options.secureContexts);
     const closing: Promise<void>[] = [];
     for (const [key, server] of this.#servers) {
       if (compiled.has(key)) continue;

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { requestDeadlines } from './request-deadlines.ts';
 
 /**
  * A client's request body sent into an upstream HTTP/2 stream, the stream's flow control pacing the reads: what
@@ -7,9 +8,19 @@ import type { Readable, Writable } from 'node:stream';
  */
 const kSink = Symbol('h2cBodySink');
 const kSource = Symbol('h2cBodySource');
+const kActivityMs = Symbol('h2cActivityMs');
 
 type Body = Readable & { [kSink]?: Writable | undefined };
-type Sink = Writable & { [kSource]?: Body | undefined };
+type Sink = Writable & { [kSource]?: Body | undefined; [kActivityMs]?: number };
+
+/** Stamps a frame sent or received on an upstream stream (its timeout counts from the last one). */
+export function stampActivity(stream: Writable): void {
+  (stream as Sink)[kActivityMs] = requestDeadlines.coarseNowMs;
+}
+
+export function lastActivityMs(stream: Writable): number {
+  return (stream as Sink)[kActivityMs] ?? 0;
+}
 
 /** Starts sending `body` into `stream`; the stream is ended when the body is. */
 export function sendBody(body: Readable, stream: Writable): void {
@@ -33,7 +44,9 @@ export function stopBody(body: Readable, stream: Writable): void {
 
 function onBodyData(this: Body, chunk: Buffer): void {
   const sink = this[kSink];
-  if (sink !== undefined && !sink.write(chunk)) {
+  if (sink === undefined) return;
+  (sink as Sink)[kActivityMs] = requestDeadlines.coarseNowMs;
+  if (!sink.write(chunk)) {
     this.pause();
     sink.once('drain', onSinkDrain);
   }

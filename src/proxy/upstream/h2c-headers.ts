@@ -48,16 +48,18 @@ function addHeader(out: OutgoingHttpHeaders, rawName: string, value: string | st
   else out[name] = `${String(prior)}, ${text}`;
 }
 
-/** Response headers as undici's handlers take them: name, value, … as latin1 Buffers, pseudo-headers left out. */
-export function rawResponseHeaders(headers: IncomingHttpHeaders): Buffer[] {
-  const raw: Buffer[] = [];
+/**
+ * Response headers as the handlers take them: name, value, … as strings (as this project's HTTP/1.1 client hands
+ * them over; undici's Buffers would be made here only to be read back as strings), pseudo-headers left out.
+ */
+export function rawResponseHeaders(headers: IncomingHttpHeaders): string[] {
+  const raw: string[] = [];
   for (const name in headers) {
     if (name.charCodeAt(0) === 58 /* ':' */) continue;
     const value = headers[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) {
-      for (const each of value) raw.push(Buffer.from(name, 'latin1'), Buffer.from(each, 'latin1'));
-    } else raw.push(Buffer.from(name, 'latin1'), Buffer.from(String(value), 'latin1'));
+    if (Array.isArray(value)) for (const each of value) raw.push(name, each);
+    else raw.push(name, String(value));
   }
   return raw;
 }

@@ -7,9 +7,12 @@ import {
 } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { Deadline } from '../../net/timer-wheel.ts';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
-import { sendBody, stopBody } from './h2c-body.ts';
+import { drainsOnFailure } from './direct-body.ts';
+import { lastActivityMs, sendBody, stampActivity, stopBody } from './h2c-body.ts';
 import { flatTrailers, rawResponseHeaders } from './h2c-headers.ts';
+import { requestDeadlines } from './request-deadlines.ts';
 
 /**
  * One request's stream on an h2c session (h2c-upstream.ts owns the sessions): headers, body both ways,
@@ -56,6 +59,11 @@ export class H2cRequest {
   state: SessionState | undefined;
   trailers: string[] | null = null;
   responded = false;
+  /**
+   * The headers, then the body, timeout: on the process's deadline wheel, not a Node timer per stream (a Timeout,
+   * a bound function and a 'timeout' listener each time it is set, and a refresh per frame).
+   */
+  readonly deadline = new Deadline<H2cRequest>(this, onRequestDeadline);
   /** Body bytes that arrived before the 'response' event (see onStreamData), handed over right after it. */
   early: Buffer[] | undefined;
   done = false;
@@ -135,8 +143,9 @@ export function startStream(state: SessionState, request: H2cRequest): void {
   stream.on('end', onStreamEnd);
   stream.on('error', onStreamError);
   stream.on('close', onStreamClose);
-  stream.on('timeout', onStreamTimeout);
-  stream.setTimeout(request.timeouts.headersTimeoutMs);
+  // Armed first: arming brings the wheel's coarse clock up to date when it stood still.
+  armDeadline(request, request.timeouts.headersTimeoutMs);
+  stampActivity(stream);
   request.handler.onConnect?.(request.abort);
   if (request.done || endStream || body === null) return;
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
@@ -152,9 +161,13 @@ function onStreamResponse(this: RequestStream, headers: IncomingHttpHeaders): vo
   const request = this[kRequest]!;
   if (request.done) return;
   request.responded = true;
-  this.setTimeout(request.timeouts.bodyTimeoutMs);
+  armDeadline(request, request.timeouts.bodyTimeoutMs);
+  stampActivity(this);
   const status = Number(headers[':status']);
-  let paused = request.handler.onHeaders?.(status, rawResponseHeaders(headers), request.resume, '') === false;
+  // Strings where undici's type says Buffers: the handlers dispatched here (the exchange's attempt, a mirror's
+  // discarding one) take both, as they do from the HTTP/1.1 client.
+  const raw = rawResponseHeaders(headers) as unknown as Buffer[];
+  let paused = request.handler.onHeaders?.(status, raw, request.resume, '') === false;
   const early = request.early;
   request.early = undefined;
   for (const chunk of early ?? []) {
@@ -170,6 +183,7 @@ function onStreamData(this: RequestStream, chunk: Buffer): void {
   // Node emits 'response' on the next tick but DATA at once: on a session over a JS stream (a tunnel), a
   // response's HEADERS and DATA read in one chunk reach us body first. The bytes wait for their head; a stream
   // that never gets one fails as a stream without a response (onStreamClose), its bytes dropped.
+  stampActivity(this);
   if (!request.responded) {
     if (request.early === undefined) request.early = [chunk];
     else request.early.push(chunk);
@@ -194,6 +208,7 @@ function onStreamEnd(this: RequestStream): void {
     return;
   }
   request.done = true;
+  requestDeadlines.cancel(request.deadline);
   request.handler.onComplete?.(request.trailers ?? []);
 }
 
@@ -212,10 +227,25 @@ function onStreamClose(this: RequestStream): void {
   failRequest(request, streamFailure(request, this, undefined));
 }
 
-function onStreamTimeout(this: RequestStream): void {
-  const request = this[kRequest]!;
+function armDeadline(request: H2cRequest, timeoutMs: number): void {
+  if (timeoutMs > 0) requestDeadlines.arm(request.deadline, timeoutMs);
+  else requestDeadlines.cancel(request.deadline);
+}
+
+/**
+ * No frame either way for the timeout (as Node's stream timeout counts: a request body chunk sent, a response
+ * header or body chunk read): the stamp is up to one tick old, so the check counts from the tick after it.
+ */
+function onRequestDeadline(request: H2cRequest): void {
   if (request.done) return;
   const timeouts = request.timeouts;
+  const timeoutMs = request.responded ? timeouts.bodyTimeoutMs : timeouts.headersTimeoutMs;
+  const leftMs =
+    lastActivityMs(request.stream!) + requestDeadlines.wheel.tickMs + timeoutMs - performance.now();
+  if (leftMs > 0) {
+    requestDeadlines.arm(request.deadline, leftMs);
+    return;
+  }
   failRequest(
     request,
     new UpstreamFailure(
@@ -262,6 +292,7 @@ function streamFailure(request: H2cRequest, stream: RequestStream, err: Error | 
 /** Ends a request with `err`: its stream is reset (the session lives on) and its body no longer read. */
 function failRequest(request: H2cRequest, err: Error): void {
   request.done = true;
+  requestDeadlines.cancel(request.deadline);
   releaseStream(request, err);
   request.handler.onError?.(err);
 }
@@ -279,5 +310,7 @@ function releaseStream(request: H2cRequest, err: Error): void {
   if (stream !== undefined) stopBody(body, stream);
   // A body partly read cannot be sent again, and nothing else reads it (undici destroys it too); one not read
   // yet stays whole, so connection-retry.ts may send it again.
-  if (body.readableDidRead && !body.readableEnded) body.destroy(err);
+  if (!body.readableDidRead || body.readableEnded) return;
+  if (drainsOnFailure(body)) body.resume();
+  else body.destroy(err);
 }

@@ -1,9 +1,8 @@
-import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure } from './attempt-outcome.ts';
-import type { DirectBody } from './direct-body.ts';
+import { type DirectBody, drainsOnFailure } from './direct-body.ts';
 import { requestDeadlines } from './request-deadlines.ts';
 
 /**
@@ -138,7 +137,7 @@ export function releaseBody(request: Http1Request, err?: Error): void {
   // A body partly sent when the backend failed: the client gets the error's answer (502) on the same connection.
   // Node's server request is drained to nowhere, as a paused one would hold that connection until it timed out
   // and destroying it closes the connection before the answer; the lean server's drops its rest itself.
-  if (body instanceof IncomingMessage) body.resume();
+  if (drainsOnFailure(body)) body.resume();
   else body.destroy(err);
 }
 

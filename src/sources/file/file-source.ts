@@ -1,8 +1,9 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { relative } from 'node:path';
 import type { Logger } from 'pino';
 import { type Gauge, Registry } from 'prom-client';
+import { runInSlices } from '../../ir/steps.ts';
 import { invalidObjectsGauge, MANIFEST_PROBLEMS } from '../../metrics/source-metrics.ts';
 import { BadInputReporter } from '../../net/bad-input.ts';
 import type { DecodeOptions } from '../../snapshot/decode.ts';
@@ -11,12 +12,14 @@ import { Snapshot } from '../../snapshot/snapshot.ts';
 import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import { defaultFileValidator } from './file-validation.ts';
-import {
-  type FieldLocation,
-  type ManifestEntry,
-  type ManifestProblem,
-  type OtherDocument,
-  parseManifest,
+import { parseDocumentsInSteps } from './manifest-documents.ts';
+import { fsReason, listManifestFiles, readBounded } from './manifest-folder.ts';
+import type {
+  FieldLocation,
+  ManifestEntry,
+  ManifestProblem,
+  OtherDocument,
+  ParsedManifest,
 } from './manifest-parser.ts';
 import { type FieldValidation, ObjectStore } from './object-store.ts';
 
@@ -37,12 +40,21 @@ export interface FileSourceOptions {
   readonly serviceImportGroups?: readonly string[];
   /** Unknown and repeated fields refuse the object (`Strict`, the default) or are dropped with a warning. */
   readonly fieldValidation?: FieldValidation;
+  /**
+   * A reload parses and admits in slices of this many milliseconds with the event loop free between them
+   * (default 5, as translation; 0: in one go), so that a folder of 10,000 routes does not hold up requests.
+   */
+  readonly sliceMs?: number;
+}
+
+interface ParsedFile {
+  readonly text: string;
+  readonly parsed: ParsedManifest;
+  readonly documents: ReadonlyMap<string, ParsedManifest>;
 }
 
 export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
 export const DEFAULT_MAX_MANIFEST_OBJECTS = 10_000;
-
-const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
 /**
  * Reads a folder of Kubernetes YAML (what `kubectl apply -f DIR` takes) and watches it. Every change
@@ -62,6 +74,12 @@ export class FileSource implements Source {
   readonly #decode: DecodeOptions;
   readonly #validator: CrdValidator | undefined;
   readonly #lastGood = new Map<string, readonly ManifestEntry[]>();
+  /**
+   * Each file's text at the last reload, what it parsed to and its documents by text (manifest-documents.ts):
+   * an unchanged file is not parsed again, a changed one only in the documents that changed.
+   */
+  #parsed = new Map<string, ParsedFile>();
+  readonly #sliceMs: number;
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -71,6 +89,7 @@ export class FileSource implements Source {
     this.#dir = options.dir;
     this.#logger = options.logger.child({ component: 'file-source', dir: options.dir });
     this.#debounceMs = options.debounceMs ?? 50;
+    this.#sliceMs = options.sliceMs ?? 5;
     this.#maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
     this.#maxObjects = options.maxObjects ?? DEFAULT_MAX_MANIFEST_OBJECTS;
     this.#problemCounter = new BadInputReporter(
@@ -108,6 +127,26 @@ export class FileSource implements Source {
     await this.#reloading;
   }
 
+  /** A file's text parsed: what it parsed to last time when the text is the same, else its changed documents. */
+  async #parse(file: string, text: string, parsedNow: Map<string, ParsedFile>): Promise<ParsedManifest> {
+    const last = this.#parsed.get(file);
+    if (last !== undefined && last.text === text) {
+      parsedNow.set(file, last);
+      return last.parsed;
+    }
+    const { parsed, documents } = await runInSlices(
+      parseDocumentsInSteps(file, text, this.#decode, last?.documents),
+      this.#sliceMs,
+    );
+    // Kept without the entries' syntax trees (many times the objects' size); other documents keep theirs (rare).
+    parsedNow.set(file, {
+      text,
+      parsed: { ...parsed, entries: parsed.entries.map(withoutSyntaxTree) },
+      documents,
+    });
+    return parsed;
+  }
+
   #schedule(onSnapshot: (snapshot: Snapshot) => void): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
@@ -135,6 +174,7 @@ export class FileSource implements Source {
     }
     const problems: ManifestProblem[] = [];
     const current = new Map<string, readonly ManifestEntry[]>();
+    const parsedNow = new Map<string, ParsedFile>();
     const owners = new Map<string, string>();
     let total = 0;
     let refused = 0;
@@ -158,7 +198,7 @@ export class FileSource implements Source {
         current.set(file, this.#lastGood.get(file) ?? []);
         continue;
       }
-      const parsed = parseManifest(file, read, this.#decode);
+      const parsed = await this.#parse(file, read, parsedNow);
       problems.push(...parsed.syntaxErrors, ...parsed.invalidObjects);
       if (parsed.syntaxErrors.length > 0) {
         current.set(file, this.#lastGood.get(file) ?? []);
@@ -178,7 +218,8 @@ export class FileSource implements Source {
       total += entries.length;
       current.set(file, withoutDuplicates(file, entries, owners, problems));
     }
-    const admission = this.#store.admitFiles(current);
+    this.#parsed = parsedNow;
+    const admission = await runInSlices(this.#store.admitFilesInSteps(current), this.#sliceMs);
     this.#lastGood.clear();
     // Kept without their locators: those hold the file's YAML syntax tree, many times the objects' size.
     for (const [file, entries] of current) this.#lastGood.set(file, entries.map(withoutSyntaxTree));
@@ -300,82 +341,14 @@ function withoutDuplicates(
 }
 
 function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {
-  return entry.duplicates.length > 0
-    ? { object: entry.object, line: entry.line, duplicates: entry.duplicates }
-    : { object: entry.object, line: entry.line, duplicates: NO_DUPLICATES };
+  const duplicates = entry.duplicates.length > 0 ? entry.duplicates : NO_DUPLICATES;
+  return entry.source === undefined
+    ? { object: entry.object, line: entry.line, duplicates }
+    : { object: entry.object, line: entry.line, duplicates, source: entry.source };
 }
 
 const NO_DUPLICATES: readonly FieldLocation[] = [];
 
 function objectKey(object: AnyResource): string {
   return `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-}
-
-/**
- * Reads a file as UTF-8 without ever holding more than `maxBytes` + 1 of it: its size when it is over the
- * limit, undefined when it is gone.
- */
-/**
- * The file's text; its size when over `maxBytes`; undefined when it is gone; `unreadable` with the reason when
- * it cannot be read (permissions, a folder named like a manifest): that file's problem, never the process's.
- */
-async function readBounded(
-  path: string,
-  maxBytes: number,
-): Promise<string | number | undefined | { readonly unreadable: string }> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return { unreadable: fsReason(error) };
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size > maxBytes) return size;
-    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    // It grew between stat and read.
-    if (length > maxBytes) return length;
-    return buffer.subarray(0, length).toString('utf8');
-  } catch (error) {
-    return { unreadable: fsReason(error) };
-  } finally {
-    await handle.close();
-  }
-}
-
-/** A file system error in words, without a stack: `permission denied (EACCES)`. */
-function fsReason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const words: Record<string, string> = {
-    ENOENT: 'no such file or folder',
-    ENOTDIR: 'not a folder',
-    EISDIR: 'is a folder',
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    ELOOP: 'too many symbolic links',
-  };
-  if (code !== undefined) return `${words[code] ?? 'error'} (${code})`;
-  return error instanceof Error ? error.message : String(error);
-}
-
-async function listManifestFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries) {
-    if (!MANIFEST_FILE.test(entry.name) || entry.name.startsWith('.')) continue;
-    const path = join(dir, entry.name);
-    if (entry.isFile()) files.push(path);
-    else if (entry.isSymbolicLink()) {
-      const target = await stat(path).catch(() => undefined);
-      if (target?.isFile()) files.push(path);
-    }
-  }
-  return files.sort();
 }

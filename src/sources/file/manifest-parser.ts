@@ -1,4 +1,5 @@
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments } from 'yaml';
+import { Composer, isMap, isScalar, isSeq, LineCounter, type Node, Parser } from 'yaml';
+import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import { type DecodeOptions, decodeResource } from '../../snapshot/decode.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { CLUSTER_SCOPED_KINDS } from '../../snapshot/resources.ts';
@@ -28,6 +29,8 @@ export interface ManifestEntry {
   readonly locate?: (path: string) => number;
   /** Keys repeated in one mapping (the last one wins when they are not refused), each at its repeat. */
   readonly duplicates: readonly FieldLocation[];
+  /** The YAML document it was written in, as text: the same text is the same object (object-store.ts). */
+  readonly source?: string;
 }
 
 /** A document that is not an object of the gateway: refused (no name or bad envelope) or of another kind. */
@@ -65,6 +68,18 @@ const MAX_ALIAS_COUNT = 100;
  * the parser throws (an undefined alias, an alias bomb, a stack overflow) becomes a syntax error of this file.
  */
 export function parseManifest(file: string, text: string, options: DecodeOptions = {}): ParsedManifest {
+  return runAllSteps(parseManifestInSteps(file, text, options));
+}
+
+/**
+ * parseManifest as steps (ir/steps.ts): a pause is possible after each document, so that the file source can
+ * parse a file of 1,000 routes without holding up requests for its whole length.
+ */
+export function* parseManifestInSteps(
+  file: string,
+  text: string,
+  options: DecodeOptions = {},
+): Steps<ParsedManifest> {
   if (flowDepth(text) > MAX_FLOW_DEPTH) {
     const message = `flow collections nest deeper than ${MAX_FLOW_DEPTH} levels: the file is refused unparsed`;
     return failed(file, 1, message);
@@ -72,7 +87,7 @@ export function parseManifest(file: string, text: string, options: DecodeOptions
   const jsonError = /\.json$/i.test(file) ? jsonSyntaxError(text) : undefined;
   if (jsonError !== undefined) return failed(file, jsonError.line, jsonError.message);
   try {
-    return parseDocuments(file, text, options);
+    return yield* parseDocuments(file, text, options);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return failed(file, 1, message.split('\n')[0] ?? message);
@@ -108,18 +123,16 @@ function failed(file: string, line: number, message: string): ParsedManifest {
   };
 }
 
-function parseDocuments(file: string, text: string, options: DecodeOptions): ParsedManifest {
+function* parseDocuments(file: string, text: string, options: DecodeOptions): Steps<ParsedManifest> {
   const lineCounter = new LineCounter();
+  // What parseAllDocuments does, a document at a time: the parser and the composer are lazy generators.
   // Repeated keys are not a syntax error here: they are one object's problem (a strict decoding error, as the
   // API server reports them), found below with their paths.
-  const documents = parseAllDocuments(text, {
-    lineCounter,
-    prettyErrors: false,
+  const docs = new Composer({
     uniqueKeys: false,
     // `<<: *anchor` merge keys, as kubectl's YAML 1.1 reader (go-yaml) expands them.
     merge: true,
-  });
-  const docs = Array.isArray(documents) ? documents : [documents];
+  }).compose(new Parser(lineCounter.addNewLine).parse(text));
   const syntaxErrors: ManifestProblem[] = [];
   const invalidObjects: ManifestProblem[] = [];
   const entries: ManifestEntry[] = [];
@@ -127,6 +140,7 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
   const lineOf = (node: Node | null | undefined): number => lineCounter.linePos(node?.range?.[0] ?? 0).line;
 
   for (const doc of docs) {
+    yield;
     for (const error of doc.errors) {
       const line = lineCounter.linePos(error.pos[0]).line;
       syntaxErrors.push({ file, line, message: error.message.split('\n')[0] ?? error.message });
@@ -153,6 +167,7 @@ function parseDocuments(file: string, text: string, options: DecodeOptions): Par
           line: itemLine,
           locate: (path) => locate(node, path, lineOf),
           duplicates: duplicatesOf(node, lineOf),
+          source: text.slice(doc.range[0], doc.range[2]),
         });
         continue;
       }
@@ -311,7 +326,7 @@ function flowDepth(text: string): number {
 /** Problems listed per file and kind; a garbage file must not flood /config_dump and the log. */
 const MAX_PROBLEMS_PER_FILE = 20;
 
-function capped(all: ManifestProblem[], file: string): ManifestProblem[] {
+export function capped(all: ManifestProblem[], file: string): ManifestProblem[] {
   const seen = new Set<string>();
   const problems = all.filter((p) => {
     const key = `${p.line}:${p.message}`;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import {
@@ -22,6 +23,8 @@ export interface WrittenObject {
   readonly locate?: (path: string) => number;
   readonly line?: number;
   readonly duplicates?: readonly FieldLocation[];
+  /** The text it was written as (a YAML document): the same text as last time is the same object. */
+  readonly source?: string;
 }
 
 interface Tracked {
@@ -46,8 +49,28 @@ export interface Admission {
  * `kubectl apply` would have met: custom resources are pruned, defaulted and validated against their CRDs;
  * an invalid one is refused and its last valid version (if any) stays in effect.
  */
+/** What admitting one object gave, kept while the object is written the same. */
+interface Admitted {
+  readonly file: string;
+  /** The object as written (parsed), and the text it was parsed from. */
+  readonly written: AnyResource;
+  readonly source: string | undefined;
+  readonly line: number | undefined;
+  /** What took effect: undefined when it was refused and had no valid version before. */
+  readonly effective: AnyResource | undefined;
+  readonly invalid: boolean;
+  readonly problems: readonly ManifestProblem[];
+}
+
 export class ObjectStore {
   readonly #tracked = new Map<string, Tracked>();
+  /**
+   * By object key. An object written as before (the same parsed object: its file was not parsed anew; or one
+   * parsed from the same text without problems, whose lines cannot matter) takes effect as the same object: no
+   * validation again, and downstream (snapshot diffs, the translation thread) sees by identity that it did not
+   * change.
+   */
+  #admitted = new Map<string, Admitted>();
   readonly #lastValid = new Map<string, AnyResource>();
   readonly #now: () => Date;
   readonly #validator: CrdValidator | undefined;
@@ -70,25 +93,54 @@ export class ObjectStore {
 
   /** admit() for objects grouped by the file they came from, so that problems can name file, line and field. */
   admitFiles(byFile: ReadonlyMap<string, readonly WrittenObject[]>): Admission {
-    const seen = new Set<string>();
-    const admitted: AnyResource[] = [];
+    return runAllSteps(this.admitFilesInSteps(byFile));
+  }
+
+  /** admitFiles as steps (ir/steps.ts): a pause is possible after each object. */
+  *admitFilesInSteps(byFile: ReadonlyMap<string, readonly WrittenObject[]>): Steps<Admission> {
+    const admittedNow = new Map<string, Admitted>();
+    const objects: AnyResource[] = [];
     const invalid: ManifestProblem[] = [];
     let invalidObjects = 0;
-    for (const [file, objects] of byFile) {
-      for (const written of objects) {
-        const { object } = written;
+    for (const [file, written] of byFile) {
+      for (const one of written) {
+        yield;
+        const { object } = one;
         const key = `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-        seen.add(key);
-        const checked = this.#validate(key, file, written, invalid);
-        if (checked === 'invalid') invalidObjects++;
-        const effective = checked === 'invalid' ? this.#lastValid.get(key) : checked;
-        if (effective) admitted.push(this.#track(key, effective));
-        else this.#tracked.delete(key);
+        const before = this.#admitted.get(key);
+        const same =
+          before !== undefined &&
+          before.file === file &&
+          // Problems name lines: an object with problems that moved within its file is checked again.
+          (before.problems.length === 0 || before.line === one.line) &&
+          (before.written === object || (one.source !== undefined && before.source === one.source));
+        const outcome = same ? before : this.#admitOne(key, file, one);
+        admittedNow.set(key, outcome);
+        invalid.push(...outcome.problems);
+        if (outcome.invalid) invalidObjects++;
+        if (outcome.effective) objects.push(outcome.effective);
       }
     }
-    for (const key of this.#tracked.keys()) if (!seen.has(key)) this.#tracked.delete(key);
-    for (const key of this.#lastValid.keys()) if (!seen.has(key)) this.#lastValid.delete(key);
-    return { objects: admitted, invalid, invalidObjects };
+    this.#admitted = admittedNow;
+    for (const key of this.#tracked.keys()) if (!admittedNow.has(key)) this.#tracked.delete(key);
+    for (const key of this.#lastValid.keys()) if (!admittedNow.has(key)) this.#lastValid.delete(key);
+    return { objects, invalid, invalidObjects };
+  }
+
+  #admitOne(key: string, file: string, written: WrittenObject): Admitted {
+    const problems: ManifestProblem[] = [];
+    const checked = this.#validate(key, file, written, problems);
+    const effective = checked === 'invalid' ? this.#lastValid.get(key) : checked;
+    if (effective === undefined) this.#tracked.delete(key);
+    return {
+      file,
+      written: written.object,
+      source: written.source,
+      line: written.line,
+      effective: effective && this.#track(key, effective),
+      invalid: checked === 'invalid',
+      problems,
+    };
   }
 
   #validate(

@@ -1,0 +1,197 @@
+/**
+ * Route changes at scale (issue 45): a gateway process with R HTTPRoutes (default 10,000: 1,000 hostnames x 10
+ * PathPrefixes, the routes-10k layout, from the file source) under steady load (autocannon in a child process on
+ * one of the routes), then one route edited every --interval-ms (a request header naming a new generation,
+ * written to its route file as an editor would) for --seconds. Read from the gateway's own /metrics: the serving
+ * thread's event-loop delay (prom-client's nodejs_eventloop_lag_*, monitorEventLoopDelay at 10 ms resolution,
+ * reset at every scrape; reported as the delay beyond the 10 ms) over a quiet phase and over the churn, and the tables applied. The load reports the
+ * requests' p99 in both phases.
+ *
+ * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js: `node scripts/build.mjs`
+ * first), `baseline` (--baseline, a build of main before this work), `no-thread` (current with
+ * --no-translation-thread). --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
+ * bench/profile/summarize-cpuprofile.ts).
+ *
+ *   flock /tmp/bench.lock timeout 600 node --import tsx bench/route-churn.ts \
+ *     [--routes 10000] [--interval-ms 200] [--seconds 20] [--quiet-seconds 8] [--connections 50] \
+ *     [--configs current,baseline,no-thread] [--baseline /work/baseline/dist/main.js] [--cpu-prof DIR]
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { loadFromChild, startTinyBackend } from './harness/churn-support.ts';
+import {
+  type GatewayManifestOptions,
+  gatewayManifests,
+  LISTENER_PORT,
+  ROUTES_PER_FILE,
+  routeDocuments,
+} from './harness/gateway-manifests.ts';
+import { freePort } from './harness/ports.ts';
+import { spawnPinned, waitForHttp } from './harness/processes.ts';
+
+const { values } = parseArgs({
+  options: {
+    routes: { type: 'string', default: '10000' },
+    'interval-ms': { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '20' },
+    'quiet-seconds': { type: 'string', default: '8' },
+    connections: { type: 'string', default: '50' },
+    configs: { type: 'string', default: 'current,baseline,no-thread' },
+    baseline: { type: 'string', default: '/work/baseline/dist/main.js' },
+    current: { type: 'string', default: join(import.meta.dirname, '..', 'dist', 'main.js') },
+    'cpu-prof': { type: 'string' },
+  },
+});
+const ROUTES = Number(values.routes);
+const INTERVAL_MS = Number(values['interval-ms']);
+const SECONDS = Number(values.seconds);
+const QUIET_SECONDS = Number(values['quiet-seconds']);
+const CONNECTIONS = Number(values.connections);
+const CPU_PROF = values['cpu-prof'];
+
+interface Row {
+  readonly key: string;
+  readonly name: string;
+  readonly program: string;
+  readonly args: readonly string[];
+}
+const ROWS: Record<string, Row> = {
+  current: { key: 'current', name: 'current', program: values.current, args: [] },
+  baseline: { key: 'baseline', name: 'baseline', program: values.baseline, args: [] },
+  'no-thread': {
+    key: 'no-thread',
+    name: 'current --no-translation-thread',
+    program: values.current,
+    args: ['--no-translation-thread'],
+  },
+};
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+/** Prometheus text to `name{labels}` -> value (the few series read here). */
+async function scrape(adminPort: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    const space = line.lastIndexOf(' ');
+    out.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return out;
+}
+
+/** monitorEventLoopDelay records the time between its 10 ms timer's runs: the delay is what is beyond 10 ms. */
+const RESOLUTION_MS = 10;
+const loopDelay = (m: Map<string, number>) => {
+  const ms = (name: string) =>
+    round(Math.max(0, (m.get(`nodejs_eventloop_lag_${name}_seconds`) ?? Number.NaN) * 1000 - RESOLUTION_MS));
+  return { p50Ms: ms('p50'), p99Ms: ms('p99'), maxMs: ms('max') };
+};
+
+const tablesApplied = (m: Map<string, number>) =>
+  [...m]
+    .filter(([k]) => k.startsWith('clusterset_gateway_data_plane_updates_total'))
+    .reduce((n, [, v]) => n + v, 0);
+
+async function measure(row: Row, backendPort: number) {
+  const manifests: GatewayManifestOptions = {
+    routes: { kind: 'grid', hosts: Math.ceil(ROUTES / 10), pathsPerHost: 10 },
+    backend: { kind: 'service', endpoint: { address: '127.0.0.1', port: backendPort } },
+  };
+  const dir = await mkdtemp(join(tmpdir(), 'route-churn-'));
+  for (const [name, text] of Object.entries(gatewayManifests(manifests)))
+    await writeFile(join(dir, name), text);
+  const routes = routeDocuments(manifests);
+  const servedPort = await freePort();
+  const adminPort = await freePort();
+  const started = performance.now();
+  const gateway = spawnPinned(
+    'gateway',
+    process.execPath,
+    [
+      ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(CPU_PROF, row.key)] : []),
+      '--max-semi-space-size=8',
+      row.program,
+      '--manifests',
+      dir,
+      '--listener-port-offset',
+      String(servedPort - LISTENER_PORT),
+      '--admin-port',
+      String(adminPort),
+      '--log-level',
+      'warn',
+      '--drain-timeout-ms',
+      '1000',
+      '--max-manifest-objects',
+      String(ROUTES * 2 + 100),
+      ...row.args,
+    ],
+    { cpus: '', scratchDir: dir },
+  );
+  try {
+    const ready = await waitForHttp(`http://127.0.0.1:${adminPort}/readyz`, gateway, 180_000);
+    if (!ready.ok) throw new Error(`${row.name}: ${ready.reason}`);
+    const startupMs = Math.round(performance.now() - started);
+    const load = (seconds: number) =>
+      loadFromChild({
+        port: servedPort,
+        seconds,
+        connections: CONNECTIONS,
+        host: 'h0.bench.test',
+        path: '/p1/item',
+      });
+    await load(2);
+    await scrape(adminPort);
+    const quiet = await load(QUIET_SECONDS);
+    const afterQuiet = await scrape(adminPort);
+
+    let generation = 0;
+    let stop = false;
+    const edits = (async () => {
+      while (!stop) {
+        const n = Math.floor(Math.random() * ROUTES);
+        routes.documents[n] = routes.edited(n, ++generation);
+        const first = Math.floor(n / ROUTES_PER_FILE) * ROUTES_PER_FILE;
+        const tmp = join(dir, `.edit-${generation}.tmp`);
+        await writeFile(tmp, routes.documents.slice(first, first + ROUTES_PER_FILE).join('---\n'));
+        await rename(tmp, join(dir, routes.fileName(n)));
+        await sleep(INTERVAL_MS);
+      }
+    })();
+    const churn = await load(SECONDS);
+    stop = true;
+    await edits;
+    const afterChurn = await scrape(adminPort);
+    return {
+      config: row.name,
+      startupMs,
+      edits: generation,
+      tablesApplied: tablesApplied(afterChurn) - tablesApplied(afterQuiet),
+      quiet: { loop: loopDelay(afterQuiet), requests: quiet },
+      churn: { loop: loopDelay(afterChurn), requests: churn },
+    };
+  } finally {
+    // The grace lets a --cpu-prof profile be written.
+    await gateway.stop(60_000);
+  }
+}
+
+const backend = await startTinyBackend();
+const results = [];
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const load0 = loadavg();
+for (const key of values.configs.split(',')) {
+  const row = ROWS[key];
+  if (row === undefined) throw new Error(`unknown config ${key} (current, baseline, no-thread)`);
+  process.stderr.write(`${row.name}: ${ROUTES} routes, an edit every ${INTERVAL_MS} ms for ${SECONDS} s\n`);
+  results.push(await measure(row, backend.port));
+  process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
+}
+backend.child.kill();
+process.stdout.write(
+  `${JSON.stringify({ routes: ROUTES, intervalMs: INTERVAL_MS, seconds: SECONDS, loadavg: { start: load0, end: loadavg() }, results }, null, 2)}\n`,
+);

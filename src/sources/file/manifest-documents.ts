@@ -1,0 +1,107 @@
+import type { Steps } from '../../ir/steps.ts';
+import type { DecodeOptions } from '../../snapshot/decode.ts';
+import { capped, type ManifestEntry, type ParsedManifest, parseManifestInSteps } from './manifest-parser.ts';
+
+/**
+ * A file's YAML documents parsed one by one and kept by their text, so that editing one route of a file of
+ * 1,000 parses one document again, not 1,000: the others are what they parsed to last time, the very same
+ * objects (the object store then admits them without validating them again, and the translation thread is not
+ * sent them). Documents are split at `---` lines, which YAML never lets a scalar or a collection span, and each
+ * is parsed alone (anchors are per document); a file with directives (`%YAML`), end markers (`...`), content on
+ * a `---` line, or JSON is parsed whole. Kept documents hold no syntax tree: an object of one that is refused
+ * again (its file changed elsewhere) is named by its first line, not by field.
+ */
+export interface ParsedDocuments {
+  readonly parsed: ParsedManifest;
+  /** Each document's text to what it parsed to (lines counted from its own first line). */
+  readonly documents: ReadonlyMap<string, ParsedManifest>;
+}
+
+const WHOLE_FILE_ONLY = /^(?:%|\.\.\.|---[ \t]*[^\s])/m;
+const SEPARATOR = /^---[ \t\r]*$/;
+
+export function* parseDocumentsInSteps(
+  file: string,
+  text: string,
+  options: DecodeOptions,
+  previous: ReadonlyMap<string, ParsedManifest> | undefined,
+): Steps<ParsedDocuments> {
+  const pieces = /\.json$/i.test(file) || WHOLE_FILE_ONLY.test(text) ? undefined : splitDocuments(text);
+  if (pieces === undefined) {
+    const parsed = yield* parseManifestInSteps(file, text, options);
+    return { parsed, documents: new Map() };
+  }
+  const documents = new Map<string, ParsedManifest>();
+  const shiftedParts: ParsedManifest[] = [];
+  for (const piece of pieces) {
+    let parsed = previous?.get(piece.text) ?? documents.get(piece.text);
+    if (parsed === undefined) {
+      const fresh = yield* parseManifestInSteps(file, piece.text, options);
+      parsed = { ...fresh, entries: fresh.entries.map(withoutLocate) };
+      shiftedParts.push(shifted(fresh, piece.line - 1));
+    } else {
+      shiftedParts.push(shifted(parsed, piece.line - 1));
+    }
+    documents.set(piece.text, parsed);
+  }
+  const syntaxErrors = capped(
+    shiftedParts.flatMap((p) => p.syntaxErrors),
+    file,
+  );
+  const failed = syntaxErrors.length > 0;
+  const entries = failed ? [] : shiftedParts.flatMap((p) => p.entries);
+  return {
+    parsed: {
+      objects: entries.map((e) => e.object),
+      lines: entries.map((e) => e.line),
+      entries,
+      others: failed ? [] : shiftedParts.flatMap((p) => p.others),
+      syntaxErrors,
+      invalidObjects: capped(
+        shiftedParts.flatMap((p) => p.invalidObjects),
+        file,
+      ),
+    },
+    documents,
+  };
+}
+
+/** The text between `---` lines, each with the line (1-based) it starts at in the file. */
+function splitDocuments(text: string): { readonly text: string; readonly line: number }[] {
+  const lines = text.split('\n');
+  const pieces: { text: string; line: number }[] = [];
+  let start = 0;
+  for (let i = 0; i <= lines.length; i++) {
+    if (i < lines.length && !SEPARATOR.test(lines[i] as string)) continue;
+    // The text as written: a piece before a `---` ends with the newline the `---` line followed.
+    const piece = lines.slice(start, i).join('\n') + (i < lines.length ? '\n' : '');
+    if (piece.trim() !== '' || i > start) pieces.push({ text: piece, line: start + 1 });
+    start = i + 1;
+  }
+  return pieces;
+}
+
+function shifted(parsed: ParsedManifest, by: number): ParsedManifest {
+  if (by === 0) return parsed;
+  const line = <T extends { readonly line: number }>(p: T): T => ({ ...p, line: p.line + by });
+  const locate =
+    (at: (path: string) => number) =>
+    (path: string): number =>
+      at(path) + by;
+  return {
+    objects: parsed.objects,
+    lines: parsed.lines.map((l) => l + by),
+    entries: parsed.entries.map((e) => {
+      const moved: ManifestEntry = { ...e, line: e.line + by, duplicates: e.duplicates.map(line) };
+      return e.locate ? { ...moved, locate: locate(e.locate) } : withoutLocate(moved);
+    }),
+    others: parsed.others.map((o) => ({ ...o, line: o.line + by, locate: locate(o.locate) })),
+    syntaxErrors: parsed.syntaxErrors.map(line),
+    invalidObjects: parsed.invalidObjects.map(line),
+  };
+}
+
+function withoutLocate(entry: ManifestEntry): ManifestEntry {
+  const { locate: _, ...rest } = entry;
+  return rest;
+}

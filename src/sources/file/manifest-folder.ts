@@ -1,0 +1,72 @@
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The manifests folder on disk: which files are manifests, reading one within a size limit, errors in words. */
+
+const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+/**
+ * The file's text; its size when over `maxBytes`; undefined when it is gone; `unreadable` with the reason when
+ * it cannot be read (permissions, a folder named like a manifest): that file's problem, never the process's.
+ */
+export async function readBounded(
+  path: string,
+  maxBytes: number,
+): Promise<string | number | undefined | { readonly unreadable: string }> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return { unreadable: fsReason(error) };
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size > maxBytes) return size;
+    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    // It grew between stat and read.
+    if (length > maxBytes) return length;
+    return buffer.subarray(0, length).toString('utf8');
+  } catch (error) {
+    return { unreadable: fsReason(error) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A file system error in words, without a stack: `permission denied (EACCES)`. */
+export function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = {
+    ENOENT: 'no such file or folder',
+    ENOTDIR: 'not a folder',
+    EISDIR: 'is a folder',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    ELOOP: 'too many symbolic links',
+  };
+  if (code !== undefined) return `${words[code] ?? 'error'} (${code})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The manifest files at the top of `dir` (as `kubectl apply -f DIR`), by name. */
+export async function listManifestFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (!MANIFEST_FILE.test(entry.name) || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isFile()) files.push(path);
+    else if (entry.isSymbolicLink()) {
+      const target = await stat(path).catch(() => undefined);
+      if (target?.isFile()) files.push(path);
+    }
+  }
+  return files.sort();
+}
