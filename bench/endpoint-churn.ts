@@ -168,7 +168,7 @@ const backend = await startTinyBackend();
 const cli = parseCli(['--address', '127.0.0.1', '--no-health-checks'], {});
 const logger = pino({ level: 'silent' });
 const registry = new Registry();
-const dataPlane = startDataPlane(cli, undefined, logger, registry);
+const dataPlane = startDataPlane(cli, logger, registry);
 
 /** New address -> when its slice change happened; resolved when the data plane has it. */
 const pending = new Map<string, number>();

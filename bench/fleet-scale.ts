@@ -172,7 +172,7 @@ await writeFile(join(dir, 'gateway.yaml'), manifests());
 const cli = parseCli(['--manifests', dir, '--address', '127.0.0.1', '--no-health-checks'], {});
 const logger = pino({ level: 'silent' });
 const registry = new Registry();
-const dataPlane = startDataPlane(cli, undefined, logger, registry);
+const dataPlane = startDataPlane(cli, logger, registry);
 
 let lastTable: RouteTable | undefined;
 let applied = 0;

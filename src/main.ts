@@ -64,9 +64,16 @@ async function main(argv: readonly string[]): Promise<void> {
 
   await checkSourceConfig(cli);
   const eastWestPort = cli.eastWestPort ?? (cli.source.kind === 'demo' ? DEMO_EAST_WEST_PORT : undefined);
+  // Without workers this process serves; the tracing packages load only then (and only when tracing is on).
+  const startOwnDataPlane = async () => {
+    const startTracing = await loadTracing(cli);
+    return startDataPlane(cli, logger, registry, {
+      ...(eastWestPort === undefined ? {} : { eastWestPort }),
+      ...(startTracing === undefined ? {} : { startTracing }),
+    });
+  };
   const workerPool = cli.workers > 1 ? await startWorkerPool(cli.workers, eastWestPort, logger) : undefined;
-  const dataPlane =
-    workerPool ?? startDataPlane(cli, eastWestPort, logger, registry, undefined, await loadTracing(cli));
+  const dataPlane = workerPool ?? (await startOwnDataPlane());
   const setup = await openSource(cli, eastWestPort, logger, registry, {
     balancers: async () => (workerPool ? workerPool.balancers() : dataPlane.describeBalancers()),
     settled: () => reconciler.settled(),

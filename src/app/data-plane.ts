@@ -59,18 +59,32 @@ export interface WorkerDataPlane extends DataPlane {
   recordProbe(result: ProbeResult): void;
 }
 
+/** What a data plane is started with besides the flags: all optional, for a single process as `npm start` runs it. */
+export interface DataPlaneOptions {
+  /** The east-west listener's port (--east-west-port), when it serves east-west. */
+  readonly eastWestPort?: number;
+  /** Its part in active health checks (a worker's; default: it probes). */
+  readonly role?: HealthCheckRole;
+  readonly startTracing?: StartTracing;
+  /** A worker's: the session key its primary generated for all its workers (used without --session-key-file). */
+  readonly sharedSessionSecret?: Buffer;
+  /** A worker's: the TLS ticket key secret its primary generated for all its workers. */
+  readonly sharedTicketSecret?: Buffer;
+}
+
 export function startDataPlane(
   cli: CliOptions,
-  eastWestPort: number | undefined,
   logger: Logger,
   registry: Registry,
-  role: HealthCheckRole = { probes: true },
-  startTracing?: StartTracing,
-  /** A worker's: the session key its primary generated for all its workers (used without --session-key-file). */
-  sharedSessionSecret?: Buffer,
-  /** A worker's: the TLS ticket key secret its primary generated for all its workers. */
-  sharedTicketSecret?: Buffer,
+  options: DataPlaneOptions = {},
 ): WorkerDataPlane {
+  const {
+    eastWestPort,
+    role = { probes: true },
+    startTracing,
+    sharedSessionSecret,
+    sharedTicketSecret,
+  } = options;
   const tracing =
     startTracing !== undefined && cli.tracing !== undefined
       ? startTracing(cli.tracing, registry, logger.child({ component: 'tracing' }))

@@ -227,12 +227,9 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
   delete process.env[SESSION_SECRET_ENV];
   const sharedTicketSecret = process.env[TICKET_SECRET_ENV];
   delete process.env[TICKET_SECRET_ENV];
-  const dataPlane = startDataPlane(
-    cli,
-    eastWestPort,
-    logger,
-    registry,
-    {
+  const dataPlane = startDataPlane(cli, logger, registry, {
+    ...(eastWestPort === undefined ? {} : { eastWestPort }),
+    role: {
       probes,
       ...(probes
         ? {
@@ -241,10 +238,15 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
           }
         : {}),
     },
-    startTracing,
-    sharedSessionSecret === undefined ? undefined : Buffer.from(sharedSessionSecret, 'base64'),
-    sharedTicketSecret === undefined ? undefined : Buffer.from(sharedTicketSecret, 'base64'),
-  );
+    ...(startTracing === undefined ? {} : { startTracing }),
+    ...(sharedSessionSecret === undefined
+      ? {}
+      : { sharedSessionSecret: Buffer.from(sharedSessionSecret, 'base64') }),
+    ...(sharedTicketSecret === undefined
+      ? {}
+      : { sharedTicketSecret: Buffer.from(sharedTicketSecret, 'base64') }),
+  });
+
   dataPlane.watchListeners(() =>
     process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),
   );

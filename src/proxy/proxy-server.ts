@@ -272,11 +272,13 @@ export class ProxyServer {
         ...(this.#tracer ? { tracer: this.#tracer } : {}),
       },
       compiledPort,
-      this.#accessLog,
-      this.#limits,
-      this.#leanHttp1,
-      this.#leanHttp2,
-      this.#secureContexts.ticketKeys,
+      {
+        accessLog: this.#accessLog,
+        limits: this.#limits,
+        leanHttp1: this.#leanHttp1,
+        leanHttp2: this.#leanHttp2,
+        ticketKeys: this.#secureContexts.ticketKeys,
+      },
     );
     const socket = {
       kind: 'http' as const,

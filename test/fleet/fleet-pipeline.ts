@@ -35,7 +35,9 @@ export async function startFleetGateway(options: {
   const cli = parseCli(['--manifests', dir, '--address', '127.0.0.1', ...(options.args ?? [])], {});
   const logger = pino({ level: 'silent' });
   const registry = new Registry();
-  const dataPlane = startDataPlane(cli, options.eastWestPort, logger, registry);
+  const dataPlane = startDataPlane(cli, logger, registry, {
+    ...(options.eastWestPort === undefined ? {} : { eastWestPort: options.eastWestPort }),
+  });
   const source = new FleetSource({
     primary: new FileSource({ dir, logger, registry, debounceMs: 20 }),
     members: options.members,

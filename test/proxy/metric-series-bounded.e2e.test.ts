@@ -51,7 +51,7 @@ describe('metric series follow the configuration', () => {
       {},
     );
     registry = new Registry();
-    dataPlane = startDataPlane(cli, undefined, pino({ level: 'silent' }), registry);
+    dataPlane = startDataPlane(cli, pino({ level: 'silent' }), registry);
   });
 
   afterAll(async () => {

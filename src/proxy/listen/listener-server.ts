@@ -11,6 +11,17 @@ import { ListenerCore } from './listener-core.ts';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './request-guard.ts';
 import { serveUpgrade } from './upgrade-tunnel.ts';
 
+export interface ListenerServerOptions {
+  readonly accessLog?: AccessLog | undefined;
+  readonly limits?: ListenerLimits;
+  /** HTTP/1.1 on the lean path (`--no-lean-http1` turns it off). */
+  readonly leanHttp1?: boolean;
+  /** HTTP/2 streams on the lean path (`--no-lean-http2` turns it off). */
+  readonly leanHttp2?: boolean;
+  /** The process's session ticket keys (tls-ticket-keys.ts), for this server's default context. */
+  readonly ticketKeys?: Buffer | undefined;
+}
+
 /**
  * The server for one Gateway listener port. It reads its compiled port through a mutable slot, so a new
  * routing table is a reference swap: open keep-alive connections, HTTP/2 sessions and requests in flight are
@@ -27,15 +38,14 @@ export class ListenerServer {
   /** The process's session ticket keys (tls-ticket-keys.ts), also in this server's default context. */
   #ticketKeys: Buffer | undefined;
 
-  constructor(
-    services: ExchangeServices,
-    compiled: CompiledPort,
-    accessLog?: AccessLog,
-    limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
-    leanHttp1 = false,
-    leanHttp2 = false,
-    ticketKeys?: Buffer,
-  ) {
+  constructor(services: ExchangeServices, compiled: CompiledPort, options: ListenerServerOptions = {}) {
+    const {
+      accessLog,
+      limits = DEFAULT_LISTENER_LIMITS,
+      leanHttp1 = false,
+      leanHttp2 = false,
+      ticketKeys,
+    } = options;
     this.gatewayPort = compiled.port;
     this.protocol = compiled.protocol;
     this.#compiled = compiled;
