@@ -139,9 +139,17 @@ export function startDataPlane(
       cli.limits.tlsTicketKeyRotationMs,
     ),
     ...(tracing ? { tracer: tracing.tracer } : {}),
-    tls: { helloTimeoutMs: cli.tlsClientHelloTimeoutMs, limits: { maxBytes: cli.tlsClientHelloMaxBytes } },
+    tls: {
+      helloTimeoutMs: cli.tlsClientHelloTimeoutMs,
+      limits: { maxBytes: cli.tlsClientHelloMaxBytes },
+      readBufferBytes: cli.layer4ReadBufferBytes,
+    },
     layer4: {
-      tcp: { idleTimeoutMs: cli.tcpIdleTimeoutMs, connectTimeoutMs: cli.tcpConnectTimeoutMs },
+      tcp: {
+        idleTimeoutMs: cli.tcpIdleTimeoutMs,
+        connectTimeoutMs: cli.tcpConnectTimeoutMs,
+        readBufferBytes: cli.layer4ReadBufferBytes,
+      },
       udp: { idleTimeoutMs: cli.udpFlowIdleTimeoutMs, maxFlows: cli.udpMaxFlows },
     },
     drainTimeoutMs: cli.limits.drainTimeoutMs,

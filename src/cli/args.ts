@@ -90,6 +90,7 @@ export interface CliOptions {
   readonly tlsClientHelloMaxBytes: number;
   readonly tcpIdleTimeoutMs: number;
   readonly tcpConnectTimeoutMs: number;
+  readonly layer4ReadBufferBytes: number;
   readonly udpFlowIdleTimeoutMs: number;
   readonly udpMaxFlows: number;
   readonly workers: number;
@@ -283,6 +284,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     tlsClientHelloMaxBytes: int('tls-client-hello-max-bytes', '16384', 512, 1_048_576),
     tcpIdleTimeoutMs: int('tcp-idle-timeout-ms', '3600000', 1, 86_400_000),
     tcpConnectTimeoutMs: int('tcp-connect-timeout-ms', '5000', 1, 600_000),
+    layer4ReadBufferBytes: int('layer4-read-buffer-bytes', '65536', 1024, 4_194_304),
     udpFlowIdleTimeoutMs: int('udp-flow-idle-timeout-ms', '60000', 100, 86_400_000),
     udpMaxFlows: int('udp-max-flows', '4096', 1, 1_000_000),
     workers: workerCount(str('workers')),

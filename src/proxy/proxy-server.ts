@@ -8,7 +8,7 @@ import { REJECTED_REQUESTS } from '../metrics/request-metrics.ts';
 import { BadInputReporter } from '../net/bad-input.ts';
 import { TlsTicketKeys } from '../net/tls-ticket-keys.ts';
 import type { RequestTracer } from '../trace/request-tracer.ts';
-import { backendPoolKeys } from './compile/compile-backends.ts';
+import { backendPoolKeys, movedPoolKeys } from './compile/compile-backends.ts';
 import { type CompiledPort, type CompiledTable, compileRouteTableInSteps } from './compile/compile-table.ts';
 import { ProxyMetrics } from './compile/proxy-metrics.ts';
 import type { RetryBudgetConfig, RetryBudgetState } from './compile/retry-budget.ts';
@@ -334,8 +334,7 @@ export class ProxyServer {
       const backend = table.backends.get(cluster.id);
       if (backend === undefined) continue;
       // Only keys whose count moved touch the shared map: a change of one endpoint of 50,000 is one key.
-      const moved = countKeys(backendPoolKeys(cluster));
-      for (const key of backendPoolKeys(backend.cluster)) moved.set(key, (moved.get(key) ?? 0) - 1);
+      const moved = movedPoolKeys(backend.cluster, cluster);
       for (const [key, delta] of moved) {
         if (delta === 0) continue;
         const n = (users.get(key) ?? 0) + delta;
@@ -389,9 +388,3 @@ export class ProxyServer {
 
 const bindingKey = (portKey: string): string => `http ${portKey}`;
 const httpKey = (bindingKey: string): string => bindingKey.slice('http '.length);
-
-function countKeys(keys: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return counts;
-}

@@ -86,6 +86,12 @@ describe('parseCli', () => {
     );
   });
 
+  it("sizes the layer-4 relays' upstream read buffer: 64 KiB unless --layer4-read-buffer-bytes says otherwise", () => {
+    expect(parseCli([], {}).layer4ReadBufferBytes).toBe(65_536);
+    expect(parseCli(['--layer4-read-buffer-bytes', '16384'], {}).layer4ReadBufferBytes).toBe(16_384);
+    expect(() => parseCli(['--layer4-read-buffer-bytes', '100'], {})).toThrow(/--layer4-read-buffer-bytes/);
+  });
+
   it('rejects bad values with a message naming the flag', () => {
     expect(() => parseCli(['--admin-port', 'x'], {})).toThrow(/--admin-port must be an integer/);
     expect(() => parseCli(['--manifests', 'a', '--kubernetes'], {})).toThrow(/choose one source/);

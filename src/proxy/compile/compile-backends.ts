@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
-import { poolKey } from './pool-key.ts';
+import { poolKey, tlsIdentity } from './pool-key.ts';
 import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
 import { RetryBudget, type RetryBudgetConfig } from './retry-budget.ts';
 
@@ -99,4 +99,39 @@ function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBac
       return s;
     },
   };
+}
+
+/**
+ * How many more (or fewer) times each pool key is named after `before` is replaced by `after`. Endpoints that
+ * are the same objects in both (every one a change did not touch: mcs keeps them) name the same pool when the
+ * protocol and TLS identity are the same, and are not looked at further.
+ */
+export function movedPoolKeys(before: BackendCluster, after: BackendCluster): Map<string, number> {
+  const moved = new Map<string, number>();
+  const add = (key: string, delta: number): void => {
+    moved.set(key, (moved.get(key) ?? 0) + delta);
+  };
+  const sameKeys =
+    before.protocol === after.protocol &&
+    (before.tls === undefined
+      ? after.tls === undefined
+      : after.tls !== undefined && tlsIdentity(before.tls) === tlsIdentity(after.tls));
+  if (!sameKeys) {
+    for (const key of backendPoolKeys(after)) add(key, 1);
+    for (const key of backendPoolKeys(before)) add(key, -1);
+    return moved;
+  }
+  const kept = new Map<UpstreamEndpoint, number>();
+  for (const tier of before.tiers)
+    for (const endpoint of tier) kept.set(endpoint, (kept.get(endpoint) ?? 0) + 1);
+  for (const tier of after.tiers) {
+    for (const endpoint of tier) {
+      const count = kept.get(endpoint);
+      if (count === undefined) add(poolKey(after.protocol, endpoint, after.tls), 1);
+      else if (count === 1) kept.delete(endpoint);
+      else kept.set(endpoint, count - 1);
+    }
+  }
+  for (const [endpoint, count] of kept) add(poolKey(before.protocol, endpoint, before.tls), -count);
+  return moved;
 }

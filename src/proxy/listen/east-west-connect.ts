@@ -21,6 +21,8 @@ export interface EastWestConnectOptions {
   readonly maxConnectAttempts: number;
   /** Endpoints on another network: a CONNECT stream through their network gateway carries the bytes. */
   readonly tunnels?: TunnelConnectors;
+  /** The read buffer each upstream connection holds for its life (`--layer4-read-buffer-bytes`); default 64 KiB. */
+  readonly readBufferBytes?: number;
 }
 
 export const DEFAULT_EAST_WEST_CONNECT: EastWestConnectOptions = {

@@ -19,6 +19,8 @@ export interface TcpPortOptions {
   readonly maxConnectAttempts: number;
   /** Endpoints on another network: CONNECT streams through their network gateway carry the bytes. */
   readonly tunnels?: TunnelConnectors;
+  /** The read buffer each upstream connection holds for its life (`--layer4-read-buffer-bytes`); default 64 KiB. */
+  readonly readBufferBytes?: number;
 }
 
 export const DEFAULT_TCP_PORT_OPTIONS: TcpPortOptions = {

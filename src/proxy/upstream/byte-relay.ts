@@ -19,7 +19,11 @@ export interface RelayOptions {
   readonly closed: (bytes: RelayedBytes) => void;
 }
 
-/** Node's own read size: one read syscall per 64 KiB as before, now into memory that is reused. */
+/**
+ * Node's own read size: one read syscall per 64 KiB as before, now into memory that is reused. Each relayed
+ * upstream connection holds its buffer for its life (`--layer4-read-buffer-bytes`): 16 KiB cost 1.4x the CPU
+ * per byte of 64 KiB in tls-passthrough-64k (bench/README.md).
+ */
 export const OWN_READ_BUFFER_BYTES = 64 * 1024;
 
 /** Where a socket opened by `connectReadingOwnBuffer` hands what it read; the relay sets it. */
@@ -36,8 +40,11 @@ const OWN_READS = new WeakMap<Duplex, OwnReads>();
  * buffers' external memory, and page faults on the fresh memory). The socket starts paused: nothing is read
  * before `relay()` takes it, so no byte is read with nowhere to go.
  */
-export function connectReadingOwnBuffer(options: TcpNetConnectOpts): Socket {
-  const buffer = Buffer.allocUnsafeSlow(OWN_READ_BUFFER_BYTES);
+export function connectReadingOwnBuffer(
+  options: TcpNetConnectOpts,
+  bufferBytes = OWN_READ_BUFFER_BYTES,
+): Socket {
+  const buffer = Buffer.allocUnsafeSlow(bufferBytes);
   const reads: OwnReads = {
     // Unreachable while the socket is paused; were it not, the bytes would have nowhere to go.
     deliver: () => socket.destroy(new Error('read before the relay started')),
@@ -47,7 +54,7 @@ export function connectReadingOwnBuffer(options: TcpNetConnectOpts): Socket {
     onread: {
       buffer,
       callback: (length) => {
-        reads.deliver(buffer.subarray(0, length));
+        reads.deliver(length === bufferBytes ? buffer : buffer.subarray(0, length));
         return true;
       },
     },

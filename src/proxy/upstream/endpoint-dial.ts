@@ -27,6 +27,8 @@ export const NO_TUNNELS: TunnelConnectors = {
 
 export interface DialOptions {
   readonly connectTimeoutMs: number;
+  /** The read buffer a TCP upstream holds for its life (`--layer4-read-buffer-bytes`); default 64 KiB. */
+  readonly readBufferBytes?: number;
   readonly tunnels?: TunnelConnectors;
 }
 
@@ -63,12 +65,10 @@ export function dialEndpoint(
       else settle(null, stream);
     });
   } else {
-    const socket = connectReadingOwnBuffer({
-      host: endpoint.address,
-      port: endpoint.port,
-      allowHalfOpen: true,
-      noDelay: true,
-    });
+    const socket = connectReadingOwnBuffer(
+      { host: endpoint.address, port: endpoint.port, allowHalfOpen: true, noDelay: true },
+      options.readBufferBytes,
+    );
     opened = socket;
     const onError = (err: Error): void => {
       socket.destroy();
