@@ -125,17 +125,27 @@ export class TimerWheel {
 
 const TICK_MS = 10;
 const SLOTS = 4096;
+/**
+ * Ticks the wheel may stand empty, with nothing armed, before its interval stops (1 s at 10 ms): one request at a time (a new connection
+ * per request, a client that waits between requests) empties it between requests, and stopping and restarting the
+ * interval each time costs more than the ticks it saves.
+ */
+const IDLE_TICKS = 100;
 
 /**
- * A wheel advanced by one unref'd interval timer that runs only while something is armed, on the real clock
- * (`performance.now()`).
+ * A wheel advanced by one unref'd interval timer that runs while something is armed (and for `idleTicks` after it
+ * empties), on the real clock (`performance.now()`).
  */
 export class DeadlineClock {
   readonly wheel: TimerWheel;
+  readonly #idleTicks: number;
   #interval: NodeJS.Timeout | undefined;
+  /** Ticks in a row the wheel was empty at with nothing armed since. */
+  #emptyTicks = 0;
 
-  constructor(tickMs = TICK_MS, slots = SLOTS) {
+  constructor(tickMs = TICK_MS, slots = SLOTS, idleTicks = IDLE_TICKS) {
     this.wheel = new TimerWheel(tickMs, slots, performance.now());
+    this.#idleTicks = idleTicks;
   }
 
   /** A coarse clock (the last tick) for stamping activity on the hot path. */
@@ -143,8 +153,14 @@ export class DeadlineClock {
     return this.wheel.coarseNowMs;
   }
 
+  /** Whether the interval timer is running. */
+  get running(): boolean {
+    return this.#interval !== undefined;
+  }
+
   arm<T>(deadline: Deadline<T>, delayMs: number): void {
     const nowMs = performance.now();
+    this.#emptyTicks = 0;
     if (this.#interval === undefined) {
       // The wheel stood still while empty: its coarse clock catches up before anyone stamps with it.
       this.wheel.advance(nowMs);
@@ -160,10 +176,14 @@ export class DeadlineClock {
 
   tick(): void {
     this.wheel.advance(performance.now());
-    if (this.wheel.size === 0 && this.#interval !== undefined) {
-      clearInterval(this.#interval);
-      this.#interval = undefined;
+    if (this.wheel.size !== 0) {
+      this.#emptyTicks = 0;
+      return;
     }
+    if (++this.#emptyTicks <= this.#idleTicks || this.#interval === undefined) return;
+    clearInterval(this.#interval);
+    this.#interval = undefined;
+    this.#emptyTicks = 0;
   }
 }
 

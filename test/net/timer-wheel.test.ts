@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { Deadline, TimerWheel } from '../../src/net/timer-wheel.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Deadline, DeadlineClock, TimerWheel } from '../../src/net/timer-wheel.ts';
 
 function recorder() {
   const fired: string[] = [];
@@ -116,5 +116,51 @@ describe('TimerWheel', () => {
     expect(wheel.coarseNowMs).toBe(0);
     wheel.advance(57);
     expect(wheel.coarseNowMs).toBe(50);
+  });
+});
+
+describe('DeadlineClock', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function fakeClock(): void {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+  }
+
+  it('fires an armed deadline on the real clock, never before it is due', () => {
+    fakeClock();
+    const clock = new DeadlineClock(10, 64, 5);
+    const fired: number[] = [];
+    clock.arm(new Deadline('a', () => fired.push(performance.now())), 25);
+    vi.advanceTimersByTime(20);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(20);
+    expect(fired).toHaveLength(1);
+    expect(fired[0]).toBeGreaterThanOrEqual(25);
+  });
+
+  it('keeps ticking while the wheel empties between requests, and stops once it stays empty', () => {
+    fakeClock();
+    const clock = new DeadlineClock(10, 64, 5);
+    expect(clock.running).toBe(false);
+    const deadline = new Deadline('request', () => {});
+    for (let request = 0; request < 10; request++) {
+      clock.arm(deadline, 1_000);
+      clock.cancel(deadline);
+      // Two empty ticks between requests: fewer than the five it may stand empty.
+      vi.advanceTimersByTime(20);
+      expect(clock.running).toBe(true);
+    }
+    // Four empty ticks since the last arm: still running; six: stopped.
+    vi.advanceTimersByTime(20);
+    expect(clock.running).toBe(true);
+    vi.advanceTimersByTime(20);
+    expect(clock.running).toBe(false);
+    // Stopped, its coarse clock catches up when the next deadline is armed.
+    vi.advanceTimersByTime(1_000);
+    clock.arm(deadline, 1_000);
+    expect(clock.running).toBe(true);
+    expect(clock.coarseNowMs).toBe(Math.floor(performance.now() / 10) * 10);
   });
 });

@@ -8,7 +8,6 @@ import { UpstreamFailure } from '../../src/proxy/upstream/attempt-outcome.ts';
 import type { Http1Handler } from '../../src/proxy/upstream/http1-request.ts';
 import { Http1ResponseParser } from '../../src/proxy/upstream/http1-response-parser.ts';
 import { Http1Upstream, type Http1UpstreamOptions } from '../../src/proxy/upstream/http1-upstream.ts';
-import { requestDeadlines } from '../../src/proxy/upstream/request-deadlines.ts';
 import { nativeHttpParser } from '../support/native-http-parser.ts';
 
 /**
@@ -184,15 +183,21 @@ describe.each(PARSERS)('http1-upstream, %s', (_name, parser) => {
     expect(backend.seen[0]!.headers.host).toBe(`127.0.0.1:${backend.port}`);
   });
 
-  it('arms no deadline for an idle kept-alive connection, so a gateway at rest does not tick', async () => {
+  it('lets the deadline of an idle kept-alive connection lapse, so a gateway at rest stops ticking', async () => {
     const backend = await echoBackend();
-    const upstream = upstreamTo(backend.port);
-    // Connections of earlier tests finish closing first.
-    await new Promise((resolve) => setImmediate(resolve));
-    const armedBefore = requestDeadlines.wheel.size;
+    const upstream = upstreamTo(backend.port, { responseTimeoutMs: 100 });
     expect((await send(upstream)).error).toBeUndefined();
-    expect(requestDeadlines.wheel.size).toBe(armedBefore);
-    expect(backend.seen).toHaveLength(1);
+    const [connection] = [...upstream.connections];
+    // Left armed for the next request, it lapses once the response timeout passes with the connection idle.
+    const deadline = performance.now() + 5_000;
+    while (connection!.deadline.armed && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(connection!.deadline.armed).toBe(false);
+    // The lapse closed nothing: the next request goes on the same connection, and is watched again.
+    const next = await send(upstream, { path: '/after-idle' });
+    expect(next.body).toBe('GET /after-idle 0');
+    expect(new Set(backend.seen.map((s) => s.remotePort)).size).toBe(1);
   });
 
   it('keeps the Host header it is given and sends headers in order, repeated ones included', async () => {

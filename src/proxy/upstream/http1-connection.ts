@@ -89,10 +89,13 @@ export class Http1Connection implements BodySink {
     requestDeadlines.cancel(this.deadline);
   }
 
-  /** Restarts the response timeout from now (connected, or resumed after the client's backpressure). */
+  /**
+   * Restarts the response timeout from now (connected, a new request, or resumed after the client's backpressure).
+   * A deadline still armed from the request before only needs the stamp: when it fires it re-arms itself from there.
+   */
   watchResponse(): void {
     this.activityMs = requestDeadlines.coarseNowMs;
-    requestDeadlines.arm(this.deadline, this.upstream.options.responseTimeoutMs);
+    if (!this.deadline.armed) requestDeadlines.arm(this.deadline, this.upstream.options.responseTimeoutMs);
   }
 
   /** Writes `request` on this (connected, free) connection. */
@@ -180,8 +183,8 @@ export class Http1Connection implements BodySink {
   /** The connection is free: it serves the next request, waits idle, or closes when it cannot be kept. */
   recycle(): void {
     this.request = undefined;
-    // Idle connections are the idle sweep's; no deadline ticks the wheel for a gateway at rest.
-    requestDeadlines.cancel(this.deadline);
+    // Idle connections are the idle sweep's. The deadline stays armed for the next request on this connection (no
+    // cancel and re-arm per request) and lapses when it fires on an idle one, so none ticks the wheel at rest.
     if (!this.pooled || this.idleLimitMs <= 0) {
       this.socket.destroy();
       return;
@@ -205,7 +208,9 @@ function onSocketDrain(this: ConnectedSocket): void {
 function onSocketConnect(this: ConnectedSocket): void {
   const connection = this[kConnection];
   connection.connected = true;
-  connection.watchResponse();
+  // The connect timeout's deadline becomes the response timeout's.
+  connection.activityMs = requestDeadlines.coarseNowMs;
+  requestDeadlines.arm(connection.deadline, connection.upstream.options.responseTimeoutMs);
   const request = connection.request;
   if (request !== undefined && !request.done) connection.start(request);
   else connection.recycle();
@@ -285,12 +290,12 @@ function onConnectionDeadline(connection: Http1Connection): void {
     );
     return;
   }
-  if (connection.paused) return;
+  // Paused: resuming arms it again. Idle: the next request does.
+  if (connection.paused || request === undefined) return;
   // The stamp is up to one tick old: counting from the tick after it never times out early.
   const leftMs =
     connection.activityMs + requestDeadlines.wheel.tickMs + options.responseTimeoutMs - performance.now();
   if (leftMs > 0) requestDeadlines.arm(connection.deadline, leftMs);
-  else if (request === undefined) connection.socket.destroy();
   else {
     connection.fail(
       new UpstreamFailure(
