@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onNetwork, profileOf, UNROUTABLE } from '../network/network-fixture.ts';
 import { type RestartablePod, startPod, stopPod } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import {
@@ -13,7 +14,7 @@ import {
   serviceImport,
   yamlDocs,
 } from '../support/manifests.ts';
-import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
+import { makeTrustDomain } from '../support/network-certs.ts';
 
 /**
  * What operators see of multi-network (issue 41): two gateways on two networks, east sending to west's pod
@@ -21,21 +22,6 @@ import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/netwo
  * health, where it was found and the open session; west's show the peer connection on its listener.
  */
 const NS = 'demo';
-
-function profile(cluster: string, network: string, gatewayPort: number): unknown {
-  return {
-    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
-    kind: 'ClusterProfile',
-    metadata: { name: cluster, namespace: 'fleet' },
-    spec: { displayName: cluster, clusterManager: { name: 'test' } },
-    status: {
-      properties: [
-        { name: 'network.clusterset-gateway.io', value: network },
-        { name: 'network-gateways.clusterset-gateway.io', value: `127.0.0.1:${gatewayPort}` },
-      ],
-    },
-  };
-}
 
 describe('networks in /config_dump and the topology page', () => {
   let dir: string;
@@ -55,19 +41,11 @@ describe('networks in /config_dump and the topology page', () => {
       endpoints: { addresses: string[] }[];
     };
     const unroutable = structuredClone(westSlice);
-    unroutable.endpoints[0]!.addresses = ['192.0.2.10'];
+    unroutable.endpoints[0]!.addresses = [UNROUTABLE];
     [east, west] = await Promise.all([
       startGateway({
         startTimeoutMs: 60_000,
-        args: [
-          '--cluster',
-          'east',
-          '--network',
-          'net-east',
-          '--network-gateway-port',
-          String(ports.eastNet),
-          ...networkTlsArgs(identityFiles(dir, 'east')),
-        ],
+        args: [...onNetwork(dir, 'east', 'net-east'), '--network-gateway-port', String(ports.eastNet)],
         manifests: {
           'mc.yaml': yamlDocs(
             gatewayClass(),
@@ -84,26 +62,18 @@ describe('networks in /config_dump and the topology page', () => {
               ],
             }),
             unroutable,
-            profile('west', 'net-west', ports.westNet),
+            profileOf('west', 'net-west', ports.westNet),
           ),
         },
       }),
       startGateway({
         startTimeoutMs: 60_000,
-        args: [
-          '--cluster',
-          'west',
-          '--network',
-          'net-west',
-          '--network-gateway-port',
-          String(ports.westNet),
-          ...networkTlsArgs(identityFiles(dir, 'west')),
-        ],
+        args: [...onNetwork(dir, 'west', 'net-west'), '--network-gateway-port', String(ports.westNet)],
         manifests: {
           'mc.yaml': yamlDocs(
             serviceImport('web', NS),
             westSlice,
-            profile('east', 'net-east', ports.eastNet),
+            profileOf('east', 'net-east', ports.eastNet),
           ),
         },
       }),

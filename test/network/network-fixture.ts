@@ -72,6 +72,11 @@ export function sliceOf(
   };
 }
 
+/** The flags that make a gateway cluster `cluster` on `network`, with its identity from the trust domain in `dir`. */
+export function onNetwork(dir: string, cluster: string, network: string): string[] {
+  return ['--cluster', cluster, '--network', network, ...networkTlsArgs(identityFiles(dir, cluster))];
+}
+
 export function profileOf(cluster: string, network: string, gatewayPort: number): unknown {
   return {
     apiVersion: 'multicluster.x-k8s.io/v1alpha1',
@@ -132,13 +137,9 @@ export async function startNetworkPair(options: {
   const [east, west] = await Promise.all([
     startGateway({
       args: [
-        '--cluster',
-        'east',
-        '--network',
-        'net-east',
+        ...onNetwork(dir, 'east', 'net-east'),
         '--east-west-port',
         String(eastWestPort),
-        ...networkTlsArgs(identityFiles(dir, 'east')),
         ...common,
         ...(options.eastArgs ?? []),
       ],
@@ -153,13 +154,9 @@ export async function startNetworkPair(options: {
     }),
     startGateway({
       args: [
-        '--cluster',
-        'west',
-        '--network',
-        'net-west',
+        ...onNetwork(dir, 'west', 'net-west'),
         '--network-gateway-port',
         String(westNetworkPort),
-        ...networkTlsArgs(identityFiles(dir, 'west')),
         ...common,
       ],
       manifests: { 'west.yaml': yamlDocs(gatewayClass(), ...options.west) },

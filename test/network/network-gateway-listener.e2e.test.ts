@@ -13,6 +13,7 @@ import {
   networkTlsArgs,
   signedCertificate,
 } from '../support/network-certs.ts';
+import { onNetwork } from './network-fixture.ts';
 import { counterValue, httpThrough, openPeer, openStream, type PeerTls, wentAway } from './peer-client.ts';
 
 /**
@@ -55,13 +56,9 @@ describe('network gateway listener', () => {
     port = await freePort();
     gw = await startGateway({
       args: [
-        '--cluster',
-        'west',
-        '--network',
-        'net-west',
+        ...onNetwork(dir, 'west', 'net-west'),
         '--network-gateway-port',
         String(port),
-        ...networkTlsArgs(identityFiles(dir, 'west')),
         '--network-allowed-clusters',
         'east,south',
         '--network-max-streams',

@@ -14,7 +14,7 @@ import {
   yamlDocs,
 } from '../support/manifests.ts';
 import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
-import { profileOf, UNROUTABLE } from './network-fixture.ts';
+import { onNetwork, profileOf, UNROUTABLE } from './network-fixture.ts';
 import { counterValue } from './peer-client.ts';
 
 /**
@@ -122,13 +122,9 @@ describe('a network gateway address that is this gateway itself', () => {
     ports.net = await freePort();
     east = await startGateway({
       args: [
-        '--cluster',
-        'east',
-        '--network',
-        'net-east',
+        ...onNetwork(dir, 'east', 'net-east'),
         '--network-gateway-port',
         String(ports.net),
-        ...networkTlsArgs(identityFiles(dir, 'east')),
         '--health-check-interval-ms',
         '500',
         '--avoidance-ms',

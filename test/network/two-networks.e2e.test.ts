@@ -13,7 +13,8 @@ import {
   serviceImport,
   yamlDocs,
 } from '../support/manifests.ts';
-import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
+import { makeTrustDomain } from '../support/network-certs.ts';
+import { onNetwork, profileOf, UNROUTABLE } from './network-fixture.ts';
 import { counterValue } from './peer-client.ts';
 
 /**
@@ -24,7 +25,6 @@ import { counterValue } from './peer-client.ts';
  * west gateway fails over to east within the same request, and south is never reached.
  */
 const NS = 'demo';
-const UNROUTABLE = '192.0.2.10';
 
 interface Pod extends RestartablePod {
   readonly cluster: string;
@@ -54,21 +54,6 @@ function podSlice(pod: Pod, reachable: boolean): unknown {
   };
   if (!reachable) slice.endpoints[0]!.addresses = [UNROUTABLE];
   return slice;
-}
-
-function profile(cluster: string, network: string, gatewayPort: number): unknown {
-  return {
-    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
-    kind: 'ClusterProfile',
-    metadata: { name: cluster, namespace: 'fleet' },
-    spec: { displayName: cluster, clusterManager: { name: 'test' } },
-    status: {
-      properties: [
-        { name: 'network.clusterset-gateway.io', value: network },
-        { name: 'network-gateways.clusterset-gateway.io', value: `127.0.0.1:${gatewayPort}` },
-      ],
-    },
-  };
 }
 
 const farFirst = {
@@ -136,15 +121,11 @@ describe('two gateways on two networks', () => {
     [east, west] = await Promise.all([
       startGateway({
         args: [
-          '--cluster',
-          'east',
-          '--network',
-          'net-east',
+          ...onNetwork(dir, 'east', 'net-east'),
           '--east-west-port',
           String(ports.eastWest),
           '--network-gateway-port',
           String(ports.eastNet),
-          ...networkTlsArgs(identityFiles(dir, 'east')),
           ...common,
         ],
         manifests: {
@@ -154,20 +135,16 @@ describe('two gateways on two networks', () => {
             podSlice(pods.east, true),
             podSlice(pods.south, true),
             podSlice(pods.west, false),
-            profile('west', 'net-west', ports.westNet),
-            profile('south', 'net-east', 1),
+            profileOf('west', 'net-west', ports.westNet),
+            profileOf('south', 'net-east', 1),
           ),
         },
       }),
       startGateway({
         args: [
-          '--cluster',
-          'west',
-          '--network',
-          'net-west',
+          ...onNetwork(dir, 'west', 'net-west'),
           '--network-gateway-port',
           String(ports.westNet),
-          ...networkTlsArgs(identityFiles(dir, 'west')),
           ...common,
         ],
         manifests: {
@@ -175,7 +152,7 @@ describe('two gateways on two networks', () => {
             ...route('edge', ports.westHttp),
             podSlice(pods.west, true),
             podSlice(pods.east, false),
-            profile('east', 'net-east', ports.eastNet),
+            profileOf('east', 'net-east', ports.eastNet),
           ),
         },
       }),

@@ -16,6 +16,7 @@ import { endpoint, entry, simpleTable, startProxy, type TestProxy, to } from '..
 import { freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { importedSlice, serviceImport, yamlDocs } from '../support/manifests.ts';
 import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
+import { onNetwork } from './network-fixture.ts';
 
 /**
  * An upgrade to a cluster on another network goes through that network's gateway as requests do: east's
@@ -56,15 +57,7 @@ describe('upgrades across networks', () => {
     pod = await startEchoUpgrade();
     const westNet = await freePort();
     west = await startGateway({
-      args: [
-        '--cluster',
-        'west',
-        '--network',
-        'net-west',
-        '--network-gateway-port',
-        String(westNet),
-        ...networkTlsArgs(identityFiles(dir, 'west')),
-      ],
+      args: [...onNetwork(dir, 'west', 'net-west'), '--network-gateway-port', String(westNet)],
       manifests: {
         'mc.yaml': yamlDocs(
           serviceImport('web', 'demo'),
