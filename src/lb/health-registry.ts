@@ -1,10 +1,18 @@
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptResult } from './balancer.ts';
+import { changedWindow, unchanged } from './changed-window.ts';
 import { reevaluate } from './endpoint-health.ts';
 import { createEndpointState, type EndpointState, type HealthSignal } from './endpoint-state.ts';
 import type { BalancerOptions } from './options.ts';
 import { ejectionDurationMs, mayEject, nextEjectionCount, recordResult } from './outlier-detector.ts';
 import { type LatencySeed, observeFailure, observeLatency, observeTypical } from './peak-ewma.ts';
+
+interface SyncedTiers {
+  readonly tiers: readonly (readonly UpstreamEndpoint[])[];
+  readonly shaped: readonly (readonly EndpointState[])[];
+  /** No key twice: then a key outside every changed window is in no window (#syncChanged relies on it). */
+  readonly uniqueKeys: boolean;
+}
 
 /** Which kind of active health check produced a result; a TCP probe proves only that connections work. */
 export type ProbeKind = 'tcp' | 'http';
@@ -34,6 +42,8 @@ export class HealthRegistry {
   #nextDueMs = Number.POSITIVE_INFINITY;
   #version = 0;
   #syncs = 0;
+  /** The endpoint set synced last and its states, to find what the next one changed. */
+  #last: SyncedTiers | undefined;
 
   constructor(backend: string, options: BalancerOptions) {
     this.backend = backend;
@@ -56,9 +66,29 @@ export class HealthRegistry {
 
   /**
    * Adopts a new endpoint set: keeps the state of keys still present, creates the new, forgets the removed.
-   * Returns the states in the same shape as `tiers`.
+   * Returns the states in the same shape as `tiers`. Against the set synced last, only the window of each tier
+   * where the endpoint objects differ is looked up (changed-window.ts): a change of one endpoint among 50,000
+   * costs pointer compares and one lookup, not 50,000.
    */
-  sync(tiers: readonly (readonly UpstreamEndpoint[])[]): EndpointState[][] {
+  sync(tiers: readonly (readonly UpstreamEndpoint[])[]): (readonly EndpointState[])[] {
+    const last = this.#last;
+    const shaped =
+      last !== undefined && last.uniqueKeys ? this.#syncChanged(last, tiers) : this.#syncAll(tiers);
+    let total = 0;
+    for (const tier of tiers) total += tier.length;
+    this.#last = { tiers, shaped, uniqueKeys: this.#states.size === total };
+    for (const state of this.#timed) {
+      if (this.#states.get(state.key) !== state) {
+        this.#timed.delete(state);
+        if (state.ejectedUntilMs !== undefined) this.#ejected--;
+      }
+    }
+    this.#recomputeNextDue();
+    this.#version++;
+    return shaped;
+  }
+
+  #syncAll(tiers: readonly (readonly UpstreamEndpoint[])[]): EndpointState[][] {
     const now = this.#options.clock.now();
     // In place: a change of one endpoint among 50,000 must not build a map of 50,000 again.
     const states = this.#states;
@@ -66,13 +96,7 @@ export class HealthRegistry {
     let distinct = 0;
     const shaped = tiers.map((tier) =>
       tier.map((endpoint) => {
-        let state = states.get(endpoint.key);
-        if (state === undefined) {
-          state = createEndpointState(endpoint, this.#options.peakEwma.defaultRttMs, now);
-          states.set(endpoint.key, state);
-        } else {
-          state.endpoint = endpoint;
-        }
+        const state = this.#adopt(endpoint, now);
         if (state.syncedIn !== sync) {
           state.syncedIn = sync;
           distinct++;
@@ -83,15 +107,58 @@ export class HealthRegistry {
     if (states.size > distinct) {
       for (const [key, state] of states) if (state.syncedIn !== sync) states.delete(key);
     }
-    for (const state of this.#timed) {
-      if (states.get(state.key) !== state) {
-        this.#timed.delete(state);
-        if (state.ejectedUntilMs !== undefined) this.#ejected--;
-      }
-    }
-    this.#recomputeNextDue();
-    this.#version++;
     return shaped;
+  }
+
+  /**
+   * The tiers synced last had unique keys, so a key outside every changed window is the same object in the same
+   * tier before and after, and a state in a window before is gone unless a window after names its key.
+   */
+  #syncChanged(
+    last: SyncedTiers,
+    tiers: readonly (readonly UpstreamEndpoint[])[],
+  ): (readonly EndpointState[])[] {
+    const now = this.#options.clock.now();
+    const sync = ++this.#syncs;
+    const left: EndpointState[] = [];
+    const shaped: (readonly EndpointState[])[] = [];
+    const count = Math.max(tiers.length, last.tiers.length);
+    for (let t = 0; t < count; t++) {
+      const before = last.tiers[t] ?? [];
+      const beforeStates = last.shaped[t] ?? [];
+      const after = tiers[t];
+      const window = changedWindow(before, after ?? []);
+      for (let i = window.start; i < window.beforeEnd; i++) left.push(beforeStates[i]!);
+      if (after === undefined) continue;
+      if (unchanged(window)) {
+        shaped.push(beforeStates);
+        continue;
+      }
+      const states = beforeStates.slice(0, window.start);
+      for (let i = window.start; i < window.afterEnd; i++) {
+        const state = this.#adopt(after[i]!, now);
+        state.syncedIn = sync;
+        states.push(state);
+      }
+      for (let i = window.beforeEnd; i < before.length; i++) states.push(beforeStates[i]!);
+      shaped.push(states);
+    }
+    for (const state of left) {
+      if (state.syncedIn !== sync && this.#states.get(state.key) === state) this.#states.delete(state.key);
+    }
+    return shaped;
+  }
+
+  /** The state of `endpoint`'s key, created when new; it now stands for this endpoint object. */
+  #adopt(endpoint: UpstreamEndpoint, now: number): EndpointState {
+    let state = this.#states.get(endpoint.key);
+    if (state === undefined) {
+      state = createEndpointState(endpoint, this.#options.peakEwma.defaultRttMs, now);
+      this.#states.set(endpoint.key, state);
+    } else {
+      state.endpoint = endpoint;
+    }
+    return state;
   }
 
   /** The state to charge an attempt to; a stray endpoint (from a table already replaced) gets a detached one. */

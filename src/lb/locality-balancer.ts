@@ -272,7 +272,7 @@ export class LocalityBalancer implements Balancer {
     };
   }
 
-  #buildTier(endpoints: readonly UpstreamEndpoint[], states: EndpointState[]): Tier {
+  #buildTier(endpoints: readonly UpstreamEndpoint[], states: readonly EndpointState[]): Tier {
     const n = endpoints.length;
     const weights = new Float64Array(n);
     const all = new Int32Array(n);
