@@ -72,8 +72,7 @@ export class HealthRegistry {
    */
   sync(tiers: readonly (readonly UpstreamEndpoint[])[]): (readonly EndpointState[])[] {
     const last = this.#last;
-    const shaped =
-      last !== undefined && last.uniqueKeys ? this.#syncChanged(last, tiers) : this.#syncAll(tiers);
+    const shaped = last?.uniqueKeys ? this.#syncChanged(last, tiers) : this.#syncAll(tiers);
     let total = 0;
     for (const tier of tiers) total += tier.length;
     this.#last = { tiers, shaped, uniqueKeys: this.#states.size === total };
