@@ -1,6 +1,6 @@
+import { changedWindow, unchanged } from '../ir/changed-window.ts';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { AttemptResult } from './balancer.ts';
-import { changedWindow, unchanged } from './changed-window.ts';
 import { reevaluate } from './endpoint-health.ts';
 import { createEndpointState, type EndpointState, type HealthSignal } from './endpoint-state.ts';
 import type { BalancerOptions } from './options.ts';

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
+import { type ChangedWindow, changedWindow } from '../../ir/changed-window.ts';
 import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
-import { type ChangedWindow, changedWindow } from '../../lb/changed-window.ts';
 import { poolKey, tlsIdentity } from './pool-key.ts';
 import type { ProxyMetrics, UpstreamSeries } from './proxy-metrics.ts';
 import { RetryBudget, type RetryBudgetConfig } from './retry-budget.ts';
