@@ -27,3 +27,29 @@ export function changedWindow<T>(before: readonly T[], after: readonly T[]): Cha
 export function unchanged(window: ChangedWindow): boolean {
   return window.start === window.beforeEnd && window.start === window.afterEnd;
 }
+
+/** The changed window of each tier index present before or after (an absent tier is an empty one). */
+export function tierWindows<T>(
+  before: readonly (readonly T[])[],
+  after: readonly (readonly T[])[],
+): ChangedWindow[] {
+  const windows: ChangedWindow[] = [];
+  for (let t = 0; t < Math.max(before.length, after.length); t++)
+    windows.push(changedWindow(before[t] ?? [], after[t] ?? []));
+  return windows;
+}
+
+/**
+ * Only what changed: per tier, the endpoints of its window before and after. With keys unique within a
+ * backend (src/mcs dedupes them), whatever is keyed by endpoint key changes exactly by these.
+ */
+export function changedTiers<T>(
+  before: readonly (readonly T[])[],
+  after: readonly (readonly T[])[],
+): { readonly removed: T[][]; readonly added: T[][] } {
+  const windows = tierWindows(before, after);
+  return {
+    removed: windows.map((w, t) => (before[t] ?? []).slice(w.start, w.beforeEnd)),
+    added: windows.map((w, t) => (after[t] ?? []).slice(w.start, w.afterEnd)),
+  };
+}

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { type ChangedWindow, changedWindow } from '../../ir/changed-window.ts';
+import { tierWindows } from '../../ir/changed-window.ts';
 import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
@@ -144,15 +144,4 @@ export function movedPoolKeys(before: BackendCluster, after: BackendCluster): Ma
   });
   for (const [endpoint, count] of kept) add(poolKey(before.protocol, endpoint, before.tls), -count);
   return moved;
-}
-
-/** The changed window of each tier index present before or after (an absent tier is an empty one). */
-function tierWindows(
-  before: readonly (readonly UpstreamEndpoint[])[],
-  after: readonly (readonly UpstreamEndpoint[])[],
-): ChangedWindow[] {
-  const windows: ChangedWindow[] = [];
-  for (let t = 0; t < Math.max(before.length, after.length); t++)
-    windows.push(changedWindow(before[t] ?? [], after[t] ?? []));
-  return windows;
 }
