@@ -42,6 +42,8 @@ export class HealthRegistry {
   #nextDueMs = Number.POSITIVE_INFINITY;
   #version = 0;
   #syncs = 0;
+  /** States that were unhealthy or avoided at some point since `allUsual` last looked (a superset of those now). */
+  #marked = new Set<EndpointState>();
   /** The endpoint set synced last and its states, to find what the next one changed. */
   #last: SyncedTiers | undefined;
 
@@ -133,14 +135,14 @@ export class HealthRegistry {
         shaped.push(beforeStates);
         continue;
       }
-      const states = beforeStates.slice(0, window.start);
+      const adopted: EndpointState[] = [];
       for (let i = window.start; i < window.afterEnd; i++) {
         const state = this.#adopt(after[i]!, now);
         state.syncedIn = sync;
-        states.push(state);
+        adopted.push(state);
       }
-      for (let i = window.beforeEnd; i < before.length; i++) states.push(beforeStates[i]!);
-      shaped.push(states);
+      // Three copies of contiguous runs, not 50,000 pushes.
+      shaped.push(beforeStates.slice(0, window.start).concat(adopted, beforeStates.slice(window.beforeEnd)));
     }
     for (const state of left) {
       if (state.syncedIn !== sync && this.#states.get(state.key) === state) this.#states.delete(state.key);
@@ -158,6 +160,19 @@ export class HealthRegistry {
       state.endpoint = endpoint;
     }
     return state;
+  }
+
+  /**
+   * Whether every member is healthy and not avoided: then a balancer's candidates are all of its endpoints and
+   * it need not look at each (50,000 in a fleet's backend). O(states marked since the last call).
+   */
+  allUsual(): boolean {
+    for (const state of this.#marked) {
+      const member = this.#states.get(state.key) === state;
+      if (!member || (state.health === 'healthy' && state.avoidedUntilMs === undefined))
+        this.#marked.delete(state);
+    }
+    return this.#marked.size === 0;
   }
 
   /** The state to charge an attempt to; a stray endpoint (from a table already replaced) gets a detached one. */
@@ -304,6 +319,7 @@ export class HealthRegistry {
     state.avoidedUntilMs = nowMs + this.#options.health.avoidanceMs;
     state.avoidedAtMs = nowMs;
     state.avoidedForConnect = connect;
+    this.#marked.add(state);
     this.#timed.add(state);
     this.#nextDueMs = Math.min(this.#nextDueMs, state.avoidedUntilMs);
     this.#version++;
@@ -321,6 +337,7 @@ export class HealthRegistry {
   #changed(state: EndpointState, signal: HealthSignal, nowMs: number): void {
     const from = reevaluate(state, signal, nowMs);
     if (from === undefined) return;
+    this.#marked.add(state);
     // Back in service: start from the backend's typical latency, not the failure penalty it was last charged,
     // or the picker would keep avoiding what the health model just restored.
     if (state.health === 'healthy') this.#forgetPenalty(state);

@@ -139,15 +139,16 @@ function collectChanged(
       removed++;
     }
   }
-  const endpoints = base.endpoints.slice(0, offset);
+  const added: UpstreamEndpoint[] = [];
   for (let i = window.start; i < window.afterEnd; i++) {
     for (const endpoint of listOf(offered[i]!)) {
       if (keys.has(endpoint.key)) return undefined;
       keys.set(endpoint.key, endpoint);
-      endpoints.push(endpoint);
+      added.push(endpoint);
     }
   }
-  for (let i = offset + removed; i < base.endpoints.length; i++) endpoints.push(base.endpoints[i]!);
+  // Three copies of contiguous runs, not 50,000 pushes.
+  const endpoints = base.endpoints.slice(0, offset).concat(added, base.endpoints.slice(offset + removed));
   const next: CollectionBase = { ...base, offered, readyCount, endpoints, keys, used: false };
   return { endpoints, warnings: [], next };
 }
