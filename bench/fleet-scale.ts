@@ -5,7 +5,9 @@
  *  - start-up: members' views published to the first routing table applied, and RSS / heap after it;
  *  - one EndpointSlice change in one member (one endpoint's address) to the data plane having it: p50, p99, max
  *    over K changes, one at a time;
- *  - a burst of B changes in one tick (B members at once): how many tables it costs and how long.
+ *  - a burst of B changes in one tick (B members at once): how many tables it costs and how long;
+ *  - garbage collection during the one-at-a-time changes (count and pauses, minor and major) and the heap a
+ *    change allocates (used heap after it minus before, the median over changes no collection ran in).
  * A slice-only change takes the endpoint-only path (applyEndpoints, as main.ts wires it); `fullTables` counts
  * the full translations it needed anyway.
  * Members are in-memory views (as the membership layer publishes them): what is measured is derivation,
@@ -16,7 +18,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { getHeapStatistics } from 'node:v8';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { stringify } from 'yaml';
@@ -267,18 +271,45 @@ function changeOne(member: number): string {
 }
 
 const latencies: number[] = [];
+const allocations: number[] = [];
+const gcs = { minor: 0, major: 0, minorMs: 0, majorMs: 0, maxMajorMs: 0 };
+let collections = 0;
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    collections++;
+    const kind = (entry as unknown as { readonly detail?: { readonly kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      gcs.major++;
+      gcs.majorMs += entry.duration;
+      gcs.maxMajorMs = Math.max(gcs.maxMajorMs, entry.duration);
+    } else {
+      gcs.minor++;
+      gcs.minorMs += entry.duration;
+    }
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
 const fullBefore = fullTables;
 for (let i = 0; i < CHANGES; i++) {
   const member = (i * 7) % MEMBERS;
   const fresh = changeOne(member);
+  const collectionsBefore = collections;
+  const heapBefore = getHeapStatistics().used_heap_size;
   const t0 = performance.now();
   const seen = until(fresh, (t) => hasAddress(t, fresh));
   members.publish();
   await seen;
   latencies.push(performance.now() - t0);
   await reconciler.settled();
+  const heapAfter = getHeapStatistics().used_heap_size;
+  // Entries are delivered asynchronously: a collection during this change may show only later; a used heap
+  // that shrank says one ran all the same. Either way the change is left out of the median.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (collections === collectionsBefore && heapAfter >= heapBefore) allocations.push(heapAfter - heapBefore);
 }
+gcObserver.disconnect();
 latencies.sort((a, b) => a - b);
+allocations.sort((a, b) => a - b);
 
 // A burst: BURST members change in the same tick.
 const appliedBefore = applied;
@@ -306,6 +337,18 @@ const result = {
     maxMs: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
     // Full translations applied (0: every change took the endpoint-only path).
     fullTables: fullTables - fullBefore,
+  },
+  gcDuringChanges: {
+    minor: gcs.minor,
+    minorMs: Math.round(gcs.minorMs),
+    major: gcs.major,
+    majorMs: Math.round(gcs.majorMs),
+    maxMajorMs: Math.round(gcs.maxMajorMs * 10) / 10,
+  },
+  // Median heap allocated by one change (KiB), over the changes no collection ran in (how many: `of`).
+  allocatedPerChange: {
+    kib: Math.round(percentile(allocations, 50) / 1024),
+    of: allocations.length,
   },
   burst: { changes: Math.min(BURST, MEMBERS), tables: applied - appliedBefore, ms: Math.round(burstMs) },
   node: process.version,

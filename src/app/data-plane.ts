@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NetworkRuntime } from '../admin/network-report.ts';
 import type { CliOptions } from '../cli/args.ts';
 import { HealthChecker } from '../health-check/health-checker.ts';
+import { changedTiers } from '../ir/changed-window.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
 import { createBalancerFactory, type ProbeKind } from '../lb/index.ts';
@@ -203,7 +205,7 @@ export function startDataPlane(
         return previous ? [{ previous, next }] : [];
       });
       await proxy.applyEndpoints(backends);
-      healthChecks.replaceBackends(changes);
+      healthChecks.replaceBackends(changes.map(probedChange));
       // Series of a cluster or zone the replaced endpoint sets no longer have leave /metrics.
       proxy.metrics.retainUpstreamOf(backends);
       // A policy's series go with the last backend it selects: a walk over every backend, so only when a
@@ -228,6 +230,20 @@ export function startDataPlane(
       await tracing?.shutdown(Math.min(cli.limits.drainTimeoutMs, 5000));
     },
   };
+}
+
+/**
+ * A change as the health checker needs it: the same probe settings, so only the endpoints in the changed windows
+ * of the tiers (changed-window.ts) gain or lose probes, not all 50,000 of a fleet's backend.
+ */
+function probedChange(change: { readonly previous: BackendCluster; readonly next: BackendCluster }): {
+  readonly previous: BackendCluster;
+  readonly next: BackendCluster;
+} {
+  const { previous, next } = change;
+  if (!isDeepStrictEqual(previous.healthCheck, next.healthCheck)) return change;
+  const { removed, added } = changedTiers(previous.tiers, next.tiers);
+  return { previous: { ...previous, tiers: removed }, next: { ...next, tiers: added } };
 }
 
 /**

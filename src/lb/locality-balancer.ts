@@ -272,7 +272,7 @@ export class LocalityBalancer implements Balancer {
     };
   }
 
-  #buildTier(endpoints: readonly UpstreamEndpoint[], states: EndpointState[]): Tier {
+  #buildTier(endpoints: readonly UpstreamEndpoint[], states: readonly EndpointState[]): Tier {
     const n = endpoints.length;
     const weights = new Float64Array(n);
     const all = new Int32Array(n);
@@ -296,7 +296,17 @@ export class LocalityBalancer implements Balancer {
     this.#seenVersion = this.#health.version;
     const unavoided = this.#unavoidedCount;
     const healthyCount = this.#healthyCount;
+    // Everything healthy and nothing avoided (the usual case): every candidate is one, no state is read.
+    const usual = this.#health.allUsual();
     const health: TierHealth[] = this.#tiers.map((tier, t) => {
+      if (usual) {
+        const all = tier.all.subarray(0, tier.allCount);
+        tier.healthy.set(all);
+        tier.unavoided.set(all);
+        unavoided[t] = tier.allCount;
+        healthyCount[t] = tier.allCount;
+        return { healthy: tier.allCount, total: tier.allCount };
+      }
       let healthy = 0;
       let preferred = 0;
       let lastAnswerMs = Number.NEGATIVE_INFINITY;

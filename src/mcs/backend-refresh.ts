@@ -8,7 +8,7 @@ import {
   MCS_SERVICE_NAME_LABEL,
   SERVICE_NAME_LABEL,
 } from '../snapshot/well-known-labels.ts';
-import { resolveServiceBackend, resolveServiceImportBackend } from './backends.ts';
+import { keepCollectionBase, resolveServiceBackend, resolveServiceImportBackend } from './backends.ts';
 import type { LocalIdentity } from './cluster-identity.ts';
 import type { McsWarning } from './warnings.ts';
 
@@ -64,7 +64,17 @@ export function refreshBackends(
     const old = previous[id];
     if (old === undefined) continue;
     const resolve = old.kind === 'Service' ? resolveServiceBackend : resolveServiceImportBackend;
-    const resolution = resolve(snapshot, old.namespace, old.name, old.port, identity, old.transport ?? 'TCP');
+    const resolution = resolve(
+      snapshot,
+      old.namespace,
+      old.name,
+      old.port,
+      identity,
+      old.transport ?? 'TCP',
+      {
+        previous: old,
+      },
+    );
     if (!resolution.ok) return { ok: false, reason: `${id}: ${resolution.message}` };
     const next: BackendCluster = {
       ...resolution.backend,
@@ -75,6 +85,7 @@ export function refreshBackends(
       return { ok: false, reason: `${id}: more than its endpoints changed` };
     warnings.push(...(resolution.warnings ?? []));
     if (!isDeepStrictEqual(next, old)) backends.push(next);
+    else keepCollectionBase(next, old);
   }
   return { ok: true, backends, warnings };
 }

@@ -8,7 +8,7 @@ import { backendProtocol } from './app-protocol.ts';
 import { type LocalIdentity, localClusterName, regionOfSlice } from './cluster-identity.ts';
 import { clusterSelections, type ResolvedSelection } from './cluster-selection.ts';
 import { clusterSetIpSource, slicesAbsent } from './cluster-set-ip.ts';
-import { collectEndpoints, type SliceSource } from './endpoints.ts';
+import { type CollectionBase, collectEndpoints, type SliceSource } from './endpoints.ts';
 import { parseHealthCheckAnnotations } from './health-check-annotations.ts';
 import { indexNetworks, throughNetworkGateways, tunnelAuthority } from './networks.ts';
 import { buildSelectedTiers } from './selected-tiers.ts';
@@ -48,6 +48,7 @@ export function resolveServiceBackend(
   port: number,
   identity: LocalIdentity,
   transport: Transport = 'TCP',
+  refresh?: Refresh,
 ): BackendResolution {
   const service = snapshot.get('Service', namespace, name);
   if (!service) return notFound('Service', namespace, name);
@@ -82,6 +83,7 @@ export function resolveServiceBackend(
     warnOnDuplicate: false,
     annotations: service.metadata.annotations,
     warnings,
+    ...(refresh !== undefined ? { refresh } : {}),
   });
 }
 
@@ -107,6 +109,7 @@ export function resolveServiceImportBackend(
   port: number,
   identity: LocalIdentity,
   transport: Transport = 'TCP',
+  refresh?: Refresh,
 ): BackendResolution {
   const serviceImport = snapshot.get('ServiceImport', namespace, name);
   if (!serviceImport) return notFound('ServiceImport', namespace, name);
@@ -134,6 +137,7 @@ export function resolveServiceImportBackend(
     warnOnDuplicate: true,
     annotations: serviceImport.metadata.annotations,
     warnings,
+    ...(refresh !== undefined ? { refresh } : {}),
     ...(serviceImport.status?.endpointSliceObjects !== undefined
       ? { endpointSliceObjects: serviceImport.status.endpointSliceObjects }
       : {}),
@@ -207,16 +211,36 @@ interface FinishInput {
   readonly warnings: McsWarning[];
   /** A ServiceImport's `status.endpointSliceObjects`, when stated (cluster-set-ip.ts). */
   readonly endpointSliceObjects?: EndpointSliceObjects;
+  readonly refresh?: Refresh;
+}
+
+/**
+ * An endpoint-only refresh of a backend (backend-refresh.ts): its endpoints are collected from what changed
+ * since `previous`, and what the next refresh starts from is kept with the result. Translation does not keep
+ * it: only backends whose endpoints change hold one.
+ */
+export interface Refresh {
+  readonly previous: BackendCluster;
+}
+
+/** By a refreshed backend's `tiers` (carried over by every copy of the backend): its last collection. */
+const collectionBases = new WeakMap<BackendCluster['tiers'], CollectionBase>();
+
+/** A refresh resolved `resolved` equal to `kept`, which stays in the table: the next refresh starts from it. */
+export function keepCollectionBase(resolved: BackendCluster, kept: BackendCluster): void {
+  const base = collectionBases.get(resolved.tiers);
+  if (base !== undefined) collectionBases.set(kept.tiers, base);
 }
 
 function finish(input: FinishInput): BackendResolution {
   const { kind, namespace, name, port, transport, warnings } = input;
   const id = backendId(kind, namespace, name, port, transport);
-  const collected = collectEndpoints(input.sources, {
-    owner: id,
-    portName: input.portName,
-    warnOnDuplicate: input.warnOnDuplicate,
-  });
+  const previous = input.refresh && collectionBases.get(input.refresh.previous.tiers);
+  const collected = collectEndpoints(
+    input.sources,
+    { owner: id, portName: input.portName, warnOnDuplicate: input.warnOnDuplicate },
+    previous,
+  );
   warnings.push(...collected.warnings);
   const endpoints = throughNetworkGateways(
     collected.endpoints,
@@ -247,6 +271,8 @@ function finish(input: FinishInput): BackendResolution {
       message: `${kind} ${namespace}/${name}: port ${port} has no endpoints in any cluster; requests to it are answered 503 until a cluster exports ready ones`,
     });
   }
+  if (input.refresh !== undefined && collected.next !== undefined)
+    collectionBases.set(placement.tiers, collected.next);
   return {
     ok: true,
     backend: {

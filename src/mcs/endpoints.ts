@@ -1,3 +1,4 @@
+import { changedWindow } from '../ir/changed-window.ts';
 import type { UpstreamEndpoint } from '../ir/route-table.ts';
 import type { Endpoint, EndpointSlice } from '../snapshot/resources.ts';
 import type { McsWarning } from './warnings.ts';
@@ -22,6 +23,28 @@ export interface CollectOptions {
 export interface CollectedEndpoints {
   readonly endpoints: readonly UpstreamEndpoint[];
   readonly warnings: readonly McsWarning[];
+  /**
+   * What the next collection of the same backend may start from (pass it as `previous`); absent when the
+   * endpoints had duplicates (the next collection dedupes them all again).
+   */
+  readonly next?: CollectionBase;
+}
+
+/**
+ * One collection without duplicate keys, for the next to change by the slices that changed. Used once: the
+ * collection that starts from it takes over its key index.
+ */
+export interface CollectionBase {
+  readonly portName: string;
+  /** What each source offered, in source order. */
+  readonly offered: readonly SliceEndpoints[];
+  /** Ready ones, or (none ready anywhere) serving-and-terminating ones. */
+  readonly readyOnly: boolean;
+  readonly readyCount: number;
+  readonly endpoints: readonly UpstreamEndpoint[];
+  /** Every endpoint of `endpoints` by key (each key is there once). */
+  readonly keys: Map<string, UpstreamEndpoint>;
+  used: boolean;
 }
 
 /**
@@ -34,18 +57,35 @@ export interface CollectedEndpoints {
  *   marked `ready: false` (KEP-1669, as kube-proxy does); the balancer shows them as `serving-terminating`;
  * - the same address:port in several slices is one endpoint; the first slice (by name) wins.
  * Sources must be passed in a deterministic order (slice name).
+ *
+ * With `previous` (the same backend's last collection), only the sources whose offer changed are read: the
+ * result is the same as without it, and every endpoint of an unchanged slice is the same object as before.
  */
 export function collectEndpoints(
   sources: readonly SliceSource[],
   options: CollectOptions,
+  previous?: CollectionBase,
 ): CollectedEndpoints {
   const wanted = options.portName ?? '';
+  const offered = sources.map((source) => sliceEndpoints(source, wanted));
+  if (previous !== undefined && !previous.used && previous.portName === wanted) {
+    previous.used = true;
+    const changed = collectChanged(previous, offered);
+    if (changed !== undefined) return changed;
+  }
+  return collectAll(offered, wanted, options);
+}
+
+function collectAll(
+  offered: readonly SliceEndpoints[],
+  wanted: string,
+  options: CollectOptions,
+): CollectedEndpoints {
   const ready: UpstreamEndpoint[] = [];
   const servingOnly: UpstreamEndpoint[] = [];
-  for (const source of sources) {
-    const offered = sliceEndpoints(source, wanted);
-    for (const endpoint of offered.ready) ready.push(endpoint);
-    for (const endpoint of offered.servingOnly) servingOnly.push(endpoint);
+  for (const offer of offered) {
+    for (const endpoint of offer.ready) ready.push(endpoint);
+    for (const endpoint of offer.servingOnly) servingOnly.push(endpoint);
   }
   const chosen = ready.length > 0 ? ready : servingOnly;
   const warnings: McsWarning[] = [];
@@ -61,10 +101,59 @@ export function collectEndpoints(
       });
     }
   }
-  return { endpoints: [...seen.values()], warnings };
+  if (seen.size < chosen.length) return { endpoints: [...seen.values()], warnings };
+  const next: CollectionBase = {
+    portName: wanted,
+    offered,
+    readyOnly: ready.length > 0,
+    readyCount: ready.length,
+    endpoints: chosen,
+    keys: seen,
+    used: false,
+  };
+  return { endpoints: chosen, warnings, next };
 }
 
-interface SliceEndpoints {
+/**
+ * `base` changed in the window of sources whose offer is another object: its keys out, the window's keys in,
+ * the window's endpoints spliced in. Undefined (collect them all) when the change brings a duplicate or
+ * switches between ready and serving-and-terminating endpoints.
+ */
+function collectChanged(
+  base: CollectionBase,
+  offered: readonly SliceEndpoints[],
+): CollectedEndpoints | undefined {
+  const window = changedWindow(base.offered, offered);
+  const listOf = (offer: SliceEndpoints) => (base.readyOnly ? offer.ready : offer.servingOnly);
+  let readyCount = base.readyCount;
+  for (let i = window.start; i < window.beforeEnd; i++) readyCount -= base.offered[i]!.ready.length;
+  for (let i = window.start; i < window.afterEnd; i++) readyCount += offered[i]!.ready.length;
+  if (readyCount > 0 !== base.readyOnly) return undefined;
+  let offset = 0;
+  for (let i = 0; i < window.start; i++) offset += listOf(base.offered[i]!).length;
+  let removed = 0;
+  const keys = base.keys;
+  for (let i = window.start; i < window.beforeEnd; i++) {
+    for (const endpoint of listOf(base.offered[i]!)) {
+      keys.delete(endpoint.key);
+      removed++;
+    }
+  }
+  const added: UpstreamEndpoint[] = [];
+  for (let i = window.start; i < window.afterEnd; i++) {
+    for (const endpoint of listOf(offered[i]!)) {
+      if (keys.has(endpoint.key)) return undefined;
+      keys.set(endpoint.key, endpoint);
+      added.push(endpoint);
+    }
+  }
+  // Three copies of contiguous runs, not 50,000 pushes.
+  const endpoints = base.endpoints.slice(0, offset).concat(added, base.endpoints.slice(offset + removed));
+  const next: CollectionBase = { ...base, offered, readyCount, endpoints, keys, used: false };
+  return { endpoints, warnings: [], next };
+}
+
+export interface SliceEndpoints {
   readonly ready: readonly UpstreamEndpoint[];
   readonly servingOnly: readonly UpstreamEndpoint[];
 }

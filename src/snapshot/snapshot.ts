@@ -223,13 +223,15 @@ function reindex(
   label: string,
 ): ReadonlyMap<string, readonly EndpointSlice[]> {
   if (keys.size === 0) return index;
-  const gone = new Set<EndpointSlice>();
-  for (const { before } of changes) if (before) gone.add(before);
+  // By key, not identity: a change's `before` may be an equal copy of the object this index holds (a member that
+  // lists its slices again as new objects), and the slice it replaces must go all the same.
+  const gone = new Set<string>();
+  for (const { before, after } of changes) gone.add(objectKey((after ?? before) as EndpointSlice));
   const lists = new Map<string, EndpointSlice[]>();
   for (const key of keys)
     lists.set(
       key,
-      (index.get(key) ?? []).filter((slice) => !gone.has(slice)),
+      (index.get(key) ?? []).filter((slice) => !gone.has(objectKey(slice))),
     );
   for (const { after } of changes) {
     const value = after?.metadata.labels?.[label];

@@ -56,6 +56,8 @@ export async function startFleetGateway(options: {
     logger,
     registry,
     apply: (result) => dataPlane.apply(result.table),
+    // As main.ts: a change of EndpointSlices alone replaces only the endpoint sets of the backends they feed.
+    applyEndpoints: (backends, table) => dataPlane.applyEndpoints(backends, table),
   });
   await source.start((snapshot) => reconciler.submit(snapshot));
   await reconciler.settled();

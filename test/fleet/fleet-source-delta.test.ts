@@ -37,6 +37,28 @@ const addresses = (s: Snapshot) =>
     .sort();
 
 describe('FleetSource: a change of members’ slices alone', () => {
+  it('a slice a member removes after listing it again as a new, equal object leaves the import', async () => {
+    const members = new InMemoryFleetMembers([member('east', ['10.0.0.1', '10.0.0.2', '10.0.0.3'])]);
+    const snapshots: Snapshot[] = [];
+    const source = new FleetSource({
+      primary: new StaticSource([]),
+      members,
+      logger: pino({ level: 'silent' }),
+    });
+    await source.start((s) => snapshots.push(s));
+    // Every slice a new object, one with a new address: a delta of one slice.
+    members.publish([member('east', ['10.0.0.9', '10.0.0.2', '10.0.0.3'])]);
+    await tick();
+    expect(addresses(snapshots.at(-1) as Snapshot)).toEqual(['10.0.0.2', '10.0.0.3', '10.0.0.9']);
+    // The last slice removed: its object in the snapshot is the one listed first, not the equal copy after it.
+    members.publish([member('east', ['10.0.0.9', '10.0.0.2'])]);
+    await tick();
+    const last = snapshots.at(-1) as Snapshot;
+    expect(last.sliceDelta?.slices).toHaveLength(1);
+    expect(addresses(last)).toEqual(['10.0.0.2', '10.0.0.9']);
+    await source.stop();
+  });
+
   it('is handed over as a delta of the last snapshot; any other change is combined in full', async () => {
     const primary = new StaticSource([]);
     const east = member('east', ['10.0.0.1', '10.0.0.2']);

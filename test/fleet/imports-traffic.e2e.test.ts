@@ -47,6 +47,11 @@ function member(cluster: string, podNames: readonly string[], createdAt: string,
 }
 
 let gw: FleetGateway;
+
+async function updates(kind: 'full' | 'endpoints'): Promise<number> {
+  const metric = await gw.registry.getSingleMetric('clusterset_gateway_data_plane_updates_total')?.get();
+  return metric?.values.find((v) => v.labels.kind === kind)?.value ?? 0;
+}
 let members: InMemoryFleetMembers;
 let gatewayPort: number;
 let eastWestPort: number;
@@ -122,6 +127,41 @@ describe('fleet mode: derived ServiceImports in the data plane', () => {
         new Set(['web-east-a', 'web-east-c', 'web-west-a']),
       ),
     );
+  });
+
+  it('slice changes one after another move traffic as endpoint deltas, with no full translation', async () => {
+    const full = await updates('full');
+    const endpointOnly = await updates('endpoints');
+    const east = (podNames: readonly string[]) =>
+      members.publish([
+        member('east-1', podNames, '2026-01-01T00:00:00Z'),
+        ...members.views.filter((m) => m.name !== 'east-1'),
+      ]);
+    east(['web-east-a', 'web-east-b']);
+    await eventually(async () =>
+      expect(await podsAnswering(gatewayPort, 'shop.example')).toEqual(
+        new Set(['web-east-a', 'web-east-b', 'web-west-a']),
+      ),
+    );
+    east(['web-east-a', 'web-east-b', 'web-east-c']);
+    await eventually(async () =>
+      expect(await podsAnswering(gatewayPort, 'shop.example')).toEqual(
+        new Set(['web-east-a', 'web-east-b', 'web-east-c', 'web-west-a']),
+      ),
+    );
+    east(['web-east-a', 'web-east-c']);
+    await eventually(async () =>
+      expect(await podsAnswering(eastWestPort, HOST)).toEqual(
+        new Set(['web-east-a', 'web-east-c', 'web-west-a']),
+      ),
+    );
+    // The balancer holds exactly the endpoints of the last change.
+    const balancer = gw.dataPlane.describeBalancers()[`ServiceImport/${NS}/web:80`];
+    expect(new Set(balancer?.endpoints.map((e) => e.key))).toEqual(
+      new Set(['web-east-a', 'web-east-c', 'web-west-a'].map((p) => `127.0.0.1:${podNamed(p).server?.port}`)),
+    );
+    expect(await updates('full')).toBe(full);
+    expect(await updates('endpoints')).toBeGreaterThanOrEqual(endpointOnly + 3);
   });
 
   it('a stale member keeps serving its last endpoints; /config_dump’s fleet section says why', async () => {

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { tierWindows } from '../../ir/changed-window.ts';
 import type { BackendCluster, BackendProtocol, UpstreamEndpoint } from '../../ir/route-table.ts';
 import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { Balancer, BalancerFactory } from '../../lb/balancer.ts';
@@ -104,7 +105,7 @@ function compileBackend(cluster: BackendCluster, deps: BackendDeps): CompiledBac
 /**
  * How many more (or fewer) times each pool key is named after `before` is replaced by `after`. Endpoints that
  * are the same objects in both (every one a change did not touch: mcs keeps them) name the same pool when the
- * protocol and TLS identity are the same, and are not looked at further.
+ * protocol and TLS identity are the same, and are not looked at further: O(changed) plus pointer compares.
  */
 export function movedPoolKeys(before: BackendCluster, after: BackendCluster): Map<string, number> {
   const moved = new Map<string, number>();
@@ -121,17 +122,26 @@ export function movedPoolKeys(before: BackendCluster, after: BackendCluster): Ma
     for (const key of backendPoolKeys(before)) add(key, -1);
     return moved;
   }
+  // Per tier, only the window where the endpoint objects differ: the rest name the same pools.
+  const windows = tierWindows(before.tiers, after.tiers);
   const kept = new Map<UpstreamEndpoint, number>();
-  for (const tier of before.tiers)
-    for (const endpoint of tier) kept.set(endpoint, (kept.get(endpoint) ?? 0) + 1);
-  for (const tier of after.tiers) {
-    for (const endpoint of tier) {
+  windows.forEach((window, t) => {
+    const tier = before.tiers[t] ?? [];
+    for (let i = window.start; i < window.beforeEnd; i++) {
+      const endpoint = tier[i]!;
+      kept.set(endpoint, (kept.get(endpoint) ?? 0) + 1);
+    }
+  });
+  windows.forEach((window, t) => {
+    const tier = after.tiers[t] ?? [];
+    for (let i = window.start; i < window.afterEnd; i++) {
+      const endpoint = tier[i]!;
       const count = kept.get(endpoint);
       if (count === undefined) add(poolKey(after.protocol, endpoint, after.tls), 1);
       else if (count === 1) kept.delete(endpoint);
       else kept.set(endpoint, count - 1);
     }
-  }
+  });
   for (const [endpoint, count] of kept) add(poolKey(before.protocol, endpoint, before.tls), -count);
   return moved;
 }
