@@ -6,6 +6,11 @@ import type { LeanBodyRequest, LeanRequest } from './lean-http1-request.ts';
 export interface LeanConnectionSide {
   /** The whole response is written; `keepAlive`: the connection may serve another request. */
   responseDone(keepAlive: boolean): void;
+  /**
+   * The response is complete but for `latin1`, its last bytes: the connection writes them at the end of the event
+   * loop's poll phase (or sooner, before anything else happens on it), then carries on as after responseDone.
+   */
+  responseHeld(latin1: string, keepAlive: boolean): void;
 }
 
 /** RFC 9110 §5.6.2 token, as Node checks header names in writeHead. */
@@ -187,8 +192,14 @@ export class LeanResponse {
     this.#finished = true;
     if (!this.#socket.writable) return this;
     if (this.#chunked && this.#hasBody) this.#send('0\r\n\r\n');
-    // The whole answer leaves now (most often in one write): the connection may end or answer the next request.
-    this.#flushPending();
+    const pending = this.#pending;
+    if (pending !== '') {
+      // The rest of the answer (most often all of it) is held as one write for the end of the poll phase; the
+      // connection writes it, then ends or answers the next request.
+      this.#pending = '';
+      this.#connection.responseHeld(pending, !this.#last);
+      return this;
+    }
     this.#connection.responseDone(!this.#last);
     return this;
   }
