@@ -42,7 +42,8 @@ const COALESCE_BYTES = 4096;
  * The response to a LeanRequest: the members of ServerResponse that the request path uses, writing the head
  * and body straight to the socket. The bytes are the ones Node's ServerResponse writes for the same calls
  * (status line, the headers as given, then Date, Connection, Keep-Alive and chunked framing when the caller
- * did not set them), so a client cannot tell the two paths apart. Writes of one tick leave in one writev.
+ * did not set them), so a client cannot tell the two paths apart. Small writes of one event leave as one write;
+ * the last one of an answer is held by the connection to the end of the event loop's poll phase (end-of-poll.ts).
  */
 export class LeanResponse {
   readonly req: LeanRequest | LeanBodyRequest;
