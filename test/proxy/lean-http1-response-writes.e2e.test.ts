@@ -99,4 +99,22 @@ describe('lean HTTP/1.1 answers: small writes leave together, every byte as the 
     expect(a.raw.match(/HTTP\/1\.1 200 OK\r\n/g)).toHaveLength(4);
     expect(comparable(a.raw)).toBe(comparable(b.raw));
   });
+
+  // Answers are held to the end of the event loop's poll phase and written together (src/net/end-of-poll.ts): many
+  // connections answered in one phase must each get their own answers, whole and in order.
+  it('answers many connections at once, each its pipelined requests whole and in order', async () => {
+    const requests = Array.from({ length: 24 }, (_, i) =>
+      [`/fixed/${i}`, `/fixed/${4096 - i}`, `/chunks/${i + 1},7`, `/fixed/${i * 3}`]
+        .map((path) => `GET ${path} HTTP/1.1\r\n${h}\r\n`)
+        .join(''),
+    );
+    const [leanAnswers, nodeAnswers] = await Promise.all([
+      Promise.all(requests.map((bytes) => rawExchange(lean.port(), bytes, { idleMs: 1500 }))),
+      Promise.all(requests.map((bytes) => rawExchange(node.port(), bytes, { idleMs: 1500 }))),
+    ]);
+    for (let i = 0; i < requests.length; i++) {
+      expect(leanAnswers[i]!.raw.match(/HTTP\/1\.1 200 OK\r\n/g)).toHaveLength(4);
+      expect(comparable(leanAnswers[i]!.raw)).toBe(comparable(nodeAnswers[i]!.raw));
+    }
+  });
 });

@@ -6,6 +6,11 @@ import type { LeanBodyRequest, LeanRequest } from './lean-http1-request.ts';
 export interface LeanConnectionSide {
   /** The whole response is written; `keepAlive`: the connection may serve another request. */
   responseDone(keepAlive: boolean): void;
+  /**
+   * The response is complete but for `latin1`, its last bytes: the connection writes them at the end of the event
+   * loop's poll phase (or sooner, before anything else happens on it), then carries on as after responseDone.
+   */
+  responseHeld(latin1: string, keepAlive: boolean): void;
 }
 
 /** RFC 9110 §5.6.2 token, as Node checks header names in writeHead. */
@@ -37,7 +42,8 @@ const COALESCE_BYTES = 4096;
  * The response to a LeanRequest: the members of ServerResponse that the request path uses, writing the head
  * and body straight to the socket. The bytes are the ones Node's ServerResponse writes for the same calls
  * (status line, the headers as given, then Date, Connection, Keep-Alive and chunked framing when the caller
- * did not set them), so a client cannot tell the two paths apart. Writes of one tick leave in one writev.
+ * did not set them), so a client cannot tell the two paths apart. Small writes of one event leave as one write;
+ * the last one of an answer is held by the connection to the end of the event loop's poll phase (end-of-poll.ts).
  */
 export class LeanResponse {
   readonly req: LeanRequest | LeanBodyRequest;
@@ -187,8 +193,14 @@ export class LeanResponse {
     this.#finished = true;
     if (!this.#socket.writable) return this;
     if (this.#chunked && this.#hasBody) this.#send('0\r\n\r\n');
-    // The whole answer leaves now (most often in one write): the connection may end or answer the next request.
-    this.#flushPending();
+    const pending = this.#pending;
+    if (pending !== '') {
+      // The rest of the answer (most often all of it) is held as one write for the end of the poll phase; the
+      // connection writes it, then ends or answers the next request.
+      this.#pending = '';
+      this.#connection.responseHeld(pending, !this.#last);
+      return this;
+    }
     this.#connection.responseDone(!this.#last);
     return this;
   }

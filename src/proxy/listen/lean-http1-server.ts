@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { flushAtEndOfPoll, type HeldWrite } from '../../net/end-of-poll.ts';
 import { readRequestHead } from './http1-request-head.ts';
 import { LeanBodyRequest, LeanRequest } from './lean-http1-request.ts';
 import { type LeanConnectionSide, LeanResponse } from './lean-http1-response.ts';
@@ -90,7 +91,7 @@ export class LeanHttp1Connections {
   }
 }
 
-class LeanConnection implements LeanConnectionSide {
+class LeanConnection implements LeanConnectionSide, HeldWrite {
   readonly socket: Socket;
   readonly #owner: LeanHttp1Connections;
   /** Bytes read and not yet served, from `#offset`. */
@@ -101,6 +102,9 @@ class LeanConnection implements LeanConnectionSide {
   #ended = false;
   #gone = false;
   #idleSinceMs = performance.now();
+  /** The last bytes of the answer in flight, held for the end of the poll phase (responseHeld), latin1. */
+  #held: string | undefined = undefined;
+  #heldKeepAlive = false;
   /** The request body being read (undefined once the answer is out: the rest is then discarded). */
   #body: LeanBodyRequest | undefined;
   /** Body bytes of the current request still to come from the client. */
@@ -241,7 +245,24 @@ class LeanConnection implements LeanConnectionSide {
     this.#drive();
   }
 
+  responseHeld(latin1: string, keepAlive: boolean): void {
+    this.#held = latin1;
+    this.#heldKeepAlive = keepAlive;
+    flushAtEndOfPoll(this);
+  }
+
+  /** Writes the held end of the answer, then ends the connection or serves the next request (responseDone). */
+  flushHeld(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    if (this.socket.writable) this.socket.write(held, 'latin1');
+    this.responseDone(this.#heldKeepAlive);
+  }
+
   #clientEnded(): void {
+    // An answer complete but held goes out first, as it would have had it been written at once.
+    this.flushHeld();
     this.#ended = true;
     this.#abortBody();
     if (this.#gone) return;

@@ -1,4 +1,5 @@
 import { connect as connectTcp, type Socket } from 'node:net';
+import { flushAtEndOfPoll, type HeldWrite } from '../../net/end-of-poll.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import { UpstreamFailure } from './attempt-outcome.ts';
 import { type BodySink, directBodyOf } from './direct-body.ts';
@@ -32,7 +33,7 @@ export interface ConnectionOwner {
 const kConnection = Symbol('http1Connection');
 
 /** One socket and its parser, serving one request at a time. */
-export class Http1Connection implements BodySink {
+export class Http1Connection implements BodySink, HeldWrite {
   readonly upstream: ConnectionOwner;
   readonly socket: Socket;
   readonly parser: NativeParser;
@@ -61,6 +62,8 @@ export class Http1Connection implements BodySink {
    */
   readonly deadline = new Deadline<Http1Connection>(this, onConnectionDeadline);
   activityMs = 0;
+  /** A request head without a body, written at the end of the event loop's poll phase (end-of-poll.ts). */
+  heldHead: string | undefined = undefined;
 
   constructor(upstream: ConnectionOwner, request: Http1Request, pooled: boolean) {
     this.upstream = upstream;
@@ -114,7 +117,8 @@ export class Http1Connection implements BodySink {
     // Latin1: Node's server decoded the client's header and path bytes as latin1 (values may carry obs-text, 0x80-0xff),
     // so they go on as the same bytes; UTF-8 would turn each such byte into two. It is also the cheaper encoding.
     if (body === null) {
-      socket.write(request.head, 'latin1');
+      this.heldHead = request.head;
+      flushAtEndOfPoll(this);
       return;
     }
     // The head waits, corked, for the body's first chunk (already buffered for most uploads) to leave with it in one
@@ -132,6 +136,14 @@ export class Http1Connection implements BodySink {
     }
     streamBody(body, this);
     process.nextTick(uncork, socket);
+  }
+
+  /** Writes the held request head, unless the request failed first (its socket is destroyed then). */
+  flushHeld(): void {
+    const head = this.heldHead;
+    if (head === undefined) return;
+    this.heldHead = undefined;
+    if (!this.socket.destroyed) this.socket.write(head, 'latin1');
   }
 
   writeBody(chunk: Buffer): boolean {
