@@ -40,6 +40,43 @@ export async function readBounded(
   }
 }
 
+/**
+ * What stat says of a file, enough to tell that it was not written since: an edit changes its ctime (which no
+ * one can set) and usually its size and mtime; a file replaced by rename has another inode.
+ */
+export interface FileStamp {
+  readonly size: number;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+  readonly ino: bigint;
+  readonly dev: bigint;
+}
+
+/**
+ * The file's stamp (through symbolic links); 'gone' when it no longer exists; undefined when stat fails otherwise
+ * (the read that follows says why). A write after this stat within the same timestamp tick leaves the stamp as it
+ * was: the file source reads a file a watch event named whatever its stamp, and the event of that write comes
+ * after it.
+ */
+export async function fileStamp(path: string): Promise<FileStamp | 'gone' | undefined> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return { size: Number(s.size), mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs, ino: s.ino, dev: s.dev };
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : undefined;
+  }
+}
+
+export function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return (
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs &&
+    a.ino === b.ino &&
+    a.dev === b.dev
+  );
+}
+
 /** A file system error in words, without a stack: `permission denied (EACCES)`. */
 export function fsReason(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
