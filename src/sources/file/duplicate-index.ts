@@ -1,3 +1,4 @@
+import { runAllSteps, type Steps } from '../../ir/steps.ts';
 import type { ManifestEntry, ManifestProblem } from './manifest-parser.ts';
 
 /**
@@ -16,6 +17,11 @@ export class DuplicateIndex {
    * was given last time is unchanged. Returns the files whose kept entries or problems may have changed.
    */
   update(changes: ReadonlyMap<string, readonly ManifestEntry[] | undefined>): Set<string> {
+    return runAllSteps(this.updateInSteps(changes));
+  }
+
+  /** update() as steps (ir/steps.ts): a pause is possible after each entry. */
+  *updateInSteps(changes: ReadonlyMap<string, readonly ManifestEntry[] | undefined>): Steps<Set<string>> {
     const affected = new Set<string>();
     const touched = new Set<string>();
     for (const [file, entries] of changes) {
@@ -23,6 +29,7 @@ export class DuplicateIndex {
       if (old?.entries === entries) continue;
       touched.add(file);
       for (const name of old?.names ?? []) {
+        yield;
         const writers = this.#writers.get(name)?.filter((w) => w.file !== file) ?? [];
         if (writers.length > 0) this.#writers.set(name, writers);
         else this.#writers.delete(name);
@@ -33,7 +40,8 @@ export class DuplicateIndex {
         continue;
       }
       const names = entries.map(nameOf);
-      names.forEach((name, index) => {
+      for (const [index, name] of names.entries()) {
+        yield;
         const writer = { file, index, line: (entries[index] as ManifestEntry).line };
         const writers = this.#writers.get(name);
         if (writers === undefined) this.#writers.set(name, [writer]);
@@ -42,7 +50,7 @@ export class DuplicateIndex {
           writers.sort(byPlace);
         }
         affected.add(name);
-      });
+      }
       this.#files.set(file, { entries, names, kept: entries, problems: NO_PROBLEMS });
     }
     // A name written in several files: whether the others keep their object may have changed too.
@@ -53,6 +61,7 @@ export class DuplicateIndex {
         for (const writer of writers) recheck.add(writer.file);
     }
     for (const file of recheck) {
+      yield;
       const indexed = this.#files.get(file);
       if (indexed !== undefined) this.#files.set(file, this.#checked(file, indexed));
     }

@@ -241,8 +241,11 @@ export class FileSource implements Source {
       included.set(file, state.entries);
     }
     const gone = (files: Iterable<string>) => [...files].filter((file) => !included.has(file));
-    this.#duplicates.update(
-      new Map([...included, ...gone(this.#admitted.keys()).map((file) => [file, undefined] as const)]),
+    await runInSlices(
+      this.#duplicates.updateInSteps(
+        new Map([...included, ...gone(this.#admitted.keys()).map((file) => [file, undefined] as const)]),
+      ),
+      this.#sliceMs,
     );
     const toAdmit = new Map<string, readonly WrittenObject[] | undefined>();
     for (const file of included.keys()) {

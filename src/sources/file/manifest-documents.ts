@@ -18,7 +18,6 @@ export interface ParsedDocuments {
 }
 
 const WHOLE_FILE_ONLY = /^(?:%|\.\.\.|---[ \t]*[^\s])/m;
-const SEPARATOR = /^---[ \t\r]*$/;
 
 export function* parseDocumentsInSteps(
   file: string,
@@ -34,6 +33,8 @@ export function* parseDocumentsInSteps(
   const documents = new Map<string, ParsedManifest>();
   const shiftedParts: ParsedManifest[] = [];
   for (const piece of pieces) {
+    // A pause is possible after each document, parsed or not: a file of 1,000 is long even when taken as it was.
+    yield;
     let parsed = previous?.get(piece.text) ?? documents.get(piece.text);
     if (parsed === undefined) {
       const fresh = yield* parseManifestInSteps(file, piece.text, options);
