@@ -20,16 +20,17 @@ export class DuplicateIndex {
     return runAllSteps(this.updateInSteps(changes));
   }
 
-  /** update() as steps (ir/steps.ts): a pause is possible after each entry. */
+  /** update() as steps (ir/steps.ts): a pause is possible every 64 entries. */
   *updateInSteps(changes: ReadonlyMap<string, readonly ManifestEntry[] | undefined>): Steps<Set<string>> {
     const affected = new Set<string>();
     const touched = new Set<string>();
+    let walked = 0;
     for (const [file, entries] of changes) {
       const old = this.#files.get(file);
       if (old?.entries === entries) continue;
       touched.add(file);
       for (const name of old?.names ?? []) {
-        yield;
+        if ((++walked & 63) === 0) yield;
         const writers = this.#writers.get(name)?.filter((w) => w.file !== file) ?? [];
         if (writers.length > 0) this.#writers.set(name, writers);
         else this.#writers.delete(name);
@@ -41,7 +42,7 @@ export class DuplicateIndex {
       }
       const names = entries.map(nameOf);
       for (const [index, name] of names.entries()) {
-        yield;
+        if ((++walked & 63) === 0) yield;
         const writer = { file, index, line: (entries[index] as ManifestEntry).line };
         const writers = this.#writers.get(name);
         if (writers === undefined) this.#writers.set(name, [writer]);
