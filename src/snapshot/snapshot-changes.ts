@@ -1,3 +1,4 @@
+import { OverlayMap } from './overlay-map.ts';
 import { type AnyResource, CLUSTER_SCOPED_KINDS, type ResourceKind } from './resources.ts';
 import { Snapshot } from './snapshot.ts';
 
@@ -32,6 +33,18 @@ export function snapshotChanges(before: Snapshot | undefined, after: Snapshot): 
     const old = before?.byKey(kind);
     const next = after.byKey(kind);
     if (old === next) continue;
+    const candidates = old && OverlayMap.differingKeys(old, next);
+    if (candidates !== undefined) {
+      // Both are overlays of one map (a source's later snapshot of a changed kind): only the overrides can differ.
+      for (const key of candidates) {
+        const object = next.get(key);
+        if (object === old?.get(key)) continue;
+        if (object !== undefined) set.push(object);
+        else removed.push([kind, key]);
+        if (kind !== 'EndpointSlice') slicesOnly = false;
+      }
+      continue;
+    }
     for (const [key, object] of next) {
       if (old?.get(key) === object) continue;
       set.push(object);

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { OverlayMap } from './overlay-map.ts';
 import type { EndpointSlice } from './resources.ts';
 import type { SliceChange, Snapshot, SnapshotDelta } from './snapshot.ts';
 
@@ -29,14 +30,27 @@ export function diffSnapshots(before: Snapshot, after: Snapshot): SnapshotDiff {
     const next = after.byKey(kind);
     if (old === next) continue;
     if (old.size !== next.size) return { kind: 'other' };
-    for (const [key, object] of next) {
+    // Overlays of one map (overlay-map.ts) can differ only in their overridden keys.
+    const keys = OverlayMap.differingKeys(old, next) ?? next.keys();
+    for (const key of keys) {
       const previous = old.get(key);
+      const object = next.get(key);
       if (previous !== object && !isDeepStrictEqual(previous, object)) return { kind: 'other' };
     }
   }
   const slices: SliceChange[] = [];
   const old = before.byKey('EndpointSlice');
   const next = after.byKey('EndpointSlice');
+  const candidates = OverlayMap.differingKeys(old, next);
+  if (candidates !== undefined) {
+    for (const key of candidates) {
+      const previous = old.get(key);
+      const slice = next.get(key);
+      if (previous !== slice && !isDeepStrictEqual(previous, slice))
+        slices.push({ before: previous, after: slice });
+    }
+    return { kind: 'slices', slices };
+  }
   for (const [key, slice] of next) {
     const previous = old.get(key);
     if (previous !== slice && !isDeepStrictEqual(previous, slice))
