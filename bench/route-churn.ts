@@ -5,7 +5,9 @@
  * written to its route file as an editor would) for --seconds. Read from the gateway's own /metrics: the serving
  * thread's event-loop delay (prom-client's nodejs_eventloop_lag_*, monitorEventLoopDelay at 10 ms resolution,
  * reset at every scrape; reported as the delay beyond the 10 ms) over a quiet phase and over the churn, and the tables applied. The load reports the
- * requests' p99 in both phases.
+ * requests' p99 in both phases. The load is sent at a fixed overall rate (--rate, default 2,000 requests/s, well below
+ * what the gateway serves on 2 cores) so that request latency shows stalls, not queueing at saturation; --rate 0 is
+ * the closed loop (every connection sends its next request when the last is answered).
  *
  * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js: `node scripts/build.mjs`
  * first), `baseline` (--baseline, a build of main before this work), `no-thread` (current with
@@ -13,7 +15,7 @@
  * bench/profile/summarize-cpuprofile.ts).
  *
  *   flock /tmp/bench.lock timeout 600 node --import tsx bench/route-churn.ts \
- *     [--routes 10000] [--interval-ms 200] [--seconds 20] [--quiet-seconds 8] [--connections 50] \
+ *     [--routes 10000] [--interval-ms 200] [--seconds 20] [--quiet-seconds 8] [--connections 50] [--rate 2000] \
  *     [--configs current,baseline,no-thread] [--baseline /work/baseline/dist/main.js] [--cpu-prof DIR]
  */
 import { readFileSync } from 'node:fs';
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '20' },
     'quiet-seconds': { type: 'string', default: '8' },
     connections: { type: 'string', default: '50' },
+    rate: { type: 'string', default: '2000' },
     configs: { type: 'string', default: 'current,baseline,no-thread' },
     baseline: { type: 'string', default: '/work/baseline/dist/main.js' },
     current: { type: 'string', default: join(import.meta.dirname, '..', 'dist', 'main.js') },
@@ -51,6 +54,7 @@ const INTERVAL_MS = Number(values['interval-ms']);
 const SECONDS = Number(values.seconds);
 const QUIET_SECONDS = Number(values['quiet-seconds']);
 const CONNECTIONS = Number(values.connections);
+const RATE = Number(values.rate);
 const CPU_PROF = values['cpu-prof'];
 
 interface Row {
@@ -143,6 +147,7 @@ async function measure(row: Row, backendPort: number) {
         connections: CONNECTIONS,
         host: 'h0.bench.test',
         path: '/p1/item',
+        ...(RATE > 0 ? { rate: RATE } : {}),
       });
     await load(2);
     await scrape(adminPort);
@@ -193,5 +198,5 @@ for (const key of values.configs.split(',')) {
 }
 backend.child.kill();
 process.stdout.write(
-  `${JSON.stringify({ routes: ROUTES, intervalMs: INTERVAL_MS, seconds: SECONDS, loadavg: { start: load0, end: loadavg() }, results }, null, 2)}\n`,
+  `${JSON.stringify({ routes: ROUTES, intervalMs: INTERVAL_MS, connections: CONNECTIONS, rate: RATE || 'closed loop', seconds: SECONDS, loadavg: { start: load0, end: loadavg() }, results }, null, 2)}\n`,
 );

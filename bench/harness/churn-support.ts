@@ -36,6 +36,11 @@ export async function loadFromChild(options: {
   readonly connections: number;
   readonly host: string;
   readonly path?: string;
+  /**
+   * Requests per second across all connections (autocannon's overall rate); undefined: closed loop, each
+   * connection sends its next request when the last one is answered (saturation, so latency is queueing).
+   */
+  readonly rate?: number;
 }): Promise<ChildLoadResult> {
   const child = spawn(
     process.execPath,
@@ -45,6 +50,7 @@ export async function loadFromChild(options: {
       String(options.connections),
       '-d',
       String(options.seconds),
+      ...(options.rate !== undefined ? ['-R', String(options.rate)] : []),
       '-H',
       `host=${options.host}`,
       '-j',

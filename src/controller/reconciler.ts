@@ -9,6 +9,7 @@ import { type StatusUpdate, statusKey } from '../ir/status.ts';
 import { runInSlices, type SliceClock, type Steps } from '../ir/steps.ts';
 import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
+import { sameJsonValue } from '../snapshot/json-object.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
 import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
 import { statusSummary } from './status-summary.ts';
@@ -255,7 +256,7 @@ export class Reconciler {
     for (const [key, update] of next) {
       yield;
       const previous = this.#statusByKey.get(key);
-      if (previous && isDeepStrictEqual(previous.status, update.status)) continue;
+      if (previous && sameJsonValue(previous.status, update.status)) continue;
       // The whole status of a GatewayClass alone is ~1,800 characters; a summary, and the whole at debug level.
       this.#logger.info(
         {

@@ -50,6 +50,21 @@ export class OverlayMap<K, V> implements ReadonlyMap<K, V> {
     return overrides.size > overrideLimit(base.size) ? new Map(overlay) : overlay;
   }
 
+  /**
+   * The keys whose values may differ between `a` and `b` when one is an overlay of the other's base (or both
+   * overlay the same base): the overridden keys, a few hundred at most instead of every key. Undefined when the
+   * two share nothing.
+   */
+  static differingKeys<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): Iterable<K> | undefined {
+    const baseOf = (map: ReadonlyMap<K, V>) =>
+      map instanceof OverlayMap ? (map.#base as ReadonlyMap<K, V>) : map;
+    if (baseOf(a) !== baseOf(b)) return undefined;
+    const keys = new Set<K>();
+    if (a instanceof OverlayMap) for (const key of (a as OverlayMap<K, V>).#overrides.keys()) keys.add(key);
+    if (b instanceof OverlayMap) for (const key of (b as OverlayMap<K, V>).#overrides.keys()) keys.add(key);
+    return keys;
+  }
+
   get(key: K): V | undefined {
     const own = this.#overrides.get(key);
     if (own === GONE) return undefined;

@@ -1,16 +1,12 @@
-import {
-  type AnyResource,
-  CLUSTER_SCOPED_KINDS,
-  type EndpointSlice,
-  type ResourceKind,
-} from './resources.ts';
-import { type SliceChange, Snapshot } from './snapshot.ts';
+import { OverlayMap } from './overlay-map.ts';
+import { type AnyResource, CLUSTER_SCOPED_KINDS, type ResourceKind } from './resources.ts';
+import { Snapshot } from './snapshot.ts';
 
 /**
  * What to send another thread so that its copy of the last snapshot becomes the next one: the objects added or
  * replaced and the keys removed. Sources keep an unchanged object's reference from one snapshot to the next (the
- * kube source's reflector store, Snapshot.withEndpointSlices), so a change is found by identity; a source that
- * reads every object again (the file source) sends every object again.
+ * kube source's reflector store, the file source's object store), so a change is found by identity; a snapshot
+ * made with Snapshot.withChanges or withEndpointSlices from `before` says what changed.
  */
 export interface SnapshotChanges {
   /** The receiver starts from an empty snapshot (its first, or after it was restarted). */
@@ -26,13 +22,10 @@ export interface SnapshotChanges {
 export function snapshotChanges(before: Snapshot | undefined, after: Snapshot): SnapshotChanges {
   const set: AnyResource[] = [];
   const removed: [ResourceKind, string][] = [];
-  const delta = after.sliceDelta;
+  const delta = after.delta;
   if (before !== undefined && delta?.base === before) {
-    for (const { before: was, after: now } of delta.slices) {
-      if (now) set.push(now);
-      else if (was) removed.push(['EndpointSlice', sliceKey(was)]);
-    }
-    return { reset: false, set, removed, slicesOnly: true };
+    for (const object of delta.removed) removed.push([object.kind, keyOf(object)]);
+    return { reset: false, set: [...delta.set], removed, slicesOnly: delta.slicesOnly };
   }
   let slicesOnly = before !== undefined;
   const kinds = new Set([...(before?.kinds() ?? []), ...after.kinds()]);
@@ -40,6 +33,18 @@ export function snapshotChanges(before: Snapshot | undefined, after: Snapshot): 
     const old = before?.byKey(kind);
     const next = after.byKey(kind);
     if (old === next) continue;
+    const candidates = old && OverlayMap.differingKeys(old, next);
+    if (candidates !== undefined) {
+      // Both are overlays of one map (a source's later snapshot of a changed kind): only the overrides can differ.
+      for (const key of candidates) {
+        const object = next.get(key);
+        if (object === old?.get(key)) continue;
+        if (object !== undefined) set.push(object);
+        else removed.push([kind, key]);
+        if (kind !== 'EndpointSlice') slicesOnly = false;
+      }
+      continue;
+    }
     for (const [key, object] of next) {
       if (old?.get(key) === object) continue;
       set.push(object);
@@ -56,12 +61,10 @@ export function snapshotChanges(before: Snapshot | undefined, after: Snapshot): 
 }
 
 /**
- * The receiving side: a copy of the sender's snapshot, moved on by each SnapshotChanges. A slice-only change
- * makes the next snapshot with Snapshot.withEndpointSlices (the other kinds' indexes shared), anything else
- * indexes every object again.
+ * The receiving side: a copy of the sender's snapshot, moved on by each SnapshotChanges with
+ * Snapshot.withChanges (the unchanged kinds' indexes shared, the changed ones overlaid).
  */
 export class SnapshotMirror {
-  #objects = new Map<ResourceKind, Map<string, AnyResource>>();
   #snapshot: Snapshot = Snapshot.empty;
 
   get snapshot(): Snapshot {
@@ -69,39 +72,17 @@ export class SnapshotMirror {
   }
 
   apply(changes: SnapshotChanges): Snapshot {
-    if (changes.reset) this.#objects = new Map();
-    const sliceChanges: SliceChange[] = [];
-    for (const object of changes.set) {
-      const bucket = this.#bucket(object.kind);
-      const key = keyOf(object);
-      if (object.kind === 'EndpointSlice')
-        sliceChanges.push({
-          before: bucket.get(key) as EndpointSlice | undefined,
-          after: object,
-        });
-      bucket.set(key, object);
+    if (changes.reset) {
+      this.#snapshot = new Snapshot(changes.set);
+      return this.#snapshot;
     }
+    const removed: AnyResource[] = [];
     for (const [kind, key] of changes.removed) {
-      const bucket = this.#bucket(kind);
-      const was = bucket.get(key);
-      if (was === undefined) continue;
-      if (kind === 'EndpointSlice') sliceChanges.push({ before: was as EndpointSlice, after: undefined });
-      bucket.delete(key);
+      const was = this.#snapshot.byKey(kind).get(key);
+      if (was !== undefined) removed.push(was);
     }
-    this.#snapshot =
-      changes.slicesOnly && !changes.reset
-        ? Snapshot.withEndpointSlices(this.#snapshot, sliceChanges)
-        : new Snapshot([...this.#objects.values()].flatMap((bucket) => [...bucket.values()]));
+    this.#snapshot = Snapshot.withChanges(this.#snapshot, changes.set, removed);
     return this.#snapshot;
-  }
-
-  #bucket(kind: ResourceKind): Map<string, AnyResource> {
-    let bucket = this.#objects.get(kind);
-    if (bucket === undefined) {
-      bucket = new Map();
-      this.#objects.set(kind, bucket);
-    }
-    return bucket;
   }
 }
 
@@ -112,5 +93,3 @@ function keyOf(object: AnyResource): string {
     ? object.metadata.name
     : `${ns}/${object.metadata.name}`;
 }
-
-const sliceKey = (slice: EndpointSlice): string => keyOf(slice);

@@ -26,13 +26,30 @@ export interface SliceChange {
 }
 
 /**
- * A snapshot made from `base` by changing only EndpointSlices: what changed, so no reader has to diff. The base
- * is held weakly: a chain of deltas must not keep every earlier snapshot alive.
+ * A snapshot made from `base` by changing a few objects (withChanges, withEndpointSlices): what changed, so no
+ * reader has to diff. The base is held weakly: a chain of deltas must not keep every earlier snapshot alive.
  */
-interface EndpointSliceDelta {
+interface BaseDelta {
   readonly base: WeakRef<Snapshot>;
+  /** Objects added or replaced. */
+  readonly set: readonly AnyResource[];
+  /** The base's objects that are gone (replaced ones are not listed). */
+  readonly removed: readonly AnyResource[];
   readonly slices: readonly SliceChange[];
+  /** Only EndpointSlices changed. */
+  readonly slicesOnly: boolean;
 }
+
+/** What a snapshot made with Snapshot.withChanges changed from its base. */
+export interface SnapshotDelta {
+  readonly base: Snapshot;
+  readonly set: readonly AnyResource[];
+  readonly removed: readonly AnyResource[];
+  readonly slicesOnly: boolean;
+}
+
+/** Past this many changes of one kind its sorted list is sorted again when read, not patched. */
+const MAX_SORTED_PATCHES = 64;
 
 /** `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(obj: {
@@ -51,7 +68,7 @@ export class Snapshot {
   readonly #sorted = new Map<ResourceKind, readonly AnyResource[]>();
   #slicesByService: ReadonlyMap<string, readonly EndpointSlice[]> = new Map<string, EndpointSlice[]>();
   #slicesByImport: ReadonlyMap<string, readonly EndpointSlice[]> = new Map<string, EndpointSlice[]>();
-  #delta: EndpointSliceDelta | undefined;
+  #delta: BaseDelta | undefined;
 
   constructor(objects: Iterable<AnyResource>) {
     const byKind = new Map<ResourceKind, Map<string, AnyResource>>();
@@ -125,14 +142,108 @@ export class Snapshot {
     for (const [kind, sorted] of base.#sorted) if (kind !== 'EndpointSlice') next.#sorted.set(kind, sorted);
     next.#slicesByService = reindex(base.#slicesByService, services, changes, SERVICE_NAME_LABEL);
     next.#slicesByImport = reindex(base.#slicesByImport, imports, changes, MCS_SERVICE_NAME_LABEL);
-    next.#delta = { base: new WeakRef(base), slices: changes };
+    next.#delta = {
+      base: new WeakRef(base),
+      set: changes.flatMap(({ after }) => (after ? [after] : [])),
+      removed: changes.flatMap(({ before, after }) => (before && !after ? [before] : [])),
+      slices: changes,
+      slicesOnly: true,
+    };
     return next;
+  }
+
+  /**
+   * `base` with objects added or replaced (`set`) and removed (`removed`, as the base has them, or any object of
+   * the same kind and key), without indexing the other objects again: kinds without a change share the base's
+   * maps and sorted lists, a changed kind is the base's map with an overlay (overlay-map.ts) and its sorted list
+   * patched. Unchanged objects stay the same objects; the result carries what changed (`delta`).
+   */
+  static withChanges(base: Snapshot, set: Iterable<AnyResource>, removed: Iterable<AnyResource>): Snapshot {
+    const byKindChanges = new Map<ResourceKind, { set: Map<string, AnyResource>; removed: Set<string> }>();
+    const changesOf = (kind: ResourceKind) => {
+      let changes = byKindChanges.get(kind);
+      if (changes === undefined) {
+        changes = { set: new Map(), removed: new Set() };
+        byKindChanges.set(kind, changes);
+      }
+      return changes;
+    };
+    for (const object of removed) {
+      const key = bucketKey(object);
+      if (base.#byKind.get(object.kind)?.has(key)) changesOf(object.kind).removed.add(key);
+    }
+    for (const object of set) {
+      const key = bucketKey(object);
+      const changes = changesOf(object.kind);
+      changes.removed.delete(key);
+      if (base.#byKind.get(object.kind)?.get(key) === object) changes.set.delete(key);
+      else changes.set.set(key, object);
+    }
+    const next = new Snapshot([]);
+    const byKind = new Map(base.#byKind);
+    const setNow: AnyResource[] = [];
+    const removedNow: AnyResource[] = [];
+    const slices: SliceChange[] = [];
+    let slicesOnly = true;
+    for (const [kind, changes] of byKindChanges) {
+      if (changes.set.size === 0 && changes.removed.size === 0) continue;
+      const old = base.#byKind.get(kind) ?? EMPTY;
+      for (const object of changes.set.values()) setNow.push(object);
+      for (const key of changes.removed) removedNow.push(old.get(key) as AnyResource);
+      if (kind === 'EndpointSlice') {
+        for (const [key, after] of changes.set)
+          slices.push({ before: old.get(key) as EndpointSlice | undefined, after: after as EndpointSlice });
+        for (const key of changes.removed)
+          slices.push({ before: old.get(key) as EndpointSlice, after: undefined });
+      } else slicesOnly = false;
+      const bucket = OverlayMap.with(old, changes.set, changes.removed);
+      if (bucket.size > 0) byKind.set(kind, bucket);
+      else byKind.delete(kind);
+    }
+    next.#byKind = byKind;
+    for (const [kind, sorted] of base.#sorted) {
+      const changes = byKindChanges.get(kind);
+      if (changes === undefined || (changes.set.size === 0 && changes.removed.size === 0))
+        next.#sorted.set(kind, sorted);
+      else if (changes.set.size + changes.removed.size <= MAX_SORTED_PATCHES)
+        next.#sorted.set(kind, patchedSorted(sorted, changes.set, changes.removed));
+    }
+    if (slices.length > 0) {
+      const services = new Set<string>();
+      const imports = new Set<string>();
+      for (const { before, after } of slices) {
+        for (const slice of [before, after]) {
+          if (!slice) continue;
+          const ns = slice.metadata.namespace ?? 'default';
+          const labels = slice.metadata.labels ?? {};
+          const service = labels[SERVICE_NAME_LABEL];
+          if (service) services.add(`${ns}/${service}`);
+          const imported = labels[MCS_SERVICE_NAME_LABEL];
+          if (imported) imports.add(`${ns}/${imported}`);
+        }
+      }
+      next.#slicesByService = reindex(base.#slicesByService, services, slices, SERVICE_NAME_LABEL);
+      next.#slicesByImport = reindex(base.#slicesByImport, imports, slices, MCS_SERVICE_NAME_LABEL);
+    } else {
+      next.#slicesByService = base.#slicesByService;
+      next.#slicesByImport = base.#slicesByImport;
+    }
+    next.#delta = { base: new WeakRef(base), set: setNow, removed: removedNow, slices, slicesOnly };
+    return next;
+  }
+
+  /** What this snapshot changed from its base, when a source made it with withChanges (and the base lives). */
+  get delta(): SnapshotDelta | undefined {
+    const base = this.#delta?.base.deref();
+    if (base === undefined || this.#delta === undefined) return undefined;
+    const { set, removed, slicesOnly } = this.#delta;
+    return { base, set, removed, slicesOnly };
   }
 
   /** What this snapshot changed from its base, when a source made it with withEndpointSlices (and the base lives). */
   get sliceDelta(): { readonly base: Snapshot; readonly slices: readonly SliceChange[] } | undefined {
     const base = this.#delta?.base.deref();
-    return base && this.#delta ? { base, slices: this.#delta.slices } : undefined;
+    return base && this.#delta?.slicesOnly ? { base, slices: this.#delta.slices } : undefined;
   }
 
   get<K extends ResourceKind>(
@@ -214,6 +325,43 @@ export class Snapshot {
 }
 
 const EMPTY: ReadonlyMap<string, AnyResource> = new Map();
+
+/** The key an object is filed under in its kind's map (Snapshot.byKey). */
+function bucketKey(object: AnyResource): string {
+  return CLUSTER_SCOPED_KINDS.has(object.kind) ? object.metadata.name : objectKey(object);
+}
+
+/**
+ * A kind's list sorted by key (as Snapshot.list sorts: code-unit order) with a few keys set and removed: a copy and
+ * a binary search per change instead of sorting every key again.
+ */
+function patchedSorted(
+  sorted: readonly AnyResource[],
+  set: ReadonlyMap<string, AnyResource>,
+  removed: ReadonlySet<string>,
+): readonly AnyResource[] {
+  const list = sorted.slice();
+  const find = (key: string): { at: number; found: boolean } => {
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (bucketKey(list[middle] as AnyResource) < key) low = middle + 1;
+      else high = middle;
+    }
+    return { at: low, found: low < list.length && bucketKey(list[low] as AnyResource) === key };
+  };
+  for (const key of removed) {
+    const { at, found } = find(key);
+    if (found) list.splice(at, 1);
+  }
+  for (const [key, object] of set) {
+    const { at, found } = find(key);
+    if (found) list[at] = object;
+    else list.splice(at, 0, object);
+  }
+  return list;
+}
 
 /** `index` with the lists of `keys` rebuilt: their old slices less the changed ones, plus the changed ones now. */
 function reindex(

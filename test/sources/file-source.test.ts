@@ -1,10 +1,11 @@
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/snapshot/snapshot.ts';
-import { FileSource } from '../../src/sources/file/file-source.ts';
+import { FileSource, type FileSourceOptions } from '../../src/sources/file/file-source.ts';
+import { readBounded } from '../../src/sources/file/manifest-folder.ts';
 
 const service = (name: string) =>
   `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}\n  namespace: ns\nspec:\n  ports: [{port: 80}]\n`;
@@ -21,14 +22,14 @@ describe('FileSource', () => {
     dir = await mkdtemp(join(tmpdir(), 'file-source-'));
   }
 
-  function collect(): {
+  function collect(options: Partial<FileSourceOptions> = {}): {
     snapshots: Snapshot[];
     waitFor: (pred: (s: Snapshot) => boolean) => Promise<Snapshot>;
   } {
     const snapshots: Snapshot[] = [];
     const waiters: { pred: (s: Snapshot) => boolean; resolve: (s: Snapshot) => void }[] = [];
     // No debounce: the test waits for each snapshot (an event), never for a timer on the wall clock.
-    source = new FileSource({ dir, logger: pino({ level: 'silent' }), debounceMs: 0 });
+    source = new FileSource({ dir, logger: pino({ level: 'silent' }), debounceMs: 0, ...options });
     const onSnapshot = (snapshot: Snapshot) => {
       snapshots.push(snapshot);
       for (const waiter of waiters.splice(0)) {
@@ -90,6 +91,42 @@ describe('FileSource', () => {
     expect(next.get('Service', 'ns', 'two')?.metadata.uid).toBe(
       first.get('Service', 'ns', 'two')?.metadata.uid,
     );
+  });
+
+  it('does not read a file again while its stamp is unchanged and no event names it', async () => {
+    await startSource();
+    await writeFile(join(dir, 'a.yaml'), service('one'));
+    await writeFile(join(dir, 'b.yaml'), service('two'));
+    const reads: string[] = [];
+    const { waitFor } = collect({
+      readFile: (path, max) => {
+        reads.push(basename(path));
+        return readBounded(path, max);
+      },
+    });
+    const first = await waitFor((s) => s.get('Service', 'ns', 'two') !== undefined);
+    for (const port of [81, 82, 83]) {
+      await writeFile(join(dir, '.b.tmp'), service('two').replace('port: 80', `port: ${port}`));
+      await rename(join(dir, '.b.tmp'), join(dir, 'b.yaml'));
+      await waitFor((s) => s.get('Service', 'ns', 'two')?.spec?.ports?.[0]?.port === port);
+    }
+    expect(reads.filter((file) => file === 'a.yaml')).toEqual(['a.yaml']);
+    expect(reads.filter((file) => file === 'b.yaml').length).toBeGreaterThanOrEqual(4);
+    const last = await waitFor((s) => s.get('Service', 'ns', 'two')?.spec?.ports?.[0]?.port === 83);
+    expect(last.get('Service', 'ns', 'one')).toBe(first.get('Service', 'ns', 'one'));
+  });
+
+  it('reads a file edited to the same size with its mtime put back', async () => {
+    await startSource();
+    const file = join(dir, 'a.yaml');
+    await writeFile(file, service('one'));
+    const { mtime } = await stat(file);
+    const { waitFor } = collect();
+    await waitFor((s) => s.get('Service', 'ns', 'one') !== undefined);
+    await writeFile(file, service('two').replace('two', 'owt'));
+    await utimes(file, mtime, mtime);
+    const next = await waitFor((s) => s.get('Service', 'ns', 'owt') !== undefined);
+    expect(next.get('Service', 'ns', 'one')).toBeUndefined();
   });
 
   it('fails to start with a clear error when the folder does not exist', async () => {

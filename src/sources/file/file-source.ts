@@ -11,9 +11,17 @@ import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
 import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
+import { DuplicateIndex } from './duplicate-index.ts';
 import { defaultFileValidator } from './file-validation.ts';
 import { parseDocumentsInSteps } from './manifest-documents.ts';
-import { fsReason, listManifestFiles, readBounded } from './manifest-folder.ts';
+import {
+  type FileStamp,
+  fileStamp,
+  fsReason,
+  listManifestFiles,
+  readBounded,
+  sameStamp,
+} from './manifest-folder.ts';
 import type {
   FieldLocation,
   ManifestEntry,
@@ -21,7 +29,7 @@ import type {
   OtherDocument,
   ParsedManifest,
 } from './manifest-parser.ts';
-import { type FieldValidation, ObjectStore } from './object-store.ts';
+import { type FieldValidation, ObjectStore, type WrittenObject } from './object-store.ts';
 
 export interface FileSourceOptions {
   readonly dir: string;
@@ -45,6 +53,8 @@ export interface FileSourceOptions {
    * (default 5, as translation; 0: in one go), so that a folder of 10,000 routes does not hold up requests.
    */
   readonly sliceMs?: number;
+  /** How a file is read (readBounded; a test counts the reads). */
+  readonly readFile?: typeof readBounded;
 }
 
 interface ParsedFile {
@@ -53,13 +63,29 @@ interface ParsedFile {
   readonly documents: ReadonlyMap<string, ParsedManifest>;
 }
 
+/** What one file gave at its last reading, kept while its stamp stays the same. */
+interface FileState {
+  /** The file as stat saw it before it was read; undefined when it could not be read (read again every time). */
+  readonly stamp: FileStamp | undefined;
+  readonly parsed: ParsedFile | undefined;
+  /** The objects it offers (before the cross-file duplicate check), without their syntax trees. */
+  readonly entries: readonly ManifestEntry[];
+  readonly problems: readonly ManifestProblem[];
+  /** Documents refused before validation. */
+  readonly refused: number;
+  /** Whether its objects count against --max-manifest-objects (not when they are its last good version). */
+  readonly counted: boolean;
+}
+
 export const DEFAULT_MAX_MANIFEST_BYTES = 1_048_576;
 export const DEFAULT_MAX_MANIFEST_OBJECTS = 10_000;
 
 /**
- * Reads a folder of Kubernetes YAML (what `kubectl apply -f DIR` takes) and watches it. Every change
- * re-reads the folder and emits a whole new Snapshot. A file that does not parse keeps the objects it
- * had at its last good version, so a typo never takes routes down.
+ * Reads a folder of Kubernetes YAML (what `kubectl apply -f DIR` takes) and watches it. Every change emits a
+ * whole new Snapshot, made from the last one by what changed: a file whose stamp (size, times, inode) is the same
+ * and that no watch event named is not read again, and only the objects of changed files are admitted and
+ * indexed again. A file that does not parse keeps the objects it had at its last good version, so a typo never
+ * takes routes down.
  */
 export class FileSource implements Source {
   readonly name = 'file';
@@ -75,10 +101,18 @@ export class FileSource implements Source {
   readonly #validator: CrdValidator | undefined;
   readonly #lastGood = new Map<string, readonly ManifestEntry[]>();
   /**
-   * Each file's text at the last reload, what it parsed to and its documents by text (manifest-documents.ts):
-   * an unchanged file is not parsed again, a changed one only in the documents that changed.
+   * Each file's state at the last reload: its stamp, its text and what it parsed to, its documents by text
+   * (manifest-documents.ts): an unchanged file is not read again, a changed one parsed only in the documents that
+   * changed.
    */
-  #parsed = new Map<string, ParsedFile>();
+  #files = new Map<string, FileState>();
+  readonly #duplicates = new DuplicateIndex();
+  /** Each file's kept entries as last given to the object store. */
+  readonly #admitted = new Map<string, readonly ManifestEntry[]>();
+  /** Files a watch event named since the last reload began (null: an event without a name, read them all). */
+  #named: Set<string> | null = new Set();
+  #snapshot: Snapshot = Snapshot.empty;
+  readonly #readFile: typeof readBounded;
   readonly #sliceMs: number;
   #problems: readonly ManifestProblem[] = [];
   #watcher: FSWatcher | undefined;
@@ -90,6 +124,7 @@ export class FileSource implements Source {
     this.#logger = options.logger.child({ component: 'file-source', dir: options.dir });
     this.#debounceMs = options.debounceMs ?? 50;
     this.#sliceMs = options.sliceMs ?? 5;
+    this.#readFile = options.readFile ?? readBounded;
     this.#maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
     this.#maxObjects = options.maxObjects ?? DEFAULT_MAX_MANIFEST_OBJECTS;
     this.#problemCounter = new BadInputReporter(
@@ -113,12 +148,19 @@ export class FileSource implements Source {
 
   async start(onSnapshot: (snapshot: Snapshot) => void): Promise<void> {
     await checkManifestsDir(this.#dir);
-    await this.#reload(onSnapshot);
+    // Watching before the first reading: a write during it is named by an event and read at the next reload.
     // Top level only, as `kubectl apply -f DIR` without -R; Node 20's recursive watch on Linux misses renames.
-    this.#watcher = watch(this.#dir, () => this.#schedule(onSnapshot));
+    this.#watcher = watch(this.#dir, (_event, name) => {
+      if (name === null) this.#named = null;
+      else this.#named?.add(name);
+      this.#schedule(onSnapshot);
+    });
     this.#watcher.on('error', (error) =>
       this.#logger.error({ err: error }, 'watching the manifests folder failed'),
     );
+    const first = this.#reload(onSnapshot);
+    this.#reloading = first.catch(() => undefined);
+    await first;
   }
 
   async stop(): Promise<void> {
@@ -127,24 +169,21 @@ export class FileSource implements Source {
     await this.#reloading;
   }
 
-  /** A file's text parsed: what it parsed to last time when the text is the same, else its changed documents. */
-  async #parse(file: string, text: string, parsedNow: Map<string, ParsedFile>): Promise<ParsedManifest> {
-    const last = this.#parsed.get(file);
-    if (last !== undefined && last.text === text) {
-      parsedNow.set(file, last);
-      return last.parsed;
-    }
+  /** A file's text parsed, only in the documents that changed since `last`. */
+  async #parse(
+    file: string,
+    text: string,
+    last: ParsedFile | undefined,
+  ): Promise<{ readonly parsed: ParsedManifest; readonly kept: ParsedFile }> {
     const { parsed, documents } = await runInSlices(
       parseDocumentsInSteps(file, text, this.#decode, last?.documents),
       this.#sliceMs,
     );
     // Kept without the entries' syntax trees (many times the objects' size); other documents keep theirs (rare).
-    parsedNow.set(file, {
-      text,
-      parsed: { ...parsed, entries: parsed.entries.map(withoutSyntaxTree) },
-      documents,
-    });
-    return parsed;
+    return {
+      parsed,
+      kept: { text, parsed: { ...parsed, entries: parsed.entries.map(withoutSyntaxTree) }, documents },
+    };
   }
 
   #schedule(onSnapshot: (snapshot: Snapshot) => void): void {
@@ -163,6 +202,8 @@ export class FileSource implements Source {
   }
 
   async #reload(onSnapshot: (snapshot: Snapshot) => void): Promise<void> {
+    const named = this.#named;
+    this.#named = new Set();
     let files: string[];
     try {
       files = await listManifestFiles(this.#dir);
@@ -172,60 +213,115 @@ export class FileSource implements Source {
       this.#reportProblems([{ file: this.#dir, line: 0, message: reason }]);
       return;
     }
-    const problems: ManifestProblem[] = [];
-    const current = new Map<string, readonly ManifestEntry[]>();
-    const parsedNow = new Map<string, ParsedFile>();
-    const owners = new Map<string, string>();
-    let total = 0;
-    let refused = 0;
+    const states = new Map<string, FileState>();
+    // Objects parsed in this reload, with their locators (lines of fields) for the object store's problems.
+    const fresh = new Map<AnyResource, ManifestEntry>();
     for (const path of files) {
       const file = relative(this.#dir, path);
-      const read = await readBounded(path, this.#maxFileBytes);
+      const state = await this.#fileState(file, path, named === null || named.has(file), fresh);
       // Removed between listing and reading: the next event reloads again.
-      if (read === undefined) continue;
-      if (typeof read === 'object') {
-        const state = this.#lastGood.has(file) ? 'its last readable version stays in effect' : 'not loaded';
-        problems.push({ file, line: 0, message: `cannot be read (${read.unreadable}); ${state}` });
-        current.set(file, this.#lastGood.get(file) ?? []);
-        continue;
-      }
-      if (typeof read === 'number') {
-        problems.push({
-          file,
-          line: 1,
-          message: `file is ${read} bytes, over the ${this.#maxFileBytes}-byte limit (--max-manifest-bytes); refused unread`,
-        });
-        current.set(file, this.#lastGood.get(file) ?? []);
-        continue;
-      }
-      const parsed = await this.#parse(file, read, parsedNow);
-      problems.push(...parsed.syntaxErrors, ...parsed.invalidObjects);
-      if (parsed.syntaxErrors.length > 0) {
-        current.set(file, this.#lastGood.get(file) ?? []);
-        continue;
-      }
-      const refusedHere = this.#keptForRefused(file, parsed.entries, parsed.others, problems);
-      refused += refusedHere.refused;
-      const entries = [...parsed.entries, ...refusedHere.kept];
-      if (total + entries.length > this.#maxObjects) {
-        problems.push({
-          file,
-          line: 1,
-          message: `${entries.length} objects would pass the ${this.#maxObjects}-object limit (--max-manifest-objects); file refused`,
-        });
-        continue;
-      }
-      total += entries.length;
-      current.set(file, withoutDuplicates(file, entries, owners, problems));
+      if (state !== undefined) states.set(file, state);
     }
-    this.#parsed = parsedNow;
-    const admission = await runInSlices(this.#store.admitFilesInSteps(current), this.#sliceMs);
-    this.#lastGood.clear();
-    // Kept without their locators: those hold the file's YAML syntax tree, many times the objects' size.
-    for (const [file, entries] of current) this.#lastGood.set(file, entries.map(withoutSyntaxTree));
+    this.#files = states;
+    const included = new Map<string, readonly ManifestEntry[]>();
+    const refusedFiles = new Map<string, ManifestProblem>();
+    let total = 0;
+    let refused = 0;
+    for (const [file, state] of states) {
+      refused += state.refused;
+      if (state.counted && total + state.entries.length > this.#maxObjects) {
+        refusedFiles.set(file, {
+          file,
+          line: 1,
+          message: `${state.entries.length} objects would pass the ${this.#maxObjects}-object limit (--max-manifest-objects); file refused`,
+        });
+        continue;
+      }
+      if (state.counted) total += state.entries.length;
+      included.set(file, state.entries);
+    }
+    const gone = (files: Iterable<string>) => [...files].filter((file) => !included.has(file));
+    await runInSlices(
+      this.#duplicates.updateInSteps(
+        new Map([...included, ...gone(this.#admitted.keys()).map((file) => [file, undefined] as const)]),
+      ),
+      this.#sliceMs,
+    );
+    const toAdmit = new Map<string, readonly WrittenObject[] | undefined>();
+    for (const file of included.keys()) {
+      const kept = this.#duplicates.kept(file);
+      if (this.#admitted.get(file) === kept) continue;
+      toAdmit.set(file, fresh.size === 0 ? kept : kept.map((entry) => fresh.get(entry.object) ?? entry));
+      this.#admitted.set(file, kept);
+    }
+    for (const file of gone(this.#admitted.keys())) {
+      toAdmit.set(file, undefined);
+      this.#admitted.delete(file);
+    }
+    const changes = await runInSlices(this.#store.updateFilesInSteps(toAdmit), this.#sliceMs);
+    for (const file of gone(this.#lastGood.keys())) this.#lastGood.delete(file);
+    for (const file of included.keys()) this.#lastGood.set(file, this.#duplicates.kept(file));
+    const problems: ManifestProblem[] = [];
+    for (const [file, state] of states) {
+      problems.push(...state.problems);
+      const refusedFile = refusedFiles.get(file);
+      if (refusedFile !== undefined) problems.push(refusedFile);
+      else problems.push(...this.#duplicates.problems(file));
+    }
+    const admission = this.#store.invalidIn(included.keys());
     this.#invalidGauge?.set(admission.invalidObjects + refused);
     this.#reportProblems([...problems, ...admission.invalid]);
-    onSnapshot(new Snapshot(admission.objects));
+    this.#snapshot = Snapshot.withChanges(this.#snapshot, changes.set, changes.removed);
+    onSnapshot(this.#snapshot);
+  }
+
+  /**
+   * What a file gives now: its last state when its stamp is the same and no event named it (not read), or when
+   * its text is the same (not parsed); else it is parsed in the documents that changed.
+   */
+  async #fileState(
+    file: string,
+    path: string,
+    named: boolean,
+    fresh: Map<AnyResource, ManifestEntry>,
+  ): Promise<FileState | undefined> {
+    const previous = this.#files.get(file);
+    const stamp = await fileStamp(path);
+    if (stamp === 'gone') return undefined;
+    if (!named && previous?.stamp !== undefined && stamp !== undefined && sameStamp(previous.stamp, stamp))
+      return previous;
+    const read = await this.#readFile(path, this.#maxFileBytes);
+    if (read === undefined) return undefined;
+    const lastGood = this.#lastGood.get(file) ?? [];
+    if (typeof read === 'object') {
+      const state = this.#lastGood.has(file) ? 'its last readable version stays in effect' : 'not loaded';
+      const problem = { file, line: 0, message: `cannot be read (${read.unreadable}); ${state}` };
+      return {
+        stamp: undefined,
+        parsed: undefined,
+        entries: lastGood,
+        problems: [problem],
+        refused: 0,
+        counted: false,
+      };
+    }
+    if (typeof read === 'number') {
+      const problem = {
+        file,
+        line: 1,
+        message: `file is ${read} bytes, over the ${this.#maxFileBytes}-byte limit (--max-manifest-bytes); refused unread`,
+      };
+      return { stamp, parsed: undefined, entries: lastGood, problems: [problem], refused: 0, counted: false };
+    }
+    if (previous?.parsed !== undefined && previous.parsed.text === read) return { ...previous, stamp };
+    const { parsed, kept } = await this.#parse(file, read, previous?.parsed);
+    const problems: ManifestProblem[] = [...parsed.syntaxErrors, ...parsed.invalidObjects];
+    if (parsed.syntaxErrors.length > 0)
+      return { stamp, parsed: kept, entries: lastGood, problems, refused: 0, counted: false };
+    for (const entry of parsed.entries) if (entry.locate !== undefined) fresh.set(entry.object, entry);
+    const refusedHere = this.#keptForRefused(file, kept.parsed.entries, parsed.others, problems);
+    const entries = [...kept.parsed.entries, ...refusedHere.kept];
+    return { stamp, parsed: kept, entries, problems, refused: refusedHere.refused, counted: true };
   }
 
   /**
@@ -309,35 +405,6 @@ export function formatProblem(problem: ManifestProblem): string {
   return problem.line > 0
     ? `${problem.file}:${problem.line}: ${problem.message}`
     : `${problem.file}: ${problem.message}`;
-}
-
-/**
- * The first object of a kind/namespace/name (by file name, then position) is kept; later ones are listed as
- * problems naming where the kept one is, instead of one silently replacing the other.
- */
-function withoutDuplicates(
-  file: string,
-  entries: readonly ManifestEntry[],
-  owners: Map<string, string>,
-  problems: ManifestProblem[],
-): ManifestEntry[] {
-  const kept: ManifestEntry[] = [];
-  for (const entry of entries) {
-    const meta = entry.object.metadata;
-    const key = `${entry.object.kind} ${meta.namespace ? `${meta.namespace}/` : ''}${meta.name}`;
-    const owner = owners.get(key);
-    if (owner !== undefined) {
-      problems.push({
-        file,
-        line: entry.line,
-        message: `duplicate ${key}: ${owner} has it already; this one is ignored`,
-      });
-      continue;
-    }
-    owners.set(key, `${file}:${entry.line}`);
-    kept.push(entry);
-  }
-  return kept;
 }
 
 function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {

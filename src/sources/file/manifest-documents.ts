@@ -18,7 +18,6 @@ export interface ParsedDocuments {
 }
 
 const WHOLE_FILE_ONLY = /^(?:%|\.\.\.|---[ \t]*[^\s])/m;
-const SEPARATOR = /^---[ \t\r]*$/;
 
 export function* parseDocumentsInSteps(
   file: string,
@@ -33,7 +32,10 @@ export function* parseDocumentsInSteps(
   }
   const documents = new Map<string, ParsedManifest>();
   const shiftedParts: ParsedManifest[] = [];
+  let walked = 0;
   for (const piece of pieces) {
+    // A pause is possible every 64 documents taken as they were (and after each parsed): 1,000 take a while too.
+    if ((++walked & 63) === 0) yield;
     let parsed = previous?.get(piece.text) ?? documents.get(piece.text);
     if (parsed === undefined) {
       const fresh = yield* parseManifestInSteps(file, piece.text, options);
@@ -66,17 +68,38 @@ export function* parseDocumentsInSteps(
   };
 }
 
-/** The text between `---` lines, each with the line (1-based) it starts at in the file. */
+/**
+ * The text between `---` lines, each with the line (1-based) it starts at in the file. Pieces are slices of the
+ * text found by position (no array of every line: a file of 1,000 routes has 20,000).
+ */
 function splitDocuments(text: string): { readonly text: string; readonly line: number }[] {
-  const lines = text.split('\n');
   const pieces: { text: string; line: number }[] = [];
+  // A `---` line: at the start or after a newline, up to a newline or the end (no `m` flag: only `\n` ends a line).
+  const separator = /(?:^|\n)(---[ \t\r]*)(?=\n|$)/g;
   let start = 0;
-  for (let i = 0; i <= lines.length; i++) {
-    if (i < lines.length && !SEPARATOR.test(lines[i] as string)) continue;
-    // The text as written: a piece before a `---` ends with the newline the `---` line followed.
-    const piece = lines.slice(start, i).join('\n') + (i < lines.length ? '\n' : '');
-    if (piece.trim() !== '' || i > start) pieces.push({ text: piece, line: start + 1 });
-    start = i + 1;
+  let startLine = 1;
+  let counted = 0;
+  let line = 1;
+  const lineAt = (offset: number): number => {
+    for (let at = text.indexOf('\n', counted); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) {
+      line++;
+      counted = at + 1;
+    }
+    return line;
+  };
+  for (let match = separator.exec(text); match !== null; match = separator.exec(text)) {
+    const lineStart = text[match.index] === '\n' ? match.index + 1 : match.index;
+    const piece = text.slice(start, lineStart);
+    if (piece.trim() !== '' || lineStart > start) pieces.push({ text: piece, line: startLine });
+    const end = lineStart + (match[1] as string).length;
+    startLine = lineAt(lineStart) + 1;
+    // The separator line's newline ends it; one that ends the text leaves no piece after it.
+    start = end + 1;
+    separator.lastIndex = end;
+  }
+  if (start <= text.length) {
+    const piece = text.slice(start);
+    pieces.push({ text: piece, line: startLine });
   }
   return pieces;
 }

@@ -62,6 +62,22 @@ interface Admitted {
   readonly problems: readonly ManifestProblem[];
 }
 
+/** One file's objects as last admitted. */
+interface FileAdmission {
+  readonly written: readonly WrittenObject[];
+  readonly outcomes: ReadonlyMap<string, Admitted>;
+  readonly invalid: readonly ManifestProblem[];
+  readonly invalidObjects: number;
+}
+
+/** What one update changed in what is in effect. */
+export interface AdmissionChanges {
+  /** Objects now in effect that were not (or were, as another object). */
+  readonly set: readonly AnyResource[];
+  /** Objects no longer in effect, as they were. */
+  readonly removed: readonly AnyResource[];
+}
+
 export class ObjectStore {
   readonly #tracked = new Map<string, Tracked>();
   /**
@@ -70,7 +86,9 @@ export class ObjectStore {
    * validation again, and downstream (snapshot diffs, the translation thread) sees by identity that it did not
    * change.
    */
-  #admitted = new Map<string, Admitted>();
+  readonly #admitted = new Map<string, Admitted>();
+  /** What each file's objects gave, by the array of objects it was given. */
+  readonly #files = new Map<string, FileAdmission>();
   readonly #lastValid = new Map<string, AnyResource>();
   readonly #now: () => Date;
   readonly #validator: CrdValidator | undefined;
@@ -96,18 +114,50 @@ export class ObjectStore {
     return runAllSteps(this.admitFilesInSteps(byFile));
   }
 
-  /** admitFiles as steps (ir/steps.ts): a pause is possible after each object. */
+  /** admitFiles as steps (ir/steps.ts): a pause is possible after each object validated. */
   *admitFilesInSteps(byFile: ReadonlyMap<string, readonly WrittenObject[]>): Steps<Admission> {
-    const admittedNow = new Map<string, Admitted>();
+    const changed = new Map<string, readonly WrittenObject[] | undefined>(byFile);
+    for (const file of this.#files.keys()) if (!byFile.has(file)) changed.set(file, undefined);
+    yield* this.updateFilesInSteps(changed);
     const objects: AnyResource[] = [];
-    const invalid: ManifestProblem[] = [];
-    let invalidObjects = 0;
-    for (const [file, written] of byFile) {
+    for (const file of byFile.keys())
+      for (const outcome of this.#files.get(file)?.outcomes.values() ?? [])
+        if (outcome.effective) objects.push(outcome.effective);
+    return { objects, ...this.invalidIn(byFile.keys()) };
+  }
+
+  /**
+   * Admits the objects of the files that changed (undefined: the file is gone); the other files' objects stay as
+   * they were, unvisited, so that an edit costs its file, not the folder. A file given the very array it was
+   * given last time is unchanged. Returns the objects that took effect (new, or not the same object as before) and
+   * those no longer in effect. Steps: a pause is possible after each object validated, and every 64 others.
+   */
+  *updateFilesInSteps(
+    changed: ReadonlyMap<string, readonly WrittenObject[] | undefined>,
+  ): Steps<AdmissionChanges> {
+    const previousEffective = new Map<string, AnyResource | undefined>();
+    const left: [string, Admitted][] = [];
+    const seen = new Set<string>();
+    let walked = 0;
+    for (const [file, written] of changed) {
+      const old = this.#files.get(file);
+      if (old !== undefined && old.written === written) continue;
+      for (const [key, outcome] of old?.outcomes ?? []) {
+        if (!previousEffective.has(key)) previousEffective.set(key, outcome.effective);
+        left.push([key, outcome]);
+      }
+      if (written === undefined) {
+        this.#files.delete(file);
+        continue;
+      }
+      const outcomes = new Map<string, Admitted>();
+      const invalid: ManifestProblem[] = [];
+      let invalidObjects = 0;
       for (const one of written) {
-        yield;
         const { object } = one;
         const key = `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
         const before = this.#admitted.get(key);
+        if (!previousEffective.has(key)) previousEffective.set(key, before?.effective);
         const same =
           before !== undefined &&
           before.file === file &&
@@ -115,16 +165,45 @@ export class ObjectStore {
           (before.problems.length === 0 || before.line === one.line) &&
           (before.written === object || (one.source !== undefined && before.source === one.source));
         const outcome = same ? before : this.#admitOne(key, file, one);
-        admittedNow.set(key, outcome);
+        // A pause after each object validated, and every 64 taken as they were (a pause per object costs more
+        // than taking one).
+        if (!same || (++walked & 63) === 0) yield;
+        this.#admitted.set(key, outcome);
+        seen.add(key);
+        outcomes.set(key, outcome);
         invalid.push(...outcome.problems);
         if (outcome.invalid) invalidObjects++;
-        if (outcome.effective) objects.push(outcome.effective);
       }
+      this.#files.set(file, { written, outcomes, invalid, invalidObjects });
     }
-    this.#admitted = admittedNow;
-    for (const key of this.#tracked.keys()) if (!admittedNow.has(key)) this.#tracked.delete(key);
-    for (const key of this.#lastValid.keys()) if (!admittedNow.has(key)) this.#lastValid.delete(key);
-    return { objects, invalid, invalidObjects };
+    const set: AnyResource[] = [];
+    const removed: AnyResource[] = [];
+    for (const [key, outcome] of left) {
+      // Written nowhere any more (not admitted again by this or another file): forgotten.
+      if (seen.has(key) || this.#admitted.get(key) !== outcome) continue;
+      this.#admitted.delete(key);
+      this.#tracked.delete(key);
+      this.#lastValid.delete(key);
+    }
+    for (const [key, was] of previousEffective) {
+      const now = seen.has(key) ? this.#admitted.get(key)?.effective : undefined;
+      if (now !== undefined && now !== was) set.push(now);
+      else if (now === undefined && was !== undefined) removed.push(was);
+    }
+    return { set, removed };
+  }
+
+  /** The problems of these files' objects, in this order, and how many objects they refuse. */
+  invalidIn(files: Iterable<string>): Pick<Admission, 'invalid' | 'invalidObjects'> {
+    const invalid: ManifestProblem[] = [];
+    let invalidObjects = 0;
+    for (const file of files) {
+      const admitted = this.#files.get(file);
+      if (admitted === undefined) continue;
+      invalid.push(...admitted.invalid);
+      invalidObjects += admitted.invalidObjects;
+    }
+    return { invalid, invalidObjects };
   }
 
   #admitOne(key: string, file: string, written: WrittenObject): Admitted {
