@@ -11,6 +11,7 @@ import { backendOwnersOf, refreshBackends } from '../mcs/backend-refresh.ts';
 import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
 import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
+import { shareUnchanged } from './result-delta.ts';
 import { statusSummary } from './status-summary.ts';
 import { backendIdsByOwner, compareTables, withBackends } from './table-diff.ts';
 
@@ -127,9 +128,23 @@ export class Reconciler {
     let result: TranslationResult;
     try {
       const options = this.#options.translateOptions(snapshot);
-      result = this.#options.translate
-        ? await this.#options.translate(snapshot, options)
-        : await runInSlices(translateInSteps(snapshot, options), this.#sliceMs, this.#options.sliceClock);
+      if (this.#options.translate) {
+        result = await this.#options.translate(snapshot, options);
+      } else {
+        result = await runInSlices(
+          translateInSteps(snapshot, options),
+          this.#sliceMs,
+          this.#options.sliceClock,
+        );
+        // What the translation thread's deltas give (result-delta.ts): unchanged parts as the objects in force, so
+        // the comparison below and the proxy's compile find them by identity.
+        if (last !== undefined)
+          result = await runInSlices(
+            shareUnchanged(last.result, result),
+            this.#sliceMs,
+            this.#options.sliceClock,
+          );
+      }
     } catch (error) {
       // A translator bug must not take down the data plane: keep serving the last table.
       this.#translations.inc({ result: 'error' });
