@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
-import { encodeResultDelta, type SentResult } from '../controller/result-delta.ts';
+import { encodeResultDelta } from '../controller/result-delta.ts';
 import type { TranslateOptions } from '../gateway/options.ts';
-import { translate } from '../gateway/translate.ts';
+import { type TranslationResult, translate } from '../gateway/translate.ts';
 import { runAllSteps } from '../ir/steps.ts';
 import { isLocalAddress } from '../net/local-addresses.ts';
 import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
@@ -17,8 +17,8 @@ if (port === null) throw new Error('translation-worker-main.ts runs as a worker 
 const mirror = new SnapshotMirror();
 let set: AnyResource[] = [];
 let removed: (readonly [ResourceKind, string])[] = [];
-/** The last result sent, as the encoder remembers it, and its id. */
-let sent: { readonly id: number; readonly result: SentResult } | undefined;
+/** The last result sent, and its id. */
+let sent: { readonly id: number; readonly result: TranslationResult } | undefined;
 
 port.on('message', (message: ToTranslationThread) => {
   if (message.type === 'objects') {
@@ -37,9 +37,8 @@ port.on('message', (message: ToTranslationThread) => {
     const options: TranslateOptions = { ...rest, ...(localAddresses ? { isLocalAddress } : {}) };
     const result = translate(snapshot, options);
     const base = sent !== undefined && sent.id === message.base ? sent : undefined;
-    const delta = runAllSteps(encodeResultDelta(base?.result, result));
-    const pieces = packTexts(delta.pieces);
-    sent = { id, result: delta.sent };
+    const pieces = packTexts(runAllSteps(encodeResultDelta(base?.result, result)));
+    sent = { id, result };
     reply = { type: 'result', id, base: base?.id ?? 0, pieces };
     transfer = [pieces.buffer];
   } catch (error) {

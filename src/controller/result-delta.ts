@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { TranslationResult } from '../gateway/translate.ts';
 import { statusKey } from '../ir/status.ts';
 import type { Steps } from '../ir/steps.ts';
@@ -10,8 +9,8 @@ import type { Steps } from '../ir/steps.ts';
  * then see unchanged parts by identity).
  *
  * The result is cut into units along its shape (RESULT_SHAPE): each virtual host, backend, status and warning is
- * one unit, compared as its JSON text on the thread that translated (one JSON.stringify per unit: no subtree is
- * written twice). A delta is a list of pieces, each `[path, op, value]` in JSON, with list items named by key
+ * one unit, compared with the last result's on the thread that translated (jsonEqual); only units that differ
+ * are written as JSON, each once (no subtree is written twice). A delta is a list of pieces, each `[path, op, value]` in JSON, with list items named by key
  * (a virtual host by hostname, a status by object), never by index:
  * - `s` sets the unit (or anything the shape does not split) at `path` to `value`;
  * - `d` deletes the field or map entry at `path`;
@@ -57,15 +56,16 @@ const RESULT_SHAPE: Shape = record({
 type Path = readonly string[];
 type Op = 's' | 'd' | 'O' | 'A' | 'a';
 
-/** What the encoding side remembers of the last result it sent: each unit's text, each list's keys. */
-export type SentResult = Sent;
-type Sent = string | { readonly keys?: readonly string[]; readonly children: Map<string, Sent> };
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Each list's keys, computed once per list object (both sides see the same lists again and again). */
+const listKeys = new WeakMap<readonly unknown[], readonly string[]>();
+
 /** A list's item keys, a repeated key made unique by its occurrence (`key#2`), as both sides compute them. */
-function keysOf(shape: Extract<Shape, { kind: 'list' }>, items: readonly unknown[]): string[] {
+function keysOf(shape: Extract<Shape, { kind: 'list' }>, items: readonly unknown[]): readonly string[] {
+  const known = listKeys.get(items);
+  if (known !== undefined) return known;
   const seen = new Map<string, number>();
   const keys: string[] = [];
   for (const item of items) {
@@ -74,6 +74,7 @@ function keysOf(shape: Extract<Shape, { kind: 'list' }>, items: readonly unknown
     seen.set(key, n + 1);
     keys.push(n === 0 ? key : `${key}#${n + 1}`);
   }
+  listKeys.set(items, keys);
   return keys;
 }
 
@@ -81,16 +82,42 @@ const fieldShape = (shape: Shape, key: string): Shape =>
   shape.kind === 'record' ? (shape.fields[key] ?? LEAF) : shape.kind === 'leaf' ? LEAF : shape.item;
 
 /**
- * The pieces that turn the result `previous` describes (undefined: nothing, send everything) into `result`, and
- * what to remember of `result` for the next call. Steps: a pause is possible after each unit.
+ * Equality as JSON sees it (an undefined property is no property), for the plain data a translation makes:
+ * far cheaper than writing both sides as text or than util.isDeepStrictEqual (prototypes, symbols, key sets).
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    const value = left[key];
+    if (value === undefined) continue;
+    if (!jsonEqual(value, right[key])) return false;
+    count++;
+  }
+  for (const key in right) if (right[key] !== undefined) count--;
+  return count === 0;
+}
+
+/**
+ * The pieces that turn `previous` (the last result sent; undefined: nothing, send everything) into `result`.
+ * Only units that differ are written as JSON. Steps: a pause is possible after each unit.
  */
 export function* encodeResultDelta(
-  previous: SentResult | undefined,
+  previous: TranslationResult | undefined,
   result: TranslationResult,
-): Steps<{ readonly pieces: string[]; readonly sent: SentResult }> {
+): Steps<string[]> {
   const pieces: string[] = [];
-  const sent = yield* encode(RESULT_SHAPE, previous, result, [], pieces);
-  return { pieces, sent: sent ?? '' };
+  yield* encode(RESULT_SHAPE, previous, result, [], pieces);
+  return pieces;
 }
 
 function piece(path: Path, op: Op, valueText?: string): string {
@@ -99,52 +126,43 @@ function piece(path: Path, op: Op, valueText?: string): string {
     : `[${JSON.stringify(path)},"${op}",${valueText}]`;
 }
 
-function* encode(
-  shape: Shape,
-  previous: Sent | undefined,
-  value: unknown,
-  path: Path,
-  out: string[],
-): Steps<Sent | undefined> {
-  const splits =
-    (shape.kind === 'list' && Array.isArray(value)) ||
-    (shape.kind !== 'list' && shape.kind !== 'leaf' && isObject(value));
-  if (!splits) {
-    // JSON drops undefined; so does the delta (the field is deleted).
-    const text = JSON.stringify(value);
-    if (text === undefined) return undefined;
-    if (text !== previous) out.push(piece(path, 's', text));
-    yield;
-    return text;
-  }
-  const before = typeof previous === 'object' ? previous : undefined;
-  const children = new Map<string, Sent>();
-  if (shape.kind === 'list') {
-    const items = value as readonly unknown[];
-    const keys = keysOf(shape, items);
-    if (before?.keys === undefined) out.push(piece(path, 'A', JSON.stringify(keys)));
-    else if (!sameKeys(before.keys, keys)) out.push(piece(path, 'a', JSON.stringify(keys)));
-    for (const [i, key] of keys.entries()) {
-      const child = yield* encode(shape.item, before?.children.get(key), items[i], [...path, key], out);
-      if (child !== undefined) children.set(key, child);
+/** `previous` undefined: absent (JSON drops undefined, so the delta does: such a field is deleted). */
+function* encode(shape: Shape, previous: unknown, value: unknown, path: Path, out: string[]): Steps<void> {
+  if (shape.kind === 'list' && Array.isArray(value)) {
+    const before = Array.isArray(previous) ? previous : undefined;
+    const keys = keysOf(shape, value);
+    const beforeKeys = before === undefined ? undefined : keysOf(shape, before);
+    const aligned = beforeKeys !== undefined && sameKeys(beforeKeys, keys);
+    if (beforeKeys === undefined) out.push(piece(path, 'A', JSON.stringify(keys)));
+    else if (!aligned) out.push(piece(path, 'a', JSON.stringify(keys)));
+    let byKey: Map<string, unknown> | undefined;
+    if (before !== undefined && !aligned) {
+      byKey = new Map();
+      for (const [i, key] of (beforeKeys as readonly string[]).entries()) byKey.set(key, before[i]);
     }
-    return { keys, children };
+    for (const [i, key] of keys.entries()) {
+      const was = byKey === undefined ? before?.[i] : byKey.get(key);
+      yield* encode(shape.item, was, value[i], [...path, key], out);
+    }
+    return;
   }
-  if (before === undefined || before.keys !== undefined) out.push(piece(path, 'O'));
-  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
-    const child = yield* encode(
-      fieldShape(shape, key),
-      before?.children.get(key),
-      field,
-      [...path, key],
-      out,
-    );
-    if (child !== undefined) children.set(key, child);
+  if ((shape.kind === 'record' || shape.kind === 'map') && isObject(value)) {
+    const before = isObject(previous) ? previous : undefined;
+    if (before === undefined) out.push(piece(path, 'O'));
+    for (const key in value) {
+      const field = value[key];
+      if (field !== undefined)
+        yield* encode(fieldShape(shape, key), before?.[key], field, [...path, key], out);
+    }
+    if (before !== undefined)
+      for (const key in before)
+        if (before[key] !== undefined && value[key] === undefined) out.push(piece([...path, key], 'd'));
+    return;
   }
-  if (before?.keys === undefined)
-    for (const key of before?.children.keys() ?? [])
-      if (!children.has(key)) out.push(piece([...path, key], 'd'));
-  return { children };
+  yield;
+  if (previous !== undefined && jsonEqual(previous, value)) return;
+  const text = JSON.stringify(value);
+  if (text !== undefined) out.push(piece(path, 's', text));
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
@@ -232,7 +250,9 @@ function* build(shape: Shape, old: unknown, node: PatchNode): Steps<unknown> {
     const byKey = new Map<string, unknown>();
     for (const [i, key] of oldKeys.entries()) byKey.set(key, items[i]);
     const out: unknown[] = [];
-    for (const key of node.order ?? oldKeys) {
+    const keys = node.order ?? oldKeys;
+    listKeys.set(out, keys);
+    for (const key of keys) {
       const child = children?.get(key);
       if (child === undefined && !byKey.has(key))
         throw new Error(`result delta names ${key}, which the base lacks`);
@@ -283,7 +303,9 @@ function* share(shape: Shape, previous: unknown, next: unknown): Steps<unknown> 
       if (item !== previous[i]) same = false;
       out.push(item);
     }
-    return same ? previous : out;
+    if (same) return previous;
+    listKeys.set(out, keys);
+    return out;
   }
   if ((shape.kind === 'record' || shape.kind === 'map') && isObject(previous) && isObject(next)) {
     const out: Record<string, unknown> = {};
@@ -296,5 +318,5 @@ function* share(shape: Shape, previous: unknown, next: unknown): Steps<unknown> 
     return same ? previous : out;
   }
   yield;
-  return isDeepStrictEqual(previous, next) ? previous : next;
+  return jsonEqual(previous, next) ? previous : next;
 }

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { packTexts, unpackTexts } from '../../src/app/packed-texts.ts';
 import {
   encodeResultDelta,
+  jsonEqual,
   ResultPatch,
-  type SentResult,
   shareUnchanged,
 } from '../../src/controller/result-delta.ts';
 import { type TranslationResult, translate } from '../../src/gateway/translate.ts';
@@ -17,11 +17,11 @@ import { EDIT_OPTIONS, randomSnapshots } from './random-edits.ts';
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 /** One delta from the encoder's memory to a result, through the packed buffer the thread transfers. */
-function delta(sent: SentResult | undefined, result: TranslationResult) {
-  const encoded = runAllSteps(encodeResultDelta(sent, result));
+function delta(sent: TranslationResult | undefined, result: TranslationResult) {
+  const pieces = runAllSteps(encodeResultDelta(sent, result));
   const patch = new ResultPatch();
-  for (const piece of unpackTexts(packTexts(encoded.pieces))) patch.add(piece);
-  return { patch, sent: encoded.sent, pieces: encoded.pieces };
+  for (const piece of unpackTexts(packTexts(pieces))) patch.add(piece);
+  return { patch, sent: result, pieces };
 }
 
 function virtualHosts(result: TranslationResult): Map<string, VirtualHost> {
@@ -38,7 +38,7 @@ describe('result deltas', () => {
     let kept = 0;
     let changed = 0;
     for (const seed of [1, 2, 3, 4]) {
-      let sent: SentResult | undefined;
+      let sent: TranslationResult | undefined;
       let base: TranslationResult | undefined;
       for (const snapshot of randomSnapshots(seed, 20)) {
         const fresh = translate(snapshot, EDIT_OPTIONS);
@@ -97,10 +97,7 @@ describe('result deltas', () => {
 
   it('refuses a delta laid over another base than it was made against', () => {
     const [a, b] = [...randomSnapshots(8, 2)].map((s) => translate(s, EDIT_OPTIONS));
-    const fromA = delta(
-      runAllSteps(encodeResultDelta(undefined, a as TranslationResult)).sent,
-      b as TranslationResult,
-    );
+    const fromA = delta(a as TranslationResult, b as TranslationResult);
     // Against nothing, a delta that only reorders or edits names items that are not there.
     expect(fromA.pieces.length).toBeGreaterThan(0);
     expect(() => runAllSteps(fromA.patch.applyTo(undefined))).toThrow();
@@ -132,4 +129,18 @@ describe('shareUnchanged', () => {
     const once = translate(snapshot as never, EDIT_OPTIONS);
     expect(runAllSteps(shareUnchanged(once, translate(snapshot as never, EDIT_OPTIONS)))).toBe(once);
   }, 30_000);
+});
+
+describe('jsonEqual', () => {
+  it('compares as JSON would: an undefined property is no property, order of keys does not matter', () => {
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1, b: [2, { c: 'x' }] }, { b: [2, { c: 'x' }], a: 1 })).toBe(true);
+    expect(jsonEqual({ a: [1, { c: 'x' }] }, { a: [1, { c: 'y' }] })).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(jsonEqual([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(jsonEqual([1, 2], [1, 2, 3])).toBe(false);
+    expect(jsonEqual(null, {})).toBe(false);
+    expect(jsonEqual('1', 1)).toBe(false);
+  });
 });
