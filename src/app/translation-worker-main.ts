@@ -1,19 +1,24 @@
 import { parentPort } from 'node:worker_threads';
+import { encodeResultDelta } from '../controller/result-delta.ts';
 import type { TranslateOptions } from '../gateway/options.ts';
-import { translate } from '../gateway/translate.ts';
+import { type TranslationResult, translate } from '../gateway/translate.ts';
+import { runAllSteps } from '../ir/steps.ts';
 import { isLocalAddress } from '../net/local-addresses.ts';
 import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
 import { SnapshotMirror } from '../snapshot/snapshot-changes.ts';
-import { encodeChunked } from './chunked-json.ts';
+import { packTexts } from './packed-texts.ts';
 import type { FromTranslationThread, ToTranslationThread } from './translation-thread.ts';
 
 // Entry point of the translation thread (translation-thread.ts): a mirror of the serving thread's snapshot,
-// moved on by the changes it is sent, and the pure translator run on it in one go.
+// moved on by the changes it is sent, and the pure translator run on it in one go. The answer is the result's
+// difference from the last result sent (result-delta.ts), when the serving thread says it holds that one.
 const port = parentPort;
 if (port === null) throw new Error('translation-worker-main.ts runs as a worker thread');
 const mirror = new SnapshotMirror();
 let set: AnyResource[] = [];
 let removed: (readonly [ResourceKind, string])[] = [];
+/** The last result sent, and its id. */
+let sent: { readonly id: number; readonly result: TranslationResult } | undefined;
 
 port.on('message', (message: ToTranslationThread) => {
   if (message.type === 'objects') {
@@ -30,9 +35,12 @@ port.on('message', (message: ToTranslationThread) => {
     removed = [];
     const { localAddresses, ...rest } = message.options;
     const options: TranslateOptions = { ...rest, ...(localAddresses ? { isLocalAddress } : {}) };
-    const result = encodeChunked(translate(snapshot, options));
-    reply = { type: 'result', id, result };
-    transfer = [result.buffer];
+    const result = translate(snapshot, options);
+    const base = sent !== undefined && sent.id === message.base ? sent : undefined;
+    const pieces = packTexts(runAllSteps(encodeResultDelta(base?.result, result)));
+    sent = { id, result };
+    reply = { type: 'result', id, base: base?.id ?? 0, pieces };
+    transfer = [pieces.buffer];
   } catch (error) {
     set = [];
     removed = [];

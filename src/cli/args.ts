@@ -55,7 +55,10 @@ export interface CliOptions {
    * The lean server path for HTTP/2 (src/proxy/listen/lean-http2-request.ts); `--no-lean-http2` turns it off.
    */
   readonly leanHttp2: boolean;
-  /** Full translations on a worker thread (app/translation-thread.ts); `--no-translation-thread` turns it off. */
+  /**
+   * Full translations on a worker thread (app/translation-thread.ts): `--translation-thread`, or by default with
+   * more than 2 cores; `--no-translation-thread` turns it off.
+   */
   readonly translationThread: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
@@ -251,7 +254,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
     leanHttp2: values['no-lean-http2'] !== true,
-    translationThread: values['no-translation-thread'] !== true,
+    translationThread:
+      values['translation-thread'] === true ||
+      (values['no-translation-thread'] !== true && availableParallelism() > 2),
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

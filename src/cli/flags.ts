@@ -263,9 +263,13 @@ export const FLAGS = {
     arg: 'n',
     help: 'UDP listeners: flows per listener port; a new one evicts the flow idle longest. Default 4096.',
   },
+  'translation-thread': {
+    type: 'boolean',
+    help: 'Translate on a worker thread of its own, sent only the objects that changed and answering with what changed in the result. Default: on with more than 2 cores; on 2 cores the thread competes with the serving thread for the CPU and translating on the serving thread, in slices, delays requests less (bench/README.md, issue 45).',
+  },
   'no-translation-thread': {
     type: 'boolean',
-    help: 'Translate on the serving thread, in slices of --translation-slice-ms. By default translation runs on a worker thread of its own, sent only the objects that changed, so that a change of 10,000 routes cannot delay a request.',
+    help: 'Translate on the serving thread, in slices of --translation-slice-ms, whatever the number of cores.',
   },
   workers: {
     type: 'string',

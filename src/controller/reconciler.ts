@@ -12,6 +12,7 @@ import { createTranslationMetrics } from '../metrics/controller-metrics.ts';
 import { sameJsonValue } from '../snapshot/json-object.ts';
 import { objectKey, type SliceChange, type Snapshot } from '../snapshot/snapshot.ts';
 import { diffSnapshots, type SnapshotDiff } from '../snapshot/snapshot-diff.ts';
+import { shareUnchanged } from './result-delta.ts';
 import { statusSummary } from './status-summary.ts';
 import { backendIdsByOwner, compareTables, withBackends } from './table-diff.ts';
 
@@ -64,6 +65,8 @@ export class Reconciler {
   #running: Promise<void> | undefined;
   #last: { readonly snapshot: Snapshot; readonly result: TranslationResult } | undefined;
   #statusByKey = new Map<string, StatusUpdate>();
+  /** The statuses #statusByKey holds, as the last result listed them. */
+  #statuses: readonly StatusUpdate[] = [];
   readonly #sliceMs: number;
 
   constructor(options: ReconcilerOptions) {
@@ -128,9 +131,23 @@ export class Reconciler {
     let result: TranslationResult;
     try {
       const options = this.#options.translateOptions(snapshot);
-      result = this.#options.translate
-        ? await this.#options.translate(snapshot, options)
-        : await runInSlices(translateInSteps(snapshot, options), this.#sliceMs, this.#options.sliceClock);
+      if (this.#options.translate) {
+        result = await this.#options.translate(snapshot, options);
+      } else {
+        result = await runInSlices(
+          translateInSteps(snapshot, options),
+          this.#sliceMs,
+          this.#options.sliceClock,
+        );
+        // What the translation thread's deltas give (result-delta.ts): unchanged parts as the objects in force, so
+        // the comparison below and the proxy's compile find them by identity.
+        if (last !== undefined)
+          result = await runInSlices(
+            shareUnchanged(last.result, result),
+            this.#sliceMs,
+            this.#options.sliceClock,
+          );
+      }
     } catch (error) {
       // A translator bug must not take down the data plane: keep serving the last table.
       this.#translations.inc({ result: 'error' });
@@ -249,29 +266,59 @@ export class Reconciler {
 
   /**
    * In file mode the logs are where a user reads status, so every change of an object's status is logged.
-   * Steps: a pause is possible after each status (10,000 routes have as many).
+   * Steps: a pause is possible after each status (10,000 routes have as many). A result whose statuses are the
+   * last ones' objects where they did not change (result-delta.ts) costs a comparison per status, not a new index.
    */
   *#logStatusChanges(statuses: readonly StatusUpdate[]): Steps<void> {
+    const before = this.#statuses;
+    if (statuses === before) return;
+    this.#statuses = statuses;
+    if (before.length === statuses.length && this.#statusByKey.size === before.length) {
+      const changed: number[] = [];
+      let aligned = true;
+      for (let i = 0; i < statuses.length && aligned; i++) {
+        const update = statuses[i] as StatusUpdate;
+        const was = before[i] as StatusUpdate;
+        if (update === was) continue;
+        aligned = statusKey(update) === statusKey(was);
+        changed.push(i);
+      }
+      if (aligned) {
+        for (const i of changed) {
+          yield;
+          const update = statuses[i] as StatusUpdate;
+          const key = statusKey(update);
+          const previous = this.#statusByKey.get(key);
+          this.#statusByKey.set(key, update);
+          if (!previous || !sameJsonValue(previous.status, update.status)) this.#logStatus(key, update);
+        }
+        return;
+      }
+    }
     const next = new Map(statuses.map((update) => [statusKey(update), update]));
     for (const [key, update] of next) {
       yield;
       const previous = this.#statusByKey.get(key);
       if (previous && sameJsonValue(previous.status, update.status)) continue;
-      // The whole status of a GatewayClass alone is ~1,800 characters; a summary, and the whole at debug level.
-      this.#logger.info(
-        {
-          object: key,
-          generation: update.generation,
-          ...statusSummary(update.status),
-          ...(this.#logger.isLevelEnabled('debug') ? { status: update.status } : {}),
-        },
-        'status changed',
-      );
+      this.#logStatus(key, update);
     }
     for (const key of this.#statusByKey.keys()) {
       if (!next.has(key)) this.#logger.info({ object: key }, 'status removed');
     }
     this.#statusByKey = next;
+  }
+
+  #logStatus(key: string, update: StatusUpdate): void {
+    // The whole status of a GatewayClass alone is ~1,800 characters; a summary, and the whole at debug level.
+    this.#logger.info(
+      {
+        object: key,
+        generation: update.generation,
+        ...statusSummary(update.status),
+        ...(this.#logger.isLevelEnabled('debug') ? { status: update.status } : {}),
+      },
+      'status changed',
+    );
   }
 }
 

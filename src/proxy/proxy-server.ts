@@ -32,8 +32,9 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 
 /**
  * The data plane: one server per Gateway listener port, each serving the most recently applied routing table.
- * `apply` compiles the table once, opens and closes servers for added and removed ports, then swaps every
- * port's compiled table in one step; connection pools are kept by endpoint key across tables.
+ * `apply` compiles the table once (only the virtual hosts and backends that are not the table in force's own),
+ * opens and closes servers for added and removed ports, then swaps every port's compiled table in one step;
+ * connection pools are kept by endpoint key across tables.
  */
 export class ProxyServer {
   readonly #host: string;
@@ -250,7 +251,12 @@ export class ProxyServer {
       for (const key of backendPoolKeys(backend.cluster)) users.set(key, (users.get(key) ?? 0) + 1);
     this.#poolUsers = users;
     this.#logger.info(
-      { ports: compiled.ports.size, backends: compiled.backends.size, routeEntries: compiled.routeEntries },
+      {
+        ports: compiled.ports.size,
+        backends: compiled.backends.size,
+        routeEntries: compiled.routeEntries,
+        compiledHosts: compiled.compiledHosts,
+      },
       'routing table applied',
     );
   }

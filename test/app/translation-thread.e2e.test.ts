@@ -12,6 +12,7 @@ import {
 import { translate } from '../../src/gateway/translate.ts';
 import type { AnyResource, EndpointSlice, HTTPRoute } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
+import { EDIT_OPTIONS, randomSnapshots } from '../controller/random-edits.ts';
 
 const GOLDEN_DIR = fileURLToPath(new URL('../golden/', import.meta.url));
 const OPTIONS: TranslateOptions = {
@@ -80,6 +81,23 @@ describe('TranslationThread', () => {
     expect(plain(afterSlices)).toEqual(plain(translate(third, OPTIONS)));
     expect(JSON.stringify(afterSlices.table)).toContain('10.99.0.7');
   }, 60_000);
+
+  it('answers random edit sequences with deltas that patch into what translate() returns here', async () => {
+    for (const seed of [21, 22, 23]) {
+      let previous: Awaited<ReturnType<typeof thread.translate>> | undefined;
+      let shared = 0;
+      for (const snapshot of randomSnapshots(seed, 15)) {
+        const remote = await thread.translate(snapshot, EDIT_OPTIONS);
+        expect(plain(remote), `seed ${seed}`).toEqual(plain(translate(snapshot, EDIT_OPTIONS)));
+        // Parts the edit did not touch arrive as the objects of the result before.
+        if (previous !== undefined && remote.table.backends !== previous.table.backends)
+          for (const [id, backend] of Object.entries(remote.table.backends))
+            if (backend === previous.table.backends[id]) shared++;
+        previous = remote;
+      }
+      expect(shared, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  }, 120_000);
 
   it('leaves the serving loop running while it translates and answers 2,000 routes', async () => {
     const many: AnyResource[] = [...world(`${GOLDEN_DIR}simple-same-namespace.in.yaml`)];

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseCli } from '../../src/cli/args.ts';
 import { helpText } from '../../src/cli/flags.ts';
@@ -12,6 +13,12 @@ describe('parseCli', () => {
       listenerPortOffset: 0,
     });
     expect(cli.controllerName).toBe('clusterset-gateway.io/gateway-controller');
+  });
+
+  it('translates on a thread of its own with more than 2 cores, or as the translation flags say', () => {
+    expect(parseCli([], {}).translationThread).toBe(availableParallelism() > 2);
+    expect(parseCli(['--translation-thread'], {}).translationThread).toBe(true);
+    expect(parseCli(['--no-translation-thread'], {}).translationThread).toBe(false);
   });
 
   it('logs JSON by default; --log-format text for a terminal; anything else is a usage error', () => {

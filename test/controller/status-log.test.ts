@@ -63,6 +63,47 @@ describe('status change log lines', () => {
     for (const line of lines) expect(line.length, String(line.object)).toBeLessThan(400);
   });
 
+  it('after an edit, name only the objects whose status changed', async () => {
+    const lines: string[] = [];
+    const reconciler = new Reconciler({
+      translateOptions: () => ({
+        controllerName: CONTROLLER,
+        identity: {},
+        serviceImportKinds: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport' }],
+        gatewayAddresses: ['127.0.0.1'],
+        eastWest: false,
+      }),
+      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
+      registry: new Registry(),
+      apply: async () => {},
+    });
+    const route = (name: string, backend: string) =>
+      httpRoute(name, 'shop', {
+        parentRefs: [{ name: 'edge' }],
+        rules: [{ backendRefs: [{ name: backend, port: 80 }] }],
+      }) as AnyResource;
+    const fixed = [
+      gatewayClass() as AnyResource,
+      gateway('edge', 'shop', [{ name: 'http', port: 80, protocol: 'HTTP' }]) as AnyResource,
+      ...['a', 'b', 'c', 'd'].map((name) => route(name, 'missing')),
+    ];
+    reconciler.submit(new Snapshot([...fixed, route('web', 'missing')]));
+    await reconciler.settled();
+    const changed = () =>
+      lines
+        .splice(0)
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line.msg === 'status changed')
+        .map((line) => line.object);
+    expect(changed()).toContain('HTTPRoute/shop/a');
+    reconciler.submit(new Snapshot([...fixed, route('web', 'other-missing')]));
+    await reconciler.settled();
+    expect(changed()).toEqual(['HTTPRoute/shop/web']);
+    reconciler.submit(new Snapshot([...fixed, route('web', 'other-missing')]));
+    await reconciler.settled();
+    expect(changed()).toEqual([]);
+  });
+
   it('carry the whole status at debug level', async () => {
     const lines = await statusLines('debug');
     const gatewayClassLine = lines.find((line) => line.object === 'GatewayClass/csgw');

@@ -61,8 +61,11 @@ export interface CompiledAction {
 }
 
 export interface ActionDeps {
-  readonly metrics: ProxyMetrics;
+  readonly metrics: Pick<ProxyMetrics, 'requestSeries'>;
 }
+
+/** Where an action finds its compiled backends by id. */
+export type BackendLookup = Pick<ReadonlyMap<string, CompiledBackend>, 'get'>;
 
 interface FilterSet {
   readonly requestMods: HeaderMod[];
@@ -86,11 +89,7 @@ function emptyFilterSet(): FilterSet {
   };
 }
 
-function addFilters(
-  set: FilterSet,
-  filters: readonly HttpFilter[],
-  backends: ReadonlyMap<string, CompiledBackend>,
-) {
+function addFilters(set: FilterSet, filters: readonly HttpFilter[], backends: BackendLookup) {
   for (const filter of filters) {
     switch (filter.kind) {
       case 'RequestHeaderModifier':
@@ -121,7 +120,7 @@ function compileTarget(
   rule: FilterSet,
   gateway: string,
   entry: RouteEntry,
-  backends: ReadonlyMap<string, CompiledBackend>,
+  backends: BackendLookup,
   deps: ActionDeps,
 ): ForwardTarget {
   const own = emptyFilterSet();
@@ -147,7 +146,7 @@ export function compileAction(
   entry: RouteEntry,
   port: Pick<ListenerGroup, 'port' | 'protocol'>,
   gateway: string,
-  backends: ReadonlyMap<string, CompiledBackend>,
+  backends: BackendLookup,
   deps: ActionDeps,
 ): CompiledAction {
   const rule = emptyFilterSet();

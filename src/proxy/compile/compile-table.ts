@@ -17,6 +17,8 @@ export interface CompiledPort {
   readonly protocol: 'HTTP' | 'HTTPS';
   readonly scheme: 'http' | 'https';
   readonly listeners: HostSelector<CompiledListener>;
+  /** The same listeners in IR order (what the next table's compile may keep parts of). */
+  readonly listenerList: readonly CompiledListener[];
   readonly tls: CompiledTls | undefined;
   /** Series for requests no listener on this port accepts. */
   readonly noListenerSeries: RequestSeries;
@@ -29,6 +31,8 @@ export interface CompiledTable {
   /** Pool keys of every endpoint the table can send to; other pools may be closed. */
   readonly poolKeys: ReadonlySet<string>;
   readonly routeEntries: number;
+  /** Virtual hosts compiled for this table; the others were kept from the table before. */
+  readonly compiledHosts: number;
 }
 
 export interface CompileDeps extends BackendDeps, ListenerDeps {
@@ -46,7 +50,8 @@ export function listenKey(address: string | undefined, port: number): string {
  * metric series per backend (compile-backends.ts), then per Gateway port its listeners, host maps, route
  * indexes, predicates, regexes, header operations and weight tables (compile-listeners.ts, compile-actions.ts)
  * and its certificates (compile-listener-tls.ts). Entries that cannot compile (an invalid regular expression)
- * are logged and left out; the rest keeps serving. Backends equal to `previous`'s keep their compiled form.
+ * are logged and left out; the rest keeps serving. Backends equal to `previous`'s keep their compiled form, and
+ * so do virtual hosts that are the same IR objects as there and send to the same compiled backends.
  * The clusterset listener's ports are compiled by east-west-compile.ts against the same backends.
  */
 export function compileRouteTable(
@@ -71,18 +76,28 @@ export function* compileRouteTableInSteps(
   const ports = new Map<string, CompiledPort>();
   const secureContexts = deps.secureContexts ?? new SecureContexts(randomBytes(48));
   let routeEntries = 0;
+  let compiledHosts = 0;
   for (const port of table.ports) {
-    const compiled = yield* compileListenersInSteps(port, backends, deps);
+    const key = listenKey(port.address, port.port);
+    const before = previous?.ports.get(key);
+    const compiled = yield* compileListenersInSteps(
+      port,
+      backends,
+      deps,
+      before?.protocol === port.protocol ? before.listenerList : undefined,
+    );
     routeEntries += compiled.routeEntries;
-    ports.set(listenKey(port.address, port.port), {
+    compiledHosts += compiled.compiledHosts;
+    ports.set(key, {
       port: port.port,
       address: port.address,
       protocol: port.protocol,
       scheme: port.protocol === 'HTTPS' ? 'https' : 'http',
       listeners: compiled.listeners,
+      listenerList: compiled.list,
       tls: compileListenerTls(port, deps.logger, secureContexts),
       noListenerSeries: deps.metrics.requestSeries(port.gateways.join(','), '', ''),
     });
   }
-  return { ports, backends, poolKeys, routeEntries };
+  return { ports, backends, poolKeys, routeEntries, compiledHosts };
 }

@@ -31,6 +31,7 @@ export function compileEastWest(
   table: RouteTable,
   backends: ReadonlyMap<string, CompiledBackend>,
   deps: ListenerDeps,
+  previous?: CompiledEastWest,
 ): CompiledEastWest {
   const noRouteSeries = deps.metrics.requestSeries(EAST_WEST_GATEWAY, '', '');
   const ports = new Map<number, CompiledPort>();
@@ -42,12 +43,14 @@ export function compileEastWest(
       services.add(listener.hostname);
       connect.set(`${listener.hostname}:${port.port}`, defaultBackend(listener, backends));
     }
+    const compiled = compileListeners(port, backends, deps, previous?.ports.get(port.port)?.listenerList);
     ports.set(port.port, {
       port: port.port,
       address: undefined,
       protocol: port.protocol,
       scheme: 'http',
-      listeners: compileListeners(port, backends, deps).listeners,
+      listeners: compiled.listeners,
+      listenerList: compiled.list,
       tls: undefined,
       noListenerSeries: noRouteSeries,
     });

@@ -159,6 +159,11 @@ export class ProxyMetrics {
     return series;
   }
 
+  /** Binds a series made by an earlier compile to this one (its compiled route was kept): `retain` keeps it. */
+  bind(series: RequestSeries): void {
+    series.generation = this.#generation;
+  }
+
   /** A table compile starts: the request series it binds are the ones `retain` keeps. */
   beginCompile(): void {
     this.#generation++;

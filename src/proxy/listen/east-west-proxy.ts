@@ -62,7 +62,7 @@ export class EastWestProxy {
     backends: ReadonlyMap<string, CompiledBackend>,
     deps: ListenerDeps,
   ): Promise<void> {
-    const compiled = compileEastWest(table, backends, deps);
+    const compiled = compileEastWest(table, backends, deps, this.#compiled);
     this.#compiled = compiled;
     if (this.#server !== undefined) this.#server.swap(compiled);
     else await this.#open(compiled);
