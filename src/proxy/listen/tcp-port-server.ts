@@ -19,7 +19,7 @@ export interface TcpPortOptions {
   readonly maxConnectAttempts: number;
   /** Endpoints on another network: CONNECT streams through their network gateway carry the bytes. */
   readonly tunnels?: TunnelConnectors;
-  /** The read buffer each upstream connection holds for its life (`--layer4-read-buffer-bytes`); default 64 KiB. */
+  /** The read buffer each upstream connection holds while open, from a pool (`--layer4-read-buffer-bytes`); default 64 KiB. */
   readonly readBufferBytes?: number;
 }
 
