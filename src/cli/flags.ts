@@ -251,7 +251,7 @@ export const FLAGS = {
   'layer4-read-buffer-bytes': {
     type: 'string',
     arg: 'n',
-    help: 'TCP and TLS listeners, east-west CONNECT: the read buffer each relayed upstream connection holds for its life, reused for every read (none allocated per read). Smaller saves memory with many connections at a cost per byte relayed (16384: 1.4x the CPU per byte of 65536, relaying 64 KiB responses). Default 65536.',
+    help: 'TCP and TLS listeners, east-west CONNECT: the read buffer each relayed upstream connection holds while it is open, reused for every read (none allocated per read) and then kept for the next connections (up to 4 MiB of idle buffers). Smaller saves memory with many connections at a cost per byte relayed (16384: 1.4x the CPU per byte of 65536, relaying 64 KiB responses). Default 65536.',
   },
   'udp-flow-idle-timeout-ms': {
     type: 'string',
