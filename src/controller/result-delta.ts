@@ -1,6 +1,7 @@
 import type { TranslationResult } from '../gateway/translate.ts';
 import { statusKey } from '../ir/status.ts';
 import type { Steps } from '../ir/steps.ts';
+import { sameJsonValue } from '../snapshot/json-object.ts';
 
 /**
  * A translation result as what differs from the last one (issue 45): 10,000 routes translated again after one
@@ -9,7 +10,7 @@ import type { Steps } from '../ir/steps.ts';
  * then see unchanged parts by identity).
  *
  * The result is cut into units along its shape (RESULT_SHAPE): each virtual host, backend, status and warning is
- * one unit, compared with the last result's on the thread that translated (jsonEqual); only units that differ
+ * one unit, compared with the last result's on the thread that translated (sameJsonValue); only units that differ
  * are written as JSON, each once (no subtree is written twice). A delta is a list of pieces, each `[path, op, value]` in JSON, with list items named by key
  * (a virtual host by hostname, a status by object), never by index:
  * - `s` sets the unit (or anything the shape does not split) at `path` to `value`;
@@ -82,32 +83,6 @@ const fieldShape = (shape: Shape, key: string): Shape =>
   shape.kind === 'record' ? (shape.fields[key] ?? LEAF) : shape.kind === 'leaf' ? LEAF : shape.item;
 
 /**
- * Equality as JSON sees it (an undefined property is no property), for the plain data a translation makes:
- * far cheaper than writing both sides as text or than util.isDeepStrictEqual (prototypes, symbols, key sets).
- */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in left) {
-    const value = left[key];
-    if (value === undefined) continue;
-    if (!jsonEqual(value, right[key])) return false;
-    count++;
-  }
-  for (const key in right) if (right[key] !== undefined) count--;
-  return count === 0;
-}
-
-/**
  * The pieces that turn `previous` (the last result sent; undefined: nothing, send everything) into `result`.
  * Only units that differ are written as JSON. Steps: a pause is possible after each unit.
  */
@@ -160,7 +135,7 @@ function* encode(shape: Shape, previous: unknown, value: unknown, path: Path, ou
     return;
   }
   yield;
-  if (previous !== undefined && jsonEqual(previous, value)) return;
+  if (previous !== undefined && sameJsonValue(previous, value)) return;
   const text = JSON.stringify(value);
   if (text !== undefined) out.push(piece(path, 's', text));
 }
@@ -318,5 +293,5 @@ function* share(shape: Shape, previous: unknown, next: unknown): Steps<unknown> 
     return same ? previous : out;
   }
   yield;
-  return jsonEqual(previous, next) ? previous : next;
+  return sameJsonValue(previous, next) ? previous : next;
 }

@@ -187,18 +187,6 @@ function listenerSetStatus(update: StatusUpdate, base: Json, generation: number,
   };
 }
 
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a))
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isRecord(a) && isRecord(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 /** Condition types where `False` is a problem worth an Event, and the negative-polarity ones where `True` is. */
 const POSITIVE = new Set(['Accepted', 'Programmed', 'ResolvedRefs']);
 const NEGATIVE = new Set(['Conflicted']);

@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type StatusKind, type StatusUpdate, statusKey } from '../ir/status.ts';
 import { controllerMetrics } from '../metrics/controller-metrics.ts';
-import { isRecord } from '../snapshot/json-object.ts';
+import { isRecord, sameJsonValue } from '../snapshot/json-object.ts';
 import { KubeApiClient, KubeApiError, resourcePath } from './api-client.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { endpointFromKubeConfig } from './kubeconfig-endpoint.ts';
-import { desiredStatus, formatTime, jsonEqual, problemTransitions } from './merge-status.ts';
+import { desiredStatus, formatTime, problemTransitions } from './merge-status.ts';
 import { StatusQueue } from './status-queue.ts';
 
 export interface StatusWriterOptions {
@@ -328,7 +328,7 @@ class KubeStatusWriter implements StatusWriter {
         const meta = isRecord(current) && isRecord(current.metadata) ? current.metadata : {};
         const currentStatus = isRecord(current) ? current.status : undefined;
         const next = desiredStatus(update, currentStatus, this.#o.controllerName, formatTime(this.#now()));
-        if (jsonEqual(next, currentStatus)) {
+        if (sameJsonValue(next, currentStatus)) {
           this.#confirmed.set(key, { fingerprint, at: Date.now() });
           this.#count(update.kind, 'unchanged');
           return 'unchanged';

@@ -6,6 +6,7 @@ import {
   DEFAULT_SERVICE_IMPORT_KINDS,
   type TranslateOptions,
 } from '../../src/gateway/options.ts';
+import { mulberry32 } from '../../src/lb/seeded-random.ts';
 import type { AnyResource, EndpointSlice } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
 
@@ -25,17 +26,8 @@ export const EDIT_OPTIONS: TranslateOptions = {
 
 const BASE_FILE = fileURLToPath(new URL('../golden/base.yaml', import.meta.url));
 
-/** A small fast PRNG (mulberry32): the same seed, the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: the same sequence for the same seed, so a failing case repeats. */
+export const seededRandom = mulberry32;
 
 const HOSTNAMES = ['a.example', 'b.example', 'x.b.example', '*.b.example', 'c.example'];
 const BACKENDS = ['echo-v1', 'echo-v2', 'echo-v3', 'missing'];

@@ -10,6 +10,18 @@ const condition = (status: string) => ({
 });
 
 describe('sameJsonValue', () => {
+  it('compares as JSON would: an undefined property is no property, order of keys does not matter', () => {
+    expect(sameJsonValue({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameJsonValue({ a: 1, b: [2, { c: 'x' }] }, { b: [2, { c: 'x' }], a: 1 })).toBe(true);
+    expect(sameJsonValue({ a: [1, { c: 'x' }] }, { a: [1, { c: 'y' }] })).toBe(false);
+    expect(sameJsonValue({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameJsonValue({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(sameJsonValue([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameJsonValue([1, 2], [1, 2, 3])).toBe(false);
+    expect(sameJsonValue(null, {})).toBe(false);
+    expect(sameJsonValue('1', 1)).toBe(false);
+  });
+
   const values: unknown[] = [
     null,
     0,
@@ -26,7 +38,6 @@ describe('sameJsonValue', () => {
     { a: '1' },
     { a: 1, b: 2 },
     { b: 2, a: 1 },
-    { a: undefined },
     { a: null },
     { a: [] },
     { a: {} },

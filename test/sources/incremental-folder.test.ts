@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { runAllSteps } from '../../src/ir/steps.ts';
+import { mulberry32 } from '../../src/lb/seeded-random.ts';
 import type { AnyResource, EndpointSlice } from '../../src/snapshot/resources.ts';
 import { type SliceChange, Snapshot } from '../../src/snapshot/snapshot.ts';
 import { SnapshotMirror, snapshotChanges } from '../../src/snapshot/snapshot-changes.ts';
@@ -10,17 +11,8 @@ import type { ManifestEntry } from '../../src/sources/file/manifest-parser.ts';
 import { ObjectStore, type WrittenObject } from '../../src/sources/file/object-store.ts';
 import { httpRoute, service, serviceSlice } from '../support/manifests.ts';
 
-/** A seeded random (mulberry32): a failing sequence is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: the same sequence for the same seed, so a failing case repeats. */
+const seeded = mulberry32;
 
 const NOW = () => new Date('2026-01-01T00:00:00Z');
 const FILES = ['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml'];
