@@ -9,14 +9,15 @@
  * what the gateway serves on 2 cores) so that request latency shows stalls, not queueing at saturation; --rate 0 is
  * the closed loop (every connection sends its next request when the last is answered).
  *
- * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js: `node scripts/build.mjs`
- * first), `baseline` (--baseline, a build of main before this work), `no-thread` (current with
+ * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js as started by default:
+ * `node scripts/build.mjs` first; it translates on the serving thread on 2 cores or fewer), `baseline`
+ * (--baseline, a build of main before this work), `thread` and `no-thread` (current with --translation-thread or
  * --no-translation-thread). --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
  * bench/profile/summarize-cpuprofile.ts).
  *
  *   flock /tmp/bench.lock timeout 600 node --import tsx bench/route-churn.ts \
  *     [--routes 10000] [--interval-ms 200] [--seconds 20] [--quiet-seconds 8] [--connections 50] [--rate 2000] \
- *     [--configs current,baseline,no-thread] [--baseline /work/baseline/dist/main.js] [--cpu-prof DIR]
+ *     [--configs current,baseline,thread,no-thread] [--baseline /work/baseline/dist/main.js] [--cpu-prof DIR]
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rename, writeFile } from 'node:fs/promises';
@@ -43,7 +44,7 @@ const { values } = parseArgs({
     'quiet-seconds': { type: 'string', default: '8' },
     connections: { type: 'string', default: '50' },
     rate: { type: 'string', default: '2000' },
-    configs: { type: 'string', default: 'current,baseline,no-thread' },
+    configs: { type: 'string', default: 'current,baseline,thread' },
     baseline: { type: 'string', default: '/work/baseline/dist/main.js' },
     current: { type: 'string', default: join(import.meta.dirname, '..', 'dist', 'main.js') },
     'cpu-prof': { type: 'string' },
@@ -71,6 +72,12 @@ const ROWS: Record<string, Row> = {
     name: 'current --no-translation-thread',
     program: values.current,
     args: ['--no-translation-thread'],
+  },
+  thread: {
+    key: 'thread',
+    name: 'current --translation-thread',
+    program: values.current,
+    args: ['--translation-thread'],
   },
 };
 
@@ -191,7 +198,7 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
 const load0 = loadavg();
 for (const key of values.configs.split(',')) {
   const row = ROWS[key];
-  if (row === undefined) throw new Error(`unknown config ${key} (current, baseline, no-thread)`);
+  if (row === undefined) throw new Error(`unknown config ${key} (current, baseline, thread, no-thread)`);
   process.stderr.write(`${row.name}: ${ROUTES} routes, an edit every ${INTERVAL_MS} ms for ${SECONDS} s\n`);
   results.push(await measure(row, backend.port));
   process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
