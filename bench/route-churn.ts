@@ -10,9 +10,9 @@
  * the closed loop (every connection sends its next request when the last is answered).
  *
  * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js as started by default:
- * `node scripts/build.mjs` first; it translates on the serving thread on 2 cores or fewer), `baseline`
+ * `node scripts/build.mjs` first; it translates on its thread), `baseline`
  * (--baseline, a build of main before this work), `thread` and `no-thread` (current with --translation-thread or
- * --no-translation-thread). --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
+ * --no-translation-thread; the first is the default now, kept for runs against builds where it was not). --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
  * bench/profile/summarize-cpuprofile.ts).
  *
  *   flock /tmp/bench.lock timeout 600 node --import tsx bench/route-churn.ts \

@@ -254,9 +254,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
     leanHttp2: values['no-lean-http2'] !== true,
-    translationThread:
-      values['translation-thread'] === true ||
-      (values['no-translation-thread'] !== true && availableParallelism() > 2),
+    translationThread: values['translation-thread'] === true || values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

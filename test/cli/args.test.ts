@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseCli } from '../../src/cli/args.ts';
 import { helpText } from '../../src/cli/flags.ts';
@@ -15,8 +14,8 @@ describe('parseCli', () => {
     expect(cli.controllerName).toBe('clusterset-gateway.io/gateway-controller');
   });
 
-  it('translates on a thread of its own with more than 2 cores, or as the translation flags say', () => {
-    expect(parseCli([], {}).translationThread).toBe(availableParallelism() > 2);
+  it('translates on a thread of its own unless --no-translation-thread', () => {
+    expect(parseCli([], {}).translationThread).toBe(true);
     expect(parseCli(['--translation-thread'], {}).translationThread).toBe(true);
     expect(parseCli(['--no-translation-thread'], {}).translationThread).toBe(false);
   });
