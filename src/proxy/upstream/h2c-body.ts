@@ -9,10 +9,8 @@ import { requestDeadlines } from './request-deadlines.ts';
 const kSink = Symbol('h2cBodySink');
 const kSource = Symbol('h2cBodySource');
 const kActivityMs = Symbol('h2cActivityMs');
-const kWritesDue = Symbol('h2cWritesDue');
-const kEndDue = Symbol('h2cEndDue');
 
-type Body = Readable & { [kSink]?: Writable | undefined; [kWritesDue]?: number; [kEndDue]?: boolean };
+type Body = Readable & { [kSink]?: Writable | undefined };
 type Sink = Writable & { [kSource]?: Body | undefined; [kActivityMs]?: number };
 
 /** Stamps a frame sent or received on an upstream stream (its timeout counts from the last one). */
@@ -27,8 +25,6 @@ export function lastActivityMs(stream: Writable): number {
 /** Starts sending `body` into `stream`; the stream is ended when the body is. */
 export function sendBody(body: Readable, stream: Writable): void {
   (body as Body)[kSink] = stream;
-  (body as Body)[kWritesDue] = 0;
-  (body as Body)[kEndDue] = false;
   (stream as Sink)[kSource] = body;
   stream.once('close', onSinkClose);
   body.on('data', onBodyData);
@@ -46,30 +42,12 @@ export function stopBody(body: Readable, stream: Writable): void {
   stream.removeListener('close', onSinkClose);
 }
 
-/**
- * Each chunk is written one tick after it arrived, and the end right after the last write. Why: node:http2 puts
- * END_STREAM on the last DATA frame only when the stream is ended by the tick after that write; ended later, the
- * end waits for the write's callback (after the session's flush) and leaves in a flush of its own: one more write
- * and one more wake-up of the backend per request. A body read in one piece reaches us as its chunk and its 'end'
- * in either order of ticks; this way a unary call leaves as HEADERS and one DATA frame with END_STREAM, in one
- * write. Chunks keep their order (ticks run in order) and nothing waits for a later loop turn.
- */
 function onBodyData(this: Body, chunk: Buffer): void {
-  if (this[kSink] === undefined) return;
-  this[kWritesDue] = (this[kWritesDue] ?? 0) + 1;
-  process.nextTick(writeChunk, this, chunk);
-}
-
-function writeChunk(body: Body, chunk: Buffer): void {
-  const sink = body[kSink];
+  const sink = this[kSink];
   if (sink === undefined) return;
-  const due = body[kWritesDue]! - 1;
-  body[kWritesDue] = due;
   (sink as Sink)[kActivityMs] = requestDeadlines.coarseNowMs;
-  const more = sink.write(chunk);
-  if (due === 0 && body[kEndDue] === true) endSink(body, sink);
-  else if (!more) {
-    body.pause();
+  if (!sink.write(chunk)) {
+    this.pause();
     sink.once('drain', onSinkDrain);
   }
 }
@@ -81,12 +59,7 @@ function onSinkDrain(this: Sink): void {
 function onBodyEnd(this: Body): void {
   const sink = this[kSink];
   if (sink === undefined) return;
-  if ((this[kWritesDue] ?? 0) > 0) this[kEndDue] = true;
-  else endSink(this, sink);
-}
-
-function endSink(body: Body, sink: Writable): void {
-  stopBody(body, sink);
+  stopBody(this, sink);
   sink.end();
 }
 
