@@ -107,20 +107,10 @@ export class Snapshot {
    */
   static withEndpointSlices(base: Snapshot, changes: readonly SliceChange[]): Snapshot {
     const next = new Snapshot([]);
-    const services = new Set<string>();
-    const imports = new Set<string>();
+    const { services, imports } = servicesFedBy(changes);
     const set = new Map<string, AnyResource>();
     const removed = new Set<string>();
     for (const { before, after } of changes) {
-      for (const slice of [before, after]) {
-        if (!slice) continue;
-        const ns = slice.metadata.namespace ?? 'default';
-        const labels = slice.metadata.labels ?? {};
-        const service = labels[SERVICE_NAME_LABEL];
-        if (service) services.add(`${ns}/${service}`);
-        const imported = labels[MCS_SERVICE_NAME_LABEL];
-        if (imported) imports.add(`${ns}/${imported}`);
-      }
       const key = objectKey((after ?? before) as EndpointSlice);
       if (after) {
         set.set(key, after);
@@ -209,19 +199,7 @@ export class Snapshot {
         next.#sorted.set(kind, patchedSorted(sorted, changes.set, changes.removed));
     }
     if (slices.length > 0) {
-      const services = new Set<string>();
-      const imports = new Set<string>();
-      for (const { before, after } of slices) {
-        for (const slice of [before, after]) {
-          if (!slice) continue;
-          const ns = slice.metadata.namespace ?? 'default';
-          const labels = slice.metadata.labels ?? {};
-          const service = labels[SERVICE_NAME_LABEL];
-          if (service) services.add(`${ns}/${service}`);
-          const imported = labels[MCS_SERVICE_NAME_LABEL];
-          if (imported) imports.add(`${ns}/${imported}`);
-        }
-      }
+      const { services, imports } = servicesFedBy(slices);
       next.#slicesByService = reindex(base.#slicesByService, services, slices, SERVICE_NAME_LABEL);
       next.#slicesByImport = reindex(base.#slicesByImport, imports, slices, MCS_SERVICE_NAME_LABEL);
     } else {
@@ -361,6 +339,24 @@ function patchedSorted(
     else list.splice(at, 0, object);
   }
   return list;
+}
+
+/** The Services (`ns/name`) and ServiceImports the slices before and after these changes feed, by their labels. */
+function servicesFedBy(changes: readonly SliceChange[]): { services: Set<string>; imports: Set<string> } {
+  const services = new Set<string>();
+  const imports = new Set<string>();
+  for (const { before, after } of changes) {
+    for (const slice of [before, after]) {
+      if (!slice) continue;
+      const ns = slice.metadata.namespace ?? 'default';
+      const labels = slice.metadata.labels ?? {};
+      const service = labels[SERVICE_NAME_LABEL];
+      if (service) services.add(`${ns}/${service}`);
+      const imported = labels[MCS_SERVICE_NAME_LABEL];
+      if (imported) imports.add(`${ns}/${imported}`);
+    }
+  }
+  return { services, imports };
 }
 
 /** `index` with the lists of `keys` rebuilt: their old slices less the changed ones, plus the changed ones now. */
