@@ -208,31 +208,34 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
     CALLS.map((c) => ({ ...t, call: c, name: `${t.transport}: ${c.name}` })),
   );
 
-  it.each(cases)('answers as the compatibility layer does, on both codecs: $name', async ({ url, tls, call }) => {
-    const [a, b, c] = await Promise.all(
-      [lean, compat, js].map(async (proxy) => {
-        const session = await openSession(url(proxy), tls ? ca : undefined);
-        try {
-          return await h2Call(session, call);
-        } finally {
-          session.destroy();
+  it.each(cases)(
+    'answers as the compatibility layer does, on both codecs: $name',
+    async ({ url, tls, call }) => {
+      const [a, b, c] = await Promise.all(
+        [lean, compat, js].map(async (proxy) => {
+          const session = await openSession(url(proxy), tls ? ca : undefined);
+          try {
+            return await h2Call(session, call);
+          } finally {
+            session.destroy();
+          }
+        }),
+      );
+      expect(a!.status).toBeGreaterThan(0);
+      expect(a).toEqual(b);
+      expect(c).toEqual(a);
+      const want = call.want;
+      if (want !== undefined) {
+        expect(a!.status).toBe(tls ? (want.tlsStatus ?? want.status) : want.status);
+        if (want.bytes !== undefined) expect(a!.bytes).toBe(want.bytes);
+        if (want.trailer !== undefined) expect(a!.trailers).toContain(want.trailer);
+        if (want.grpcStatus !== undefined) {
+          const fields = [...a!.head, ...a!.trailers];
+          expect(fields[fields.indexOf('grpc-status') + 1]).toBe(want.grpcStatus);
         }
-      }),
-    );
-    expect(a!.status).toBeGreaterThan(0);
-    expect(a).toEqual(b);
-    expect(c).toEqual(a);
-    const want = call.want;
-    if (want !== undefined) {
-      expect(a!.status).toBe(tls ? (want.tlsStatus ?? want.status) : want.status);
-      if (want.bytes !== undefined) expect(a!.bytes).toBe(want.bytes);
-      if (want.trailer !== undefined) expect(a!.trailers).toContain(want.trailer);
-      if (want.grpcStatus !== undefined) {
-        const fields = [...a!.head, ...a!.trailers];
-        expect(fields[fields.indexOf('grpc-status') + 1]).toBe(want.grpcStatus);
       }
-    }
-  });
+    },
+  );
 
   it.each(transports)(
     '$transport: trailers go only to a client that announced te: trailers (the compatibility layer sends them anyway)',
