@@ -83,6 +83,24 @@ const LIMITS = {
     max: 10_000,
     help: 'Request header fields; more is 400. Default 100.',
   },
+  'http2-max-concurrent-streams': {
+    key: 'http2MaxConcurrentStreams',
+    default: 100,
+    max: 2_147_483_647,
+    help: 'With --http2-codec js: streams one client connection may have open (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused with REFUSED_STREAM. Default 100.',
+  },
+  'http2-stream-window-bytes': {
+    key: 'http2StreamWindowBytes',
+    default: 65_535,
+    max: 2_147_483_647,
+    help: "With --http2-codec js: request body bytes a client may send on one stream ahead of the gateway's reading (SETTINGS_INITIAL_WINDOW_SIZE); the window reopens as the body is passed upstream. Default 65535.",
+  },
+  'http2-max-resets-per-10s': {
+    key: 'http2MaxResetsPer10s',
+    default: 1000,
+    max: 1_000_000,
+    help: 'With --http2-codec js: streams a client connection may cancel before their answer (or have refused) in 10 s; more ends it with GOAWAY ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487). Default 1000.',
+  },
   'upstream-response-timeout-ms': {
     key: 'upstreamResponseTimeoutMs',
     default: 60_000,
