@@ -15,7 +15,8 @@
  * Rows, one gateway at a time in the same run: `current` (this tree's dist/main.js as started by default:
  * `node scripts/build.mjs` first; it translates on its thread), `baseline`
  * (--baseline, a build of main before this work), `thread` and `no-thread` (current with --translation-thread or
- * --no-translation-thread; the first is the default now, kept for runs against builds where it was not), and
+ * --no-translation-thread; the first is the default now, kept for runs against builds where it was not),
+ * `same-priority` (current with --translation-thread-nice 0: the thread at the serving thread's priority), and
  * `direct` (the load straight to the backend, no gateway: the floor of the request figures on this machine then).
  * --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
  * bench/profile/summarize-cpuprofile.ts).
@@ -83,6 +84,12 @@ const ROWS: Record<string, Row> = {
     name: 'current --no-translation-thread',
     program: values.current,
     args: ['--no-translation-thread'],
+  },
+  'same-priority': {
+    key: 'same-priority',
+    name: 'current --translation-thread-nice 0',
+    program: values.current,
+    args: ['--translation-thread-nice', '0'],
   },
   thread: {
     key: 'thread',
@@ -250,7 +257,7 @@ for (const key of values.configs.split(',')) {
   }
   const row = ROWS[key];
   if (row === undefined)
-    throw new Error(`unknown config ${key} (current, baseline, thread, no-thread, direct)`);
+    throw new Error(`unknown config ${key} (current, baseline, thread, no-thread, same-priority, direct)`);
   process.stderr.write(`${row.name}: ${ROUTES} routes, an edit every ${INTERVAL_MS} ms for ${SECONDS} s\n`);
   results.push(await measure(row, backend.port));
   process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
