@@ -71,6 +71,13 @@ const LIMITS = {
     max: 60_000,
     help: 'Control-plane work on the serving thread (a translation without the thread, compiling a table, reading the manifests folder) runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
   },
+  'translation-thread-nice': {
+    key: 'translationThreadNice',
+    default: 10,
+    min: 0,
+    max: 19,
+    help: 'The translation thread runs this many nice steps below the serving thread (Linux), so that on busy cores requests win the CPU and a table waits; 0: the same priority. Default 10.',
+  },
   'max-header-bytes': {
     key: 'maxHeaderBytes',
     default: 16_384,
@@ -180,7 +187,8 @@ export function parseLimits(str: (name: LimitName) => string | undefined): Limit
   const out: Record<string, number> = {};
   for (const [name, limit] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
     const text = str(name);
-    out[limit.key] = text === undefined ? limit.default : integer(name, text, 1, limit.max);
+    const min = 'min' in limit ? limit.min : 1;
+    out[limit.key] = text === undefined ? limit.default : integer(name, text, min, limit.max);
   }
   return out as Limits;
 }
