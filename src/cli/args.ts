@@ -55,7 +55,7 @@ export interface CliOptions {
    * The lean server path for HTTP/2 (src/proxy/listen/lean-http2-request.ts); `--no-lean-http2` turns it off.
    */
   readonly leanHttp2: boolean;
-  /** `--http2-codec`: node:http2 (`nghttp2`, default) or the project's own codec (`js`, src/net/http2). */
+  /** `--http2-codec`: the project's own codec (`js`, default, src/net/http2) or node:http2 (`nghttp2`). */
   readonly http2Codec: 'js' | 'nghttp2';
   /**
    * Full translations on a worker thread (app/translation-thread.ts): `--translation-thread`, or by default with
@@ -215,7 +215,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   const logFormat = str('log-format') ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
-  const http2Codec = str('http2-codec') ?? 'nghttp2';
+  const http2Codec = str('http2-codec') ?? 'js';
   if (http2Codec !== 'js' && http2Codec !== 'nghttp2')
     throw new UsageError(`--http2-codec must be js or nghttp2, not ${http2Codec}`);
   const eastWest = str('east-west-port');

@@ -109,12 +109,12 @@ export const FLAGS = {
   },
   'no-lean-http2': {
     type: 'boolean',
-    help: "Serve every HTTP/2 request (h2 over TLS, h2c, gRPC) through node:http2's compatibility layer (Http2ServerRequest, Http2ServerResponse). By default requests are served on the lean path, over the HTTP/2 stream itself; CONNECT and requests with Expect go through the compatibility layer either way.",
+    help: "Serve every HTTP/2 request (h2 over TLS, h2c, gRPC) through node:http2's compatibility layer (Http2ServerRequest, Http2ServerResponse). By default requests are served on the lean path: on the js codec (--http2-codec), or with --http2-codec nghttp2 over node:http2's stream itself, where CONNECT and requests with Expect go through the compatibility layer either way.",
   },
   'http2-codec': {
     type: 'string',
     arg: 'js|nghttp2',
-    help: "The HTTP/2 implementation, for client connections and h2c upstreams. nghttp2 (default): node:http2. js: the gateway's own codec in TypeScript (src/net/http2): frames and HPACK parsed and written in JS, lean per-stream objects, one socket write per event-loop turn. Listeners that take HTTP/2 CONNECT (east-west, the network gateway) stay on node:http2 either way.",
+    help: "The HTTP/2 implementation, for client connections and h2c upstreams. js (default): the gateway's own codec in TypeScript (src/net/http2): frames and HPACK parsed and written in JS, lean per-stream objects, one socket write per event-loop turn. nghttp2: node:http2. Listeners that take HTTP/2 CONNECT (east-west, the network gateway) stay on node:http2 either way.",
   },
   'access-log': {
     type: 'boolean',

@@ -73,7 +73,7 @@ export interface ProxyServerOptions {
    */
   readonly leanHttp2?: boolean;
   /**
-   * `--http2-codec`: HTTP/2 on node:http2 (`nghttp2`, default) or the project's own codec (`js`, src/net/http2),
+   * `--http2-codec`: HTTP/2 on the project's own codec (`js`, default, src/net/http2) or node:http2 (`nghttp2`),
    * for client connections (listeners without HTTP/2 CONNECT) and h2c upstreams.
    */
   readonly http2Codec?: 'js' | 'nghttp2';

@@ -88,7 +88,7 @@ export class ProxyServer {
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
     this.#leanHttp2 = options.leanHttp2 !== false;
-    this.#http2Codec = options.http2Codec ?? 'nghttp2';
+    this.#http2Codec = options.http2Codec ?? 'js';
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,

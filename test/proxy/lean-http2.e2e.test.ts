@@ -190,7 +190,7 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
       pair.cert,
       pair.key,
     );
-    lean = await startProxy(routes, undefined, { leanHttp2: true });
+    lean = await startProxy(routes, undefined, { leanHttp2: true, http2Codec: 'nghttp2' });
     compat = await startProxy(routes, undefined, { leanHttp2: false });
     js = await startProxy(routes, undefined, { leanHttp2: true, http2Codec: 'js' });
   });

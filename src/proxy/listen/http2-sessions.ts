@@ -94,9 +94,10 @@ export class Http2Sessions {
       limits: ListenerLimits;
     },
   ) {
-    // CONNECT streams need node:http2's compatibility layer (east-west and network tunnels): such listeners stay there.
+    // CONNECT streams need node:http2's compatibility layer (east-west and network tunnels): such listeners stay
+    // there, as does every listener with `--no-lean-http2` (the compatibility layer by request).
     this.#js =
-      js?.codec === 'js' && onConnect === undefined
+      js?.codec === 'js' && lean && onConnect === undefined
         ? new JsHttp2Connections(onRequest, {
             maxHeaderBytes: js.limits.maxHeaderBytes,
             maxHeaders: js.limits.maxHeaders,
