@@ -31,7 +31,15 @@ export interface UpstreamPoolOptions {
   readonly retryWindowMs?: number;
   /** Connections to endpoints on another network (`UpstreamEndpoint.tunnel`): CONNECT streams (src/network). */
   readonly tunnels?: TunnelConnectors;
+  /**
+   * Whose HTTP/2 client runs h2c upstreams (`--http2-codec`): node:http2 (`nghttp2`, the default) or the
+   * project's own codec (`js`, src/net/http2).
+   */
+  readonly http2Codec?: Http2Codec;
 }
+
+/** The HTTP/2 implementations an h2c upstream can run on. */
+export type Http2Codec = 'js' | 'nghttp2';
 
 export const DEFAULT_RETRY_WINDOW_MS = 15_000;
 
