@@ -7,6 +7,7 @@ import { H2cUpstream } from './h2c-upstream.ts';
 import type { Http1Handler } from './http1-request.ts';
 import { Http1ResponseParser } from './http1-response-parser.ts';
 import { Http1Upstream } from './http1-upstream.ts';
+import { JsH2cUpstream } from './js-h2c-upstream.ts';
 import { tlsInTunnel, upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
@@ -68,7 +69,10 @@ export interface InFlightSlot {
   count: number;
 }
 
-/** An endpoint's connections: the HTTP/1.1 client, one multiplexed h2c session, or undici behind its boundary. */
+/**
+ * An endpoint's connections: the HTTP/1.1 client, one multiplexed h2c session (node:http2's or the project's own
+ * codec's), or undici behind its boundary.
+ */
 interface EndpointPool extends RequestDispatcher {
   close(): Promise<void>;
   destroy(): Promise<void>;
@@ -147,13 +151,14 @@ export class UpstreamPools {
           bodyTimeoutMs: options.bodyTimeout,
           keepAliveTimeoutMs: options.keepAliveTimeout,
         };
+        const Upstream = this.#options.http2Codec === 'js' ? JsH2cUpstream : H2cUpstream;
         const tunnel = endpoint.tunnel;
-        if (tunnel === undefined) pool = new H2cUpstream(endpoint.address, endpoint.port, h2cOptions);
+        if (tunnel === undefined) pool = new Upstream(endpoint.address, endpoint.port, h2cOptions);
         else {
           // The session runs inside one CONNECT stream: its requests are streams of that session, not tunnels each.
           const connect = this.#tunnels.connector(endpoint);
           const [name = '', port = '0'] = splitAuthority(tunnel.authority);
-          pool = new H2cUpstream(name, Number(port), { ...h2cOptions, connect: (done) => connect({}, done) });
+          pool = new Upstream(name, Number(port), { ...h2cOptions, connect: (done) => connect({}, done) });
         }
       } else if (endpoint.tunnel !== undefined) {
         const { Pool } = loadUndici();
