@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import {
+  DEFAULT_LIMITS,
   Http2Connection,
   type Http2ConnectionEnd,
   type Http2ConnectionHandler,
@@ -30,6 +31,9 @@ export interface JsSessionOwner {
 const STREAM_WINDOW_BYTES = 256 * 1024;
 const CONNECTION_WINDOW_BYTES = 1024 * 1024;
 
+/** How long an ended socket may take to close (a backend that does not read our GOAWAY) before it is destroyed. */
+const END_GRACE_MS = 2000;
+
 const kSession = Symbol('jsH2cSession');
 type Socket = Duplex & { [kSession]?: JsH2cSession; ref?: () => void; unref?: () => void };
 
@@ -43,16 +47,22 @@ class SocketTransport implements Http2Transport {
 
   write(chunks: readonly Buffer[]): boolean {
     const socket = this.#socket;
-    if (socket.destroyed) return false;
-    if (chunks.length === 1) return socket.write(chunks[0]!);
-    socket.cork();
-    for (const chunk of chunks) socket.write(chunk);
-    socket.uncork();
-    return !socket.writableNeedDrain;
+    if (socket.destroyed) return true;
+    if (chunks.length === 1) socket.write(chunks[0]!);
+    else {
+      socket.cork();
+      for (const chunk of chunks) socket.write(chunk);
+      socket.uncork();
+    }
+    // Over the bound a write has returned false, so 'drain' (transportDrained) follows.
+    return socket.writableLength <= DEFAULT_LIMITS.maxBufferedOutput;
   }
 
   end(): void {
-    this.#socket.end();
+    const socket = this.#socket;
+    if (socket.destroyed) return;
+    socket.end();
+    setTimeout(destroySocket, END_GRACE_MS, socket).unref();
   }
 
   destroy(): void {
@@ -238,6 +248,10 @@ export class JsH2cSession implements Http2ConnectionHandler, StreamSession {
     this.owner.retire(this);
     this.connection?.close();
   }
+}
+
+function destroySocket(socket: Duplex): void {
+  socket.destroy();
 }
 
 function onIdleCheck(session: JsH2cSession): void {

@@ -173,7 +173,14 @@ export class JsH2cRequest implements Http2StreamHandler {
   reset(_stream: Http2Stream, reset: Http2StreamReset): void {
     this.stream = null;
     stopBody(this);
-    if (!this.done) this.fail(this.#resetFailure(reset));
+    if (this.done) {
+      // Nothing to report: the request already ended either way.
+    } else if (this.responded && reset.byPeer && reset.code === ErrorCode.NO_ERROR) {
+      // A response cut short without error ends there, as node:http2's client takes it: a node:http2 server
+      // that never read the request sends RST_STREAM NO_ERROR instead of its END_STREAM when our window is shut.
+      this.ended = true;
+      if (this.held === undefined || this.held.length === 0) this.#complete();
+    } else this.fail(this.#resetFailure(reset));
     this.#release();
   }
 
@@ -239,8 +246,9 @@ export class JsH2cRequest implements Http2StreamHandler {
   /**
    * What a stream that ended without its response was (as h2c-stream.ts decides for node:http2): before any
    * response byte, a stream the connection took down (the backend closed or restarted, GOAWAY) or the backend
-   * refused is `reset-before-response`; a reset of this stream alone is `stream-reset`, or `reset-mid-body`
-   * after the head. A session this process destroyed is `closed-locally`.
+   * refused is `reset-before-response`; a reset of this stream alone is `stream-reset` (`protocol-error` when
+   * the codec reset it for what the backend sent), or `reset-mid-body` after the head. A session this process
+   * destroyed is `closed-locally`.
    */
   #resetFailure(reset: Http2StreamReset): UpstreamFailure {
     const session = this.session;
@@ -250,12 +258,15 @@ export class JsH2cRequest implements Http2StreamHandler {
     let kind: FailureKind;
     if (this.responded) kind = 'reset-mid-body';
     else if (
-      !reset.byPeer ||
+      session === undefined ||
+      session.draining ||
       reset.retryable ||
-      reset.code === ErrorCode.REFUSED_STREAM ||
-      session?.draining === true
+      reset.code === ErrorCode.REFUSED_STREAM
     )
       kind = 'reset-before-response';
+    // Reset here, not by the backend: what it sent broke the protocol (on this stream, or on the connection,
+    // which the codec then ended with GOAWAY).
+    else if (!reset.byPeer) kind = 'protocol-error';
     else kind = 'stream-reset';
     return new UpstreamFailure(
       kind,
