@@ -113,8 +113,9 @@ export interface FrameReaderOptions {
 
 /**
  * Chunks in, frames out. Checks what a frame's header and length alone can tell (frame size, padding, the fixed
- * lengths of SETTINGS, PING, GOAWAY, WINDOW_UPDATE, RST_STREAM, PRIORITY and the stream-0 rule of each type) and
- * throws Http2ProtocolError for the first frame that breaks one; after a throw the reader is spent.
+ * lengths of SETTINGS, PING, GOAWAY, WINDOW_UPDATE and RST_STREAM, the stream-0 rule of each type) and throws
+ * Http2ProtocolError (always a connection error) for the first frame that breaks one; after a throw the reader is
+ * spent.
  */
 export class FrameReader {
   private maxFrameSize: number;
@@ -237,14 +238,8 @@ export class FrameReader {
       }
       case FrameType.PRIORITY:
         needStream(streamId, 'PRIORITY');
-        if (raw.length !== 5) {
-          throw new Http2ProtocolError(
-            ErrorCode.FRAME_SIZE_ERROR,
-            streamId,
-            'PRIORITY of a length other than 5',
-          );
-        }
-        frame.dependsOn = raw.readUInt32BE(0) & U31;
+        // A PRIORITY of another length is a stream error (§6.3): delivered, `wireLength` tells the connection.
+        if (raw.length === 5) frame.dependsOn = raw.readUInt32BE(0) & U31;
         break;
       case FrameType.RST_STREAM:
         needStream(streamId, 'RST_STREAM');

@@ -172,12 +172,6 @@ describe('FrameReader', () => {
     ],
     ['WINDOW_UPDATE of 5', encodeFrame(FrameType.WINDOW_UPDATE, 0, 1, Buffer.alloc(5)), 6, 0],
     ['RST_STREAM on 0', encodeRstStream(0, 0), ErrorCode.PROTOCOL_ERROR, 0],
-    [
-      'PRIORITY of 4 bytes',
-      encodeFrame(FrameType.PRIORITY, 0, 3, Buffer.alloc(4)),
-      ErrorCode.FRAME_SIZE_ERROR,
-      3,
-    ],
     ['CONTINUATION on 0', encodeFrame(FrameType.CONTINUATION, 0, 0), ErrorCode.PROTOCOL_ERROR, 0],
   ])('refuses %s', (_name, bytes, code, streamId) => {
     const error = protocolError(() => new FrameReader().push(bytes, () => {}));
@@ -192,6 +186,13 @@ describe('FrameReader', () => {
     expect(seen.map((f) => [f.type, f.streamId, f.dependsOn])).toEqual([
       [0xfa, 7, -1],
       [FrameType.PRIORITY, 9, 7],
+    ]);
+  });
+
+  it('delivers a PRIORITY of the wrong length (a stream error for the connection) without a dependency', () => {
+    const seen = readAll(new FrameReader(), [encodeFrame(FrameType.PRIORITY, 0, 3, Buffer.alloc(4))]);
+    expect(seen.map((f) => [f.type, f.streamId, f.wireLength, f.dependsOn])).toEqual([
+      [FrameType.PRIORITY, 3, 4, -1],
     ]);
   });
 
