@@ -1,0 +1,239 @@
+/**
+ * The HPACK encoder (RFC 7541): header fields in, one header block out. One per connection; blocks must be sent
+ * in the order they were encoded (the peer's decoder replays our dynamic table).
+ */
+import { Buffer } from 'node:buffer';
+import { ENTRY_OVERHEAD, INITIAL_TABLE_SIZE } from './hpack-decoder.ts';
+import { huffmanEncode, huffmanEncodedLength } from './hpack-huffman.ts';
+import { writeInteger } from './hpack-integer.ts';
+import { STATIC_BY_NAME, STATIC_TABLE_LENGTH } from './hpack-static-table.ts';
+
+export interface HpackEncoderOptions {
+  /** The most this encoder uses of the peer's table (default 4096); 0 keeps no dynamic table. */
+  readonly maxTableSize?: number;
+  /** Huffman-code a string literal when that is shorter (default true). */
+  readonly huffman?: boolean;
+}
+
+/**
+ * Fields the peer must never index, nor an intermediary re-encode indexed (§7.1.3): credentials, and short
+ * cookies whose few values an attacker could guess one by one from the block's length (nghttp2 does the same).
+ */
+const NEVER_INDEXED = new Set(['authorization', 'proxy-authorization', 'set-cookie']);
+const SHORT_COOKIE = 20;
+
+/** Values that change with nearly every message: indexing them would only push useful entries out. */
+const NOT_INDEXED = new Set([
+  'content-length',
+  'age',
+  'etag',
+  'if-modified-since',
+  'if-none-match',
+  'location',
+  'grpc-timeout',
+  'traceparent',
+  'x-request-id',
+]);
+
+/**
+ * `:path` is indexed once seen recently (gRPC calls one method path after another; a browser's paths rarely
+ * repeat): the last few unindexed paths are kept.
+ */
+const RECENT_PATHS = 4;
+
+/** The encoder's view of the dynamic table entries with one name. */
+interface DynamicName {
+  /** Id of some entry with this name (for a literal's name index). */
+  anyId: number;
+  /** Value to the id of the newest entry with that value. */
+  readonly idByValue: Map<string, number>;
+}
+
+/** Header blocks are cut from slabs this large (or one block's size, if larger); a slab is never rewritten. */
+const SLAB_SIZE = 16 * 1024;
+
+export class HpackEncoder {
+  private readonly ownMaxTableSize: number;
+  private readonly huffman: boolean;
+  /** The table size in effect at the peer's decoder once pending updates are sent. */
+  private capacity: number;
+  /** The smallest size since the last block: the next block signals it first when below `capacity` (§4.2). */
+  private pendingMinimum: number;
+  private updatePending: boolean;
+  /**
+   * The dynamic table. Entries have ids 1, 2, ... in insertion order; the live ones are
+   * inserted - count + 1 .. inserted, entry id's HPACK index is 62 + inserted - id, its slot id & mask.
+   */
+  private names: string[] = new Array<string>(16).fill('');
+  private values: string[] = new Array<string>(16).fill('');
+  private mask = 15;
+  private inserted = 0;
+  private count = 0;
+  private size = 0;
+  private readonly byName = new Map<string, DynamicName>();
+  private readonly recentPaths: string[] = new Array<string>(RECENT_PATHS).fill('');
+  private recentPathNext = 0;
+  private slab = Buffer.allocUnsafe(0);
+  private slabUsed = 0;
+
+  constructor(options: HpackEncoderOptions = {}) {
+    this.ownMaxTableSize = options.maxTableSize ?? INITIAL_TABLE_SIZE;
+    this.huffman = options.huffman ?? true;
+    this.capacity = Math.min(this.ownMaxTableSize, INITIAL_TABLE_SIZE);
+    this.pendingMinimum = this.capacity;
+    this.updatePending = this.capacity !== INITIAL_TABLE_SIZE;
+  }
+
+  /** The peer's SETTINGS_HEADER_TABLE_SIZE: the next block starts with a table size update when it changes. */
+  setPeerMaxTableSize(size: number): void {
+    const capacity = Math.min(this.ownMaxTableSize, size);
+    if (capacity === this.capacity && !this.updatePending) return;
+    this.capacity = capacity;
+    this.pendingMinimum = Math.min(this.pendingMinimum, capacity);
+    this.updatePending = true;
+  }
+
+  /** Fields flat, [name0, value0, ...], names already lower-case. Returns one header block that stays valid. */
+  encode(fields: readonly string[]): Buffer {
+    let bound = 12; // two table size updates
+    for (let i = 0; i < fields.length; i++) bound += fields[i]!.length + 8;
+    if (this.slabUsed + bound > this.slab.length) {
+      this.slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, bound));
+      this.slabUsed = 0;
+    }
+    const out = this.slab;
+    const start = this.slabUsed;
+    let at = start;
+    if (this.updatePending) {
+      this.updatePending = false;
+      this.evictTo(this.pendingMinimum);
+      if (this.pendingMinimum < this.capacity) at = writeInteger(out, at, 5, 0x20, this.pendingMinimum);
+      at = writeInteger(out, at, 5, 0x20, this.capacity);
+      this.pendingMinimum = this.capacity;
+    }
+    for (let i = 0; i + 1 < fields.length; i += 2) at = this.encodeField(out, at, fields[i]!, fields[i + 1]!);
+    this.slabUsed = (at + 7) & ~7;
+    return out.subarray(start, at);
+  }
+
+  private encodeField(out: Buffer, at: number, name: string, value: string): number {
+    const inStatic = STATIC_BY_NAME.get(name);
+    const staticIndex = inStatic?.valueIndex.get(value);
+    if (staticIndex !== undefined) return writeInteger(out, at, 7, 0x80, staticIndex);
+    const dynamic = this.byName.get(name);
+    const sensitive = NEVER_INDEXED.has(name) || (name === 'cookie' && value.length < SHORT_COOKIE);
+    if (!sensitive && dynamic !== undefined) {
+      const id = dynamic.idByValue.get(value);
+      if (id !== undefined) return writeInteger(out, at, 7, 0x80, this.indexOf(id));
+    }
+    const nameIndex = inStatic?.nameIndex ?? (dynamic !== undefined ? this.indexOf(dynamic.anyId) : 0);
+    if (sensitive) {
+      at = writeInteger(out, at, 4, 0x10, nameIndex);
+    } else if (this.worthIndexing(name, value)) {
+      at = writeInteger(out, at, 6, 0x40, nameIndex);
+      this.insert(name, value);
+    } else {
+      at = writeInteger(out, at, 4, 0x00, nameIndex);
+    }
+    if (nameIndex === 0) at = this.writeString(out, at, name);
+    return this.writeString(out, at, value);
+  }
+
+  private worthIndexing(name: string, value: string): boolean {
+    // nghttp2's rule: an entry over 3/4 of the table would evict nearly everything for one field.
+    if ((name.length + value.length + ENTRY_OVERHEAD) * 4 > this.capacity * 3) return false;
+    if (name === ':path') {
+      const paths = this.recentPaths;
+      for (let i = 0; i < RECENT_PATHS; i++) if (paths[i] === value) return true;
+      paths[this.recentPathNext] = value;
+      this.recentPathNext = (this.recentPathNext + 1) % RECENT_PATHS;
+      return false;
+    }
+    return !NOT_INDEXED.has(name);
+  }
+
+  private writeString(out: Buffer, at: number, text: string): number {
+    const length = text.length;
+    if (this.huffman && length > 0) {
+      const coded = huffmanEncodedLength(text);
+      if (coded < length) return huffmanEncode(text, out, writeInteger(out, at, 7, 0x80, coded));
+    }
+    at = writeInteger(out, at, 7, 0, length);
+    if (length < 32) {
+      for (let i = 0; i < length; i++) out[at + i] = text.charCodeAt(i);
+      return at + length;
+    }
+    return at + out.write(text, at, length, 'latin1');
+  }
+
+  /** The dynamic table, newest entry first, flat [name, value, ...] (diagnostics and tests). */
+  tableEntries(): string[] {
+    const entries: string[] = [];
+    for (let id = this.inserted; id > this.inserted - this.count; id--) {
+      entries.push(this.names[id & this.mask]!, this.values[id & this.mask]!);
+    }
+    return entries;
+  }
+
+  /** The dynamic table's size (§4.1) and the size in effect at the peer. */
+  tableSize(): { size: number; capacity: number } {
+    return { size: this.size, capacity: this.capacity };
+  }
+
+  private indexOf(id: number): number {
+    return STATIC_TABLE_LENGTH + 1 + this.inserted - id;
+  }
+
+  private insert(name: string, value: string): void {
+    const entrySize = name.length + value.length + ENTRY_OVERHEAD;
+    this.evictTo(this.capacity - entrySize);
+    if (this.count === this.names.length) this.grow();
+    const id = ++this.inserted;
+    const slot = id & this.mask;
+    this.names[slot] = name;
+    this.values[slot] = value;
+    this.count++;
+    this.size += entrySize;
+    const dynamic = this.byName.get(name);
+    if (dynamic === undefined) {
+      this.byName.set(name, { anyId: id, idByValue: new Map([[value, id]]) });
+    } else {
+      dynamic.anyId = id;
+      dynamic.idByValue.set(value, id);
+    }
+  }
+
+  private evictTo(size: number): void {
+    while (this.size > size) {
+      const id = this.inserted - this.count + 1;
+      const slot = id & this.mask;
+      const name = this.names[slot]!;
+      const value = this.values[slot]!;
+      this.size -= name.length + value.length + ENTRY_OVERHEAD;
+      this.names[slot] = '';
+      this.values[slot] = '';
+      this.count--;
+      const dynamic = this.byName.get(name)!;
+      if (dynamic.idByValue.get(value) === id) dynamic.idByValue.delete(value);
+      if (dynamic.idByValue.size === 0) {
+        this.byName.delete(name);
+      } else if (dynamic.anyId === id) {
+        // Another entry with this name is live (ids in idByValue always are): the oldest one left.
+        dynamic.anyId = dynamic.idByValue.values().next().value!;
+      }
+    }
+  }
+
+  private grow(): void {
+    const length = this.names.length * 2;
+    const names = new Array<string>(length).fill('');
+    const values = new Array<string>(length).fill('');
+    for (let id = this.inserted - this.count + 1; id <= this.inserted; id++) {
+      names[id & (length - 1)] = this.names[id & this.mask]!;
+      values[id & (length - 1)] = this.values[id & this.mask]!;
+    }
+    this.names = names;
+    this.values = values;
+    this.mask = length - 1;
+  }
+}
