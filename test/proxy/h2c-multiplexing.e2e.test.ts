@@ -25,7 +25,7 @@ import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './f
 const CALLS = 20;
 
 /** Every test runs on node:http2's client and on the project's own codec (`--http2-codec`): the same behaviour. */
-const CODECS: readonly Http2Codec[] = ['nghttp2'];
+const CODECS: readonly Http2Codec[] = ['nghttp2', 'js'];
 
 /** A gRPC-style backend: answers each stream at once, echoes every request chunk, ends with trailers. */
 class CountingBackend {
