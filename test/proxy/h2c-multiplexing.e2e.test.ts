@@ -598,3 +598,30 @@ describe.each(CODECS)(
     });
   },
 );
+
+describe.each(CODECS)('h2c backends (%s codec): no endpoint answers', (http2Codec) => {
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await freePort()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, { upstream: { http2Codec } });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+  });
+
+  it('answers UNAVAILABLE and counts a connect failure against the endpoint', async () => {
+    const c = call(client, '/echo', 'anyone?');
+    c.end();
+    const answer = await c.done;
+    expect(answer.status).toBe(200);
+    expect(answer.grpcStatus).toBe('14');
+    const metrics = await proxy.registry.metrics();
+    expect(metrics).toMatch(
+      /clusterset_gateway_upstream_requests_total\{[^}]*result="connect-failure"[^}]*\} 1/,
+    );
+  });
+});
