@@ -7,10 +7,9 @@ import type { AnyResource } from '../../src/snapshot/resources.ts';
 import { Snapshot } from '../../src/snapshot/snapshot.ts';
 import { CONTROLLER, gateway, gatewayClass, httpRoute } from '../support/manifests.ts';
 
-/** Issue 42: the "status changed" lines an operator reads at start-up are short; the whole status at debug. */
-async function statusLines(level: 'info' | 'debug'): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const reconciler = new Reconciler({
+/** A reconciler whose log lines are pushed onto `lines`. */
+function loggingReconciler(level: 'info' | 'debug', lines: string[]): Reconciler {
+  return new Reconciler({
     translateOptions: () => ({
       controllerName: CONTROLLER,
       identity: {},
@@ -22,6 +21,12 @@ async function statusLines(level: 'info' | 'debug'): Promise<Record<string, unkn
     registry: new Registry(),
     apply: async () => {},
   });
+}
+
+/** Issue 42: the "status changed" lines an operator reads at start-up are short; the whole status at debug. */
+async function statusLines(level: 'info' | 'debug'): Promise<Record<string, unknown>[]> {
+  const lines: string[] = [];
+  const reconciler = loggingReconciler(level, lines);
   reconciler.submit(
     new Snapshot([
       gatewayClass() as AnyResource,
@@ -65,18 +70,7 @@ describe('status change log lines', () => {
 
   it('after an edit, name only the objects whose status changed', async () => {
     const lines: string[] = [];
-    const reconciler = new Reconciler({
-      translateOptions: () => ({
-        controllerName: CONTROLLER,
-        identity: {},
-        serviceImportKinds: [{ group: 'multicluster.x-k8s.io', kind: 'ServiceImport' }],
-        gatewayAddresses: ['127.0.0.1'],
-        eastWest: false,
-      }),
-      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
-      registry: new Registry(),
-      apply: async () => {},
-    });
+    const reconciler = loggingReconciler('info', lines);
     const route = (name: string, backend: string) =>
       httpRoute(name, 'shop', {
         parentRefs: [{ name: 'edge' }],
