@@ -51,6 +51,7 @@ export class ProxyServer {
   readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
   readonly #leanHttp2: boolean;
+  readonly #http2Codec: 'js' | 'nghttp2';
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -87,6 +88,7 @@ export class ProxyServer {
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
     this.#leanHttp2 = options.leanHttp2 !== false;
+    this.#http2Codec = options.http2Codec ?? 'nghttp2';
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -283,6 +285,7 @@ export class ProxyServer {
         limits: this.#limits,
         leanHttp1: this.#leanHttp1,
         leanHttp2: this.#leanHttp2,
+        http2Codec: this.#http2Codec,
         ticketKeys: this.#secureContexts.ticketKeys,
       },
     );

@@ -7,8 +7,10 @@ import {
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { kDrainOnFailure } from '../upstream/direct-body.ts';
+import { JsHttp2Connections } from './js-http2-connections.ts';
 import { LeanHttp2Request } from './lean-http2-request.ts';
 import { LeanHttp2Response } from './lean-http2-response.ts';
 
@@ -59,6 +61,8 @@ function serveLeanStream(
 export class Http2Sessions {
   readonly #server: Http2Server;
   readonly #sessions = new Set<ServerHttp2Session>();
+  /** The connections served on the project's codec (`--http2-codec js`); null on node:http2. */
+  readonly #js: JsHttp2Connections | null;
   #closing = false;
 
   /**
@@ -70,7 +74,21 @@ export class Http2Sessions {
     onRequest: RequestHandler,
     onConnect?: (req: Http2ServerRequest, res: Http2ServerResponse) => void,
     lean = false,
+    js?: {
+      codec: 'js' | 'nghttp2';
+      limits: { maxHeaderBytes: number; maxHeaders: number; headerTimeoutMs: number };
+    },
   ) {
+    // CONNECT streams need node:http2's compatibility layer (east-west and network tunnels): such listeners stay there.
+    this.#js =
+      js?.codec === 'js' && onConnect === undefined
+        ? new JsHttp2Connections(onRequest, {
+            maxHeaderBytes: js.limits.maxHeaderBytes,
+            maxHeaders: js.limits.maxHeaders,
+            headerTimeoutMs: js.limits.headerTimeoutMs,
+            idleTimeoutMs: IDLE_TIMEOUT_MS,
+          })
+        : null;
     this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
       onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse),
     );
@@ -104,17 +122,20 @@ export class Http2Sessions {
   /** Serves an accepted connection (TLS after ALPN `h2`, or cleartext with the preface still unread). */
   accept(socket: Duplex): void {
     if (this.#closing) socket.destroy();
+    else if (this.#js !== null) this.#js.accept(socket as Socket);
     else this.#server.emit('connection', socket);
   }
 
   /** Sends GOAWAY on every session: streams in flight finish, new ones are refused, then the sessions close. */
   close(): void {
     this.#closing = true;
+    this.#js?.close();
     for (const session of this.#sessions) session.close();
   }
 
   /** Cuts the sessions that did not finish in time. */
   destroy(): void {
+    this.#js?.destroy();
     for (const session of this.#sessions) session.destroy();
   }
 }
