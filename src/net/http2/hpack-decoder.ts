@@ -18,6 +18,21 @@ const MAX_INTEGER = 0x7fffffff;
 type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
 const EMPTY = Buffer.alloc(0) as Latin1Buffer;
 
+/** Shorter strings are built in JS: for them the call into C++ that a slice makes costs more than the copy. */
+const SHORT_STRING = 16;
+/** One array of char codes for each short length, reused. */
+const CHAR_CODES: number[][] = Array.from({ length: SHORT_STRING }, (_, length) =>
+  new Array<number>(length).fill(0),
+);
+
+function latin1(buffer: Latin1Buffer, start: number, end: number): string {
+  const length = end - start;
+  if (length >= SHORT_STRING) return buffer.latin1Slice(start, end);
+  const codes = CHAR_CODES[length]!;
+  for (let i = 0; i < length; i++) codes[i] = buffer[start + i]!;
+  return String.fromCharCode.apply(null, codes);
+}
+
 export interface HpackDecoderOptions {
   /** Our SETTINGS_HEADER_TABLE_SIZE: the most a table size update may ask for (default 4096). */
   readonly maxTableSize?: number;
@@ -164,14 +179,14 @@ export class HpackDecoder {
     if (stop > this.end) throw new HpackError('string literal runs past the end of the block');
     this.pos = stop;
     if (length === 0) return '';
-    if (huffman === 0) return this.block.latin1Slice(start, stop);
+    if (huffman === 0) return latin1(this.block, start, stop);
     // At most 8/5 octets out per octet in: no code is shorter than 5 bits.
     const room = ((length * 8) / 5 + 1) | 0;
     if (this.scratch.length < room)
       this.scratch = Buffer.allocUnsafe(Math.max(room, this.scratch.length * 2)) as Latin1Buffer;
     const decoded = huffmanDecode(this.block, start, stop, this.scratch);
     if (decoded < 0) throw new HpackError('invalid Huffman string (EOS, or padding not 1 to 7 one bits)');
-    return this.scratch.latin1Slice(0, decoded);
+    return latin1(this.scratch, 0, decoded);
   }
 
   private nameAt(index: number): string {

@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import { ENTRY_OVERHEAD, INITIAL_TABLE_SIZE } from './hpack-decoder.ts';
 import { huffmanEncode, huffmanEncodedLength } from './hpack-huffman.ts';
 import { writeInteger } from './hpack-integer.ts';
-import { STATIC_BY_NAME, STATIC_TABLE_LENGTH } from './hpack-static-table.ts';
+import { Indexing, KNOWN_NAMES, STATIC_TABLE_LENGTH } from './hpack-static-table.ts';
 
 export interface HpackEncoderOptions {
   /** The most this encoder uses of the peer's table (default 4096); 0 keeps no dynamic table. */
@@ -15,30 +15,9 @@ export interface HpackEncoderOptions {
   readonly huffman?: boolean;
 }
 
-/**
- * Fields the peer must never index, nor an intermediary re-encode indexed (§7.1.3): credentials, and short
- * cookies whose few values an attacker could guess one by one from the block's length (nghttp2 does the same).
- */
-const NEVER_INDEXED = new Set(['authorization', 'proxy-authorization', 'set-cookie']);
+/** A cookie shorter than this is never indexed (nghttp2's rule). */
 const SHORT_COOKIE = 20;
-
-/** Values that change with nearly every message: indexing them would only push useful entries out. */
-const NOT_INDEXED = new Set([
-  'content-length',
-  'age',
-  'etag',
-  'if-modified-since',
-  'if-none-match',
-  'location',
-  'grpc-timeout',
-  'traceparent',
-  'x-request-id',
-]);
-
-/**
- * `:path` is indexed once seen recently (gRPC calls one method path after another; a browser's paths rarely
- * repeat): the last few unindexed paths are kept.
- */
+/** How many recent unindexed `:path` values are remembered. */
 const RECENT_PATHS = 4;
 
 /** The encoder's view of the dynamic table entries with one name. */
@@ -95,15 +74,28 @@ export class HpackEncoder {
 
   /** Fields flat, [name0, value0, ...], names already lower-case. Returns one header block that stays valid. */
   encode(fields: readonly string[]): Buffer {
-    let bound = 12; // two table size updates
-    for (let i = 0; i < fields.length; i++) bound += fields[i]!.length + 8;
+    const bound = maxBlockLength(fields);
     if (this.slabUsed + bound > this.slab.length) {
       this.slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, bound));
       this.slabUsed = 0;
     }
-    const out = this.slab;
     const start = this.slabUsed;
-    let at = start;
+    const end = this.encodeFields(fields, this.slab, start);
+    this.slabUsed = (end + 7) & ~7;
+    return this.slab.subarray(start, end);
+  }
+
+  /**
+   * Like encode, but writes the block into `out` at `offset` (a frame buffer, after its frame header: no Buffer
+   * is made per block) and returns where it ends. `out` must have maxBlockLength(fields) octets of room there.
+   */
+  encodeInto(fields: readonly string[], out: Buffer, offset: number): number {
+    if (out.length - offset < maxBlockLength(fields)) throw new RangeError('no room for the header block');
+    return this.encodeFields(fields, out, offset);
+  }
+
+  private encodeFields(fields: readonly string[], out: Buffer, offset: number): number {
+    let at = offset;
     if (this.updatePending) {
       this.updatePending = false;
       this.evictTo(this.pendingMinimum);
@@ -112,24 +104,28 @@ export class HpackEncoder {
       this.pendingMinimum = this.capacity;
     }
     for (let i = 0; i + 1 < fields.length; i += 2) at = this.encodeField(out, at, fields[i]!, fields[i + 1]!);
-    this.slabUsed = (at + 7) & ~7;
-    return out.subarray(start, at);
+    return at;
   }
 
   private encodeField(out: Buffer, at: number, name: string, value: string): number {
-    const inStatic = STATIC_BY_NAME.get(name);
-    const staticIndex = inStatic?.valueIndex.get(value);
-    if (staticIndex !== undefined) return writeInteger(out, at, 7, 0x80, staticIndex);
+    const known = KNOWN_NAMES.get(name);
+    if (known?.valueIndex !== undefined) {
+      const staticIndex = known.valueIndex.get(value);
+      if (staticIndex !== undefined) return writeInteger(out, at, 7, 0x80, staticIndex);
+    }
+    const indexing = known === undefined ? Indexing.Normal : known.indexing;
     const dynamic = this.byName.get(name);
-    const sensitive = NEVER_INDEXED.has(name) || (name === 'cookie' && value.length < SHORT_COOKIE);
-    if (!sensitive && dynamic !== undefined) {
+    const sensitive =
+      indexing === Indexing.Never || (indexing === Indexing.Cookie && value.length < SHORT_COOKIE);
+    if (dynamic !== undefined && !sensitive) {
       const id = dynamic.idByValue.get(value);
       if (id !== undefined) return writeInteger(out, at, 7, 0x80, this.indexOf(id));
     }
-    const nameIndex = inStatic?.nameIndex ?? (dynamic !== undefined ? this.indexOf(dynamic.anyId) : 0);
+    let nameIndex = known === undefined ? 0 : known.nameIndex;
+    if (nameIndex === 0 && dynamic !== undefined) nameIndex = this.indexOf(dynamic.anyId);
     if (sensitive) {
       at = writeInteger(out, at, 4, 0x10, nameIndex);
-    } else if (this.worthIndexing(name, value)) {
+    } else if (this.worthIndexing(indexing, nameIndex, name, value)) {
       at = writeInteger(out, at, 6, 0x40, nameIndex);
       this.insert(name, value);
     } else {
@@ -139,17 +135,18 @@ export class HpackEncoder {
     return this.writeString(out, at, value);
   }
 
-  private worthIndexing(name: string, value: string): boolean {
+  private worthIndexing(indexing: Indexing, nameIndex: number, name: string, value: string): boolean {
     // nghttp2's rule: an entry over 3/4 of the table would evict nearly everything for one field.
     if ((name.length + value.length + ENTRY_OVERHEAD) * 4 > this.capacity * 3) return false;
-    if (name === ':path') {
+    if (indexing === Indexing.Changing) return nameIndex === 0;
+    if (indexing === Indexing.Path) {
       const paths = this.recentPaths;
       for (let i = 0; i < RECENT_PATHS; i++) if (paths[i] === value) return true;
       paths[this.recentPathNext] = value;
       this.recentPathNext = (this.recentPathNext + 1) % RECENT_PATHS;
       return false;
     }
-    return !NOT_INDEXED.has(name);
+    return true;
   }
 
   private writeString(out: Buffer, at: number, text: string): number {
@@ -236,4 +233,14 @@ export class HpackEncoder {
     this.values = values;
     this.mask = length - 1;
   }
+}
+
+/**
+ * The most octets a block of these fields can take: each string raw with a 5-octet length, a 3-octet index, and
+ * two table size updates.
+ */
+export function maxBlockLength(fields: readonly string[]): number {
+  let bound = 12;
+  for (let i = 0; i < fields.length; i++) bound += fields[i]!.length + 8;
+  return bound;
 }

@@ -70,23 +70,70 @@ export const STATIC_TABLE_LENGTH = STATIC_TABLE.length;
 export const STATIC_NAMES: readonly string[] = STATIC_TABLE.map(([name]) => name);
 export const STATIC_VALUES: readonly string[] = STATIC_TABLE.map(([, value]) => value);
 
-/** What the encoder finds for a name in the static table. */
-export interface StaticName {
-  /** The first entry with this name: a literal field refers to its name by this index. */
-  readonly nameIndex: number;
-  /** Value to index, for every entry of this name (`:method` has `GET` and `POST`, `accept` has ''). */
-  readonly valueIndex: ReadonlyMap<string, number>;
+/** How the encoder treats a field, by its name. */
+export enum Indexing {
+  /** Into the dynamic table when it fits. */
+  Normal,
+  /**
+   * Never indexed, nor by an intermediary re-encoding it (§7.1.3): credentials, whose values must not be
+   * guessed from block lengths (CRIME-style).
+   */
+  Never,
+  /** Never indexed when shorter than 20 octets, as nghttp2 does: a short cookie has few possible values. */
+  Cookie,
+  /**
+   * Values that change with nearly every message: indexing them would push useful entries out. The first
+   * one is indexed all the same when the name is in no table, so later ones refer to the name by index.
+   */
+  Changing,
+  /** `:path`: indexed once seen recently (gRPC calls repeat a method's path; a browser's paths rarely do). */
+  Path,
 }
 
-export const STATIC_BY_NAME: ReadonlyMap<string, StaticName> = (() => {
-  const byName = new Map<string, { nameIndex: number; valueIndex: Map<string, number> }>();
+/** What the encoder knows of a name: its static table entries and how it is indexed. */
+export interface KnownName {
+  /** The first static entry with this name (a literal refers to the name by it), 0 when none. */
+  readonly nameIndex: number;
+  /** Value to static index, for every static entry of this name (`:method` has `GET` and `POST`). */
+  readonly valueIndex: ReadonlyMap<string, number> | undefined;
+  readonly indexing: Indexing;
+}
+
+const INDEXING: readonly (readonly [string, Indexing])[] = [
+  ['authorization', Indexing.Never],
+  ['proxy-authorization', Indexing.Never],
+  ['set-cookie', Indexing.Never],
+  ['cookie', Indexing.Cookie],
+  [':path', Indexing.Path],
+  // nghttp2's list, and the per-call and per-request ids of gRPC and tracing.
+  ['content-length', Indexing.Changing],
+  ['age', Indexing.Changing],
+  ['etag', Indexing.Changing],
+  ['if-modified-since', Indexing.Changing],
+  ['if-none-match', Indexing.Changing],
+  ['location', Indexing.Changing],
+  ['grpc-timeout', Indexing.Changing],
+  ['traceparent', Indexing.Changing],
+  ['x-request-id', Indexing.Changing],
+];
+
+/** Names of the static table and names indexed other than normally; any other name is normal, not static. */
+export const KNOWN_NAMES: ReadonlyMap<string, KnownName> = (() => {
+  const byName = new Map<
+    string,
+    { nameIndex: number; valueIndex: Map<string, number> | undefined; indexing: Indexing }
+  >();
+  for (const [name, indexing] of INDEXING)
+    byName.set(name, { nameIndex: 0, valueIndex: undefined, indexing });
   STATIC_TABLE.forEach(([name, value], i) => {
-    let entry = byName.get(name);
-    if (entry === undefined) {
-      entry = { nameIndex: i + 1, valueIndex: new Map() };
-      byName.set(name, entry);
+    let known = byName.get(name);
+    if (known === undefined) {
+      known = { nameIndex: 0, valueIndex: undefined, indexing: Indexing.Normal };
+      byName.set(name, known);
     }
-    entry.valueIndex.set(value, i + 1);
+    if (known.nameIndex === 0) known.nameIndex = i + 1;
+    known.valueIndex ??= new Map();
+    known.valueIndex.set(value, i + 1);
   });
   return byName;
 })();

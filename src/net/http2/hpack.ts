@@ -3,5 +3,5 @@
  * that ends a connection with COMPRESSION_ERROR.
  */
 export { HpackDecoder, type HpackDecoderOptions } from './hpack-decoder.ts';
-export { HpackEncoder, type HpackEncoderOptions } from './hpack-encoder.ts';
+export { HpackEncoder, type HpackEncoderOptions, maxBlockLength } from './hpack-encoder.ts';
 export { HpackError } from './hpack-error.ts';

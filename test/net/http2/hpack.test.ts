@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../src/lb/seeded-random.ts';
-import { HpackDecoder, HpackEncoder, HpackError } from '../../../src/net/http2/hpack.ts';
+import { HpackDecoder, HpackEncoder, HpackError, maxBlockLength } from '../../../src/net/http2/hpack.ts';
 import { writeInteger } from '../../../src/net/http2/hpack-integer.ts';
 
 const LIMIT = 64 * 1024;
@@ -374,23 +374,38 @@ describe('the encoder', () => {
     expect(d.decode(binary)).toEqual(['x-bin', '\x00\x00\x00\x00']);
   });
 
-  it('does not index :path until it repeats, nor values that change per message', () => {
-    const e = new HpackEncoder();
+  it('indexes :path once it repeats, and a changing value only to bring its name into the table', () => {
+    const e = new HpackEncoder({ huffman: false });
     const d = decoder();
-    const call = fields(
-      ':method: POST',
-      ':path: /demo.Greeter/SayHello',
-      'grpc-timeout: 99983u',
-      'te: trailers',
+    const call = (timeout: string) =>
+      fields(':method: POST', ':path: /demo.Greeter/SayHello', `grpc-timeout: ${timeout}`, 'te: trailers');
+    const blocks = ['99983u', '99981u', '99979u', '99978u'].map((timeout) => {
+      const block = e.encode(call(timeout));
+      expect(d.decode(block)).toEqual(call(timeout));
+      return block;
+    });
+    expect(e.tableEntries()).toEqual(
+      fields(':path: /demo.Greeter/SayHello', 'te: trailers', 'grpc-timeout: 99983u'),
     );
-    const first = e.encode(call);
-    const second = e.encode(call);
-    const third = e.encode(call);
-    for (const block of [first, second, third]) expect(d.decode(block)).toEqual(call);
-    expect(e.tableEntries()).toEqual(fields(':path: /demo.Greeter/SayHello', 'te: trailers'));
-    // The third call: :method, :path and te indexed, grpc-timeout a literal with an indexed name.
-    expect(third.length).toBeLessThan(second.length);
     expect(d.tableEntries()).toEqual(e.tableEntries());
+    // The fourth call: :method static (83), :path (62) and te (63) from the table, grpc-timeout a literal
+    // without indexing named by index 64 (0000 prefix, 15 then 49).
+    expect(toHex(blocks[3]!)).toBe(`83 be 0f31 06 ${toHex(Buffer.from('99978u'))} bf`.replace(/ /g, ''));
+  });
+
+  it('encodeInto writes the same blocks as encode, where told, and refuses a buffer without room', () => {
+    const viaEncode = new HpackEncoder();
+    const viaInto = new HpackEncoder();
+    const frame = Buffer.alloc(4096);
+    for (const list of [REQUESTS[0]!.list, REQUESTS[1]!.list, RESPONSES[2]!.list, REQUESTS[2]!.list]) {
+      const end = viaInto.encodeInto(list, frame, 9);
+      expect(toHex(frame.subarray(9, end))).toBe(toHex(viaEncode.encode(list)));
+    }
+    const list = fields(`x-long: ${'y'.repeat(100)}`);
+    expect(maxBlockLength(list)).toBeGreaterThan(106);
+    expect(() => viaInto.encodeInto(list, Buffer.alloc(100), 0)).toThrow(RangeError);
+    // Refused before anything was written or indexed: the next block is the same on both.
+    expect(toHex(frame.subarray(0, viaInto.encodeInto(list, frame, 0)))).toBe(toHex(viaEncode.encode(list)));
   });
 
   it('signals a table size change at the next block, the smaller size first when it shrank then grew', () => {
