@@ -9,7 +9,7 @@ import {
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RetryReason } from '../../src/proxy/upstream/connection-retry.ts';
 import type { Http2Codec } from '../../src/proxy/upstream/upstream-pools.ts';
@@ -625,3 +625,43 @@ describe.each(CODECS)('h2c backends (%s codec): no endpoint answers', (http2Code
     );
   });
 });
+
+describe.each(CODECS)(
+  'h2c backends (%s codec): an endpoint that takes the connection but never speaks HTTP/2',
+  (http2Codec) => {
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+    let mute: Server;
+    const accepted: Socket[] = [];
+
+    beforeAll(async () => {
+      mute = createTcpServer((socket) => {
+        accepted.push(socket);
+        socket.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+      const h2 = backend('grpc', [(mute.address() as AddressInfo).port], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { connectTimeoutMs: 200, http2Codec },
+      });
+      client = await openSession(proxy.port());
+    });
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      for (const socket of accepted) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
+    });
+
+    it('gives up on it at the connect timeout (no SETTINGS) and answers UNAVAILABLE', async () => {
+      const c = call(client, '/echo', 'hello?');
+      c.end();
+      expect((await c.done).grpcStatus).toBe('14');
+      expect(accepted.length).toBeGreaterThan(0);
+      const metrics = await proxy.registry.metrics();
+      expect(metrics).toMatch(
+        /clusterset_gateway_upstream_requests_total\{[^}]*result="connect-failure"[^}]*\} 1/,
+      );
+    });
+  },
+);
