@@ -16,7 +16,8 @@
  * `node scripts/build.mjs` first; it translates on its thread), `baseline`
  * (--baseline, a build of main before this work), `thread` and `no-thread` (current with --translation-thread or
  * --no-translation-thread; the first is the default now, kept for runs against builds where it was not),
- * `same-priority` (current with --translation-thread-nice 0: the thread at the serving thread's priority), and
+ * `same-priority` (current with --translation-thread-nice 0: the thread at the serving thread's priority),
+ * `node-args` (current with --node-args "..." as node's own flags, e.g. a GC setting), and
  * `direct` (the load straight to the backend, no gateway: the floor of the request figures on this machine then).
  * --cpu-prof DIR writes each gateway's CPU profiles (its serving thread's and its translation thread's) to DIR/<row>/ (read it with
  * bench/profile/summarize-cpuprofile.ts).
@@ -24,7 +25,7 @@
  *   flock /tmp/bench.lock timeout 600 node --import tsx bench/route-churn.ts \
  *     [--routes 10000] [--interval-ms 200] [--seconds 20] [--quiet-seconds 8] [--connections 50] [--rate 2000] \
  *     [--configs current,baseline,thread,no-thread] [--baseline /work/baseline/dist/main.js] [--cpu-prof DIR] \
- *     [--generator paced|autocannon]
+ *     [--generator paced|autocannon] [--node-args "--flag ..."]
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rename, writeFile } from 'node:fs/promises';
@@ -57,6 +58,7 @@ const { values } = parseArgs({
     current: { type: 'string', default: join(import.meta.dirname, '..', 'dist', 'main.js') },
     'cpu-prof': { type: 'string' },
     generator: { type: 'string', default: 'paced' },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const ROUTES = Number(values.routes);
@@ -75,6 +77,8 @@ interface Row {
   readonly name: string;
   readonly program: string;
   readonly args: readonly string[];
+  /** Node's own flags for this row's gateway (before the program). */
+  readonly nodeArgs?: readonly string[];
 }
 const ROWS: Record<string, Row> = {
   current: { key: 'current', name: 'current', program: values.current, args: [] },
@@ -84,6 +88,13 @@ const ROWS: Record<string, Row> = {
     name: 'current --no-translation-thread',
     program: values.current,
     args: ['--no-translation-thread'],
+  },
+  'node-args': {
+    key: 'node-args',
+    name: `current with node ${values['node-args']}`,
+    program: values.current,
+    args: [],
+    nodeArgs: values['node-args'].split(' ').filter((a) => a !== ''),
   },
   'same-priority': {
     key: 'same-priority',
@@ -163,6 +174,7 @@ async function measure(row: Row, backendPort: number) {
     [
       ...(CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(CPU_PROF, row.key)] : []),
       '--max-semi-space-size=8',
+      ...(row.nodeArgs ?? []),
       row.program,
       '--manifests',
       dir,
@@ -257,7 +269,9 @@ for (const key of values.configs.split(',')) {
   }
   const row = ROWS[key];
   if (row === undefined)
-    throw new Error(`unknown config ${key} (current, baseline, thread, no-thread, same-priority, direct)`);
+    throw new Error(
+      `unknown config ${key} (current, baseline, thread, no-thread, same-priority, node-args, direct)`,
+    );
   process.stderr.write(`${row.name}: ${ROUTES} routes, an edit every ${INTERVAL_MS} ms for ${SECONDS} s\n`);
   results.push(await measure(row, backend.port));
   process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);

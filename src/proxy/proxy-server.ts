@@ -80,7 +80,8 @@ export class ProxyServer {
     this.#metrics = options.metrics ?? new ProxyMetrics(options.registry ?? new Registry());
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#retryBudget = options.retryBudget;
-    this.#pools = new UpstreamPools(options.upstream);
+    // The codec of h2c upstreams follows `--http2-codec` (js by default) unless the upstream options name their own.
+    this.#pools = new UpstreamPools({ http2Codec: options.http2Codec ?? 'js', ...options.upstream });
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
