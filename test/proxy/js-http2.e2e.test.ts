@@ -117,6 +117,30 @@ describe('the js HTTP/2 codec on a listener', () => {
     expect(a.split('\n').length).toBe(b!.split('\n').length);
   });
 
+  it('cuts a connection that sends the preface but no SETTINGS within the header timeout (slowloris)', async () => {
+    const h1b = backend('h1', [(h1.address() as AddressInfo).port]);
+    const slow = await startProxy(simpleTable([entry([to(h1b)])], [h1b]), undefined, {
+      http2Codec: 'js',
+      limits: { headerTimeoutMs: 200 },
+    });
+    try {
+      const got = await new Promise<Buffer>((resolve) => {
+        const socket = connect(slow.port(80), '127.0.0.1', () => socket.write(CLIENT_PREFACE));
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(Buffer.concat(chunks)));
+      });
+      const codes: number[] = [];
+      new FrameReader().push(got, (f) => {
+        if (f.type === FrameType.GOAWAY) codes.push(readGoaway(f.payload).code);
+      });
+      expect(codes).toEqual([ErrorCode.PROTOCOL_ERROR]);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('answers 431 to a request over --max-header-bytes and 400 over --max-headers, as on HTTP/1', async () => {
     const session = await openSession(`http://127.0.0.1:${js.port(80)}`);
     const big = await h2Call(session, { path: '/h1/echo', headers: { 'x-big': 'v'.repeat(20_000) } });
