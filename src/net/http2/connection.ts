@@ -750,10 +750,29 @@ export class Http2Connection implements HeldWrite {
   private streamError(id: number, code: number): void {
     const stream = this.streams.get(id);
     if (stream === undefined) {
-      this.queueControl(encodeRstStream(id, code));
+      if (!this.countPeerFault(code)) this.queueControl(encodeRstStream(id, code));
       return;
     }
     this.resetStream(stream, code, true);
+  }
+
+  /**
+   * A reset we send for the peer's own fault (a malformed request or frame) counts as one the peer sent: a peer
+   * could otherwise make us reset streams as fast as it opens them (MadeYouReset, CVE-2025-8671). True when that
+   * was one too many and the connection is ending.
+   */
+  private countPeerFault(code: number): boolean {
+    if (
+      code !== ErrorCode.PROTOCOL_ERROR &&
+      code !== ErrorCode.FLOW_CONTROL_ERROR &&
+      code !== ErrorCode.STREAM_CLOSED &&
+      code !== ErrorCode.FRAME_SIZE_ERROR
+    ) {
+      return false;
+    }
+    if (!this.resets.hit()) return false;
+    this.destroy(ErrorCode.ENHANCE_YOUR_CALM, 'too many streams reset for the peer’s errors');
+    return true;
   }
 
   // ---- streams ------------------------------------------------------------------------------------------------
@@ -804,6 +823,7 @@ export class Http2Connection implements HeldWrite {
   /** Our RST_STREAM (`byPeer` false) or a stream error we raise (`notify`: the owner hears of it). */
   resetStream(stream: ConnectionStream, code: number, notify: boolean): void {
     if (stream.closed) return;
+    if (this.countPeerFault(code)) return;
     this.queueControl(encodeRstStream(stream.id, code));
     if (this.recentlyReset.push(stream.id) > 64) this.recentlyReset.shift();
     this.removeStream(stream);

@@ -422,6 +422,16 @@ describe('Http2Connection against a hostile client', () => {
     expect(transport.goaway()?.code).toBe(ErrorCode.ENHANCE_YOUR_CALM);
   });
 
+  it('counts resets the client provokes (MadeYouReset) as its own: a flood of them ends in ENHANCE_YOUR_CALM', () => {
+    const { transport, send, headers, server } = rawServer({ maxResetsPerWindow: 50 });
+    let id = 1;
+    for (let i = 0; i < 50; i++, id += 2) send(headers(id, false), encodeWindowUpdate(id, 0));
+    expect(server.isClosed).toBe(false);
+    expect(transport.resets()).toHaveLength(50);
+    send(headers(id, false), encodeWindowUpdate(id, 0));
+    expect(transport.goaway()?.code).toBe(ErrorCode.ENHANCE_YOUR_CALM);
+  });
+
   it('refuses streams over MAX_CONCURRENT_STREAMS with REFUSED_STREAM', () => {
     const { transport, send, headers, streams } = rawServer({ maxConcurrentStreams: 2 });
     send(headers(1, false), headers(3, false), headers(5, false));
