@@ -665,3 +665,34 @@ describe.each(CODECS)(
     });
   },
 );
+
+describe.each(CODECS)('h2c backends (%s codec): an idle connection', (http2Codec) => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { keepAliveTimeoutMs: 300, http2Codec },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  it('is closed after the keep-alive timeout, and the next call opens another', async () => {
+    const first = call(client, '/echo', 'one');
+    first.end();
+    expect((await first.done).body.toString()).toBe('one');
+    expect(backendServer.sessions.size).toBe(1);
+    await expect.poll(() => backendServer.sessions.size, { timeout: 5_000 }).toBe(0);
+    const second = call(client, '/echo', 'two');
+    second.end();
+    expect((await second.done).body.toString()).toBe('two');
+    expect(backendServer.sessionsSeen).toBe(2);
+  });
+});
