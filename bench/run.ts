@@ -54,7 +54,8 @@ async function main(): Promise<void> {
   pinSelf(cpu);
 
   const nodeFlags = args.nodeFlags ?? SHIPPED_NODE_FLAGS;
-  if (args.gatewayArgs.length > 0) notes.push(`the gateway runs with the flags ${args.gatewayArgs.join(' ')}`);
+  if (args.gatewayArgs.length > 0)
+    notes.push(`the gateway runs with the flags ${args.gatewayArgs.join(' ')}`);
   if (args.nodeFlags) notes.push(`the gateway runs with the Node flags ${nodeFlags.join(' ') || '(none)'}`);
   const baseline =
     args.baseline === undefined

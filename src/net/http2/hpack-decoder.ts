@@ -94,8 +94,9 @@ export class HpackDecoder {
       let name: string;
       let value: string;
       if (first & 0x80) {
-        // Indexed field (§6.1).
-        const index = this.readInteger(7);
+        // Indexed field (§6.1); most indexes fit the prefix octet.
+        const index = first !== 0xff ? first & 0x7f : this.readInteger(7);
+        if (first !== 0xff) this.pos++;
         if (index === 0) throw new HpackError('indexed field with index 0');
         if (index <= STATIC_TABLE_LENGTH) {
           name = STATIC_NAMES[index - 1]!;

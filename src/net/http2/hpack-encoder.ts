@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import { ENTRY_OVERHEAD, INITIAL_TABLE_SIZE } from './hpack-decoder.ts';
 import { huffmanEncode, huffmanEncodedLength } from './hpack-huffman.ts';
 import { writeInteger } from './hpack-integer.ts';
-import { Indexing, KNOWN_NAMES, STATIC_TABLE_LENGTH } from './hpack-static-table.ts';
+import { Indexing, KNOWN_NAMES, type KnownName, STATIC_TABLE_LENGTH } from './hpack-static-table.ts';
 
 export interface HpackEncoderOptions {
   /** The most this encoder uses of the peer's table (default 4096); 0 keeps no dynamic table. */
@@ -20,11 +20,16 @@ const SHORT_COOKIE = 20;
 /** How many recent unindexed `:path` values are remembered. */
 const RECENT_PATHS = 4;
 
-/** The encoder's view of the dynamic table entries with one name. */
-interface DynamicName {
-  /** Id of some entry with this name (for a literal's name index). */
-  anyId: number;
-  /** Value to the id of the newest entry with that value. */
+/**
+ * What the encoder knows of one name: its static entries and policy, and its dynamic table entries. Kept for
+ * every name of KNOWN_NAMES once seen, and for any other name while it has entries in the table.
+ */
+interface NameState {
+  readonly known: KnownName | undefined;
+  /** The newest live entry with this name (0: none) and its value: a repeated field matches without a hash. */
+  lastId: number;
+  lastValue: string;
+  /** Value to the id of the newest entry with that value, for every live entry with this name. */
   readonly idByValue: Map<string, number>;
 }
 
@@ -49,7 +54,7 @@ export class HpackEncoder {
   private inserted = 0;
   private count = 0;
   private size = 0;
-  private readonly byName = new Map<string, DynamicName>();
+  private readonly states = new Map<string, NameState>();
   private readonly recentPaths: string[] = new Array<string>(RECENT_PATHS).fill('');
   private recentPathNext = 0;
   private slab = Buffer.allocUnsafe(0);
@@ -108,26 +113,33 @@ export class HpackEncoder {
   }
 
   private encodeField(out: Buffer, at: number, name: string, value: string): number {
-    const known = KNOWN_NAMES.get(name);
-    if (known?.valueIndex !== undefined) {
-      const staticIndex = known.valueIndex.get(value);
-      if (staticIndex !== undefined) return writeInteger(out, at, 7, 0x80, staticIndex);
+    let state = this.states.get(name);
+    if (state === undefined) {
+      const known = KNOWN_NAMES.get(name);
+      if (known !== undefined) {
+        state = { known, lastId: 0, lastValue: '', idByValue: new Map() };
+        this.states.set(name, state);
+      }
+    }
+    const known = state?.known;
+    if (known !== undefined) {
+      const staticIndex = value === '' ? known.emptyIndex : (known.valueIndex?.get(value) ?? 0);
+      if (staticIndex !== 0) return writeInteger(out, at, 7, 0x80, staticIndex);
     }
     const indexing = known === undefined ? Indexing.Normal : known.indexing;
-    const dynamic = this.byName.get(name);
     const sensitive =
       indexing === Indexing.Never || (indexing === Indexing.Cookie && value.length < SHORT_COOKIE);
-    if (dynamic !== undefined && !sensitive) {
-      const id = dynamic.idByValue.get(value);
+    if (state !== undefined && state.lastId !== 0 && !sensitive) {
+      const id = state.lastValue === value ? state.lastId : state.idByValue.get(value);
       if (id !== undefined) return writeInteger(out, at, 7, 0x80, this.indexOf(id));
     }
     let nameIndex = known === undefined ? 0 : known.nameIndex;
-    if (nameIndex === 0 && dynamic !== undefined) nameIndex = this.indexOf(dynamic.anyId);
+    if (nameIndex === 0 && state !== undefined && state.lastId !== 0) nameIndex = this.indexOf(state.lastId);
     if (sensitive) {
       at = writeInteger(out, at, 4, 0x10, nameIndex);
     } else if (this.worthIndexing(indexing, nameIndex, name, value)) {
       at = writeInteger(out, at, 6, 0x40, nameIndex);
-      this.insert(name, value);
+      this.insert(state, name, value);
     } else {
       at = writeInteger(out, at, 4, 0x00, nameIndex);
     }
@@ -181,7 +193,7 @@ export class HpackEncoder {
     return STATIC_TABLE_LENGTH + 1 + this.inserted - id;
   }
 
-  private insert(name: string, value: string): void {
+  private insert(seen: NameState | undefined, name: string, value: string): void {
     const entrySize = name.length + value.length + ENTRY_OVERHEAD;
     this.evictTo(this.capacity - entrySize);
     if (this.count === this.names.length) this.grow();
@@ -191,13 +203,15 @@ export class HpackEncoder {
     this.values[slot] = value;
     this.count++;
     this.size += entrySize;
-    const dynamic = this.byName.get(name);
-    if (dynamic === undefined) {
-      this.byName.set(name, { anyId: id, idByValue: new Map([[value, id]]) });
-    } else {
-      dynamic.anyId = id;
-      dynamic.idByValue.set(value, id);
+    // Eviction above may have dropped the state of a name outside KNOWN_NAMES: look it up again then.
+    let state = seen?.known !== undefined ? seen : this.states.get(name);
+    if (state === undefined) {
+      state = { known: undefined, lastId: 0, lastValue: '', idByValue: new Map() };
+      this.states.set(name, state);
     }
+    state.lastId = id;
+    state.lastValue = value;
+    state.idByValue.set(value, id);
   }
 
   private evictTo(size: number): void {
@@ -210,14 +224,18 @@ export class HpackEncoder {
       this.names[slot] = '';
       this.values[slot] = '';
       this.count--;
-      const dynamic = this.byName.get(name)!;
-      if (dynamic.idByValue.get(value) === id) dynamic.idByValue.delete(value);
-      if (dynamic.idByValue.size === 0) {
-        this.byName.delete(name);
-      } else if (dynamic.anyId === id) {
-        // Another entry with this name is live (ids in idByValue always are): the oldest one left.
-        dynamic.anyId = dynamic.idByValue.values().next().value!;
+      const state = this.states.get(name)!;
+      if (state.idByValue.get(value) === id) state.idByValue.delete(value);
+      if (state.lastId === id) {
+        // The oldest entry left with this name, if any (ids in idByValue are all live).
+        state.lastId = 0;
+        for (const [otherValue, otherId] of state.idByValue) {
+          state.lastId = otherId;
+          state.lastValue = otherValue;
+          break;
+        }
       }
+      if (state.lastId === 0 && state.known === undefined) this.states.delete(name);
     }
   }
 

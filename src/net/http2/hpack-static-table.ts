@@ -94,7 +94,9 @@ export enum Indexing {
 export interface KnownName {
   /** The first static entry with this name (a literal refers to the name by it), 0 when none. */
   readonly nameIndex: number;
-  /** Value to static index, for every static entry of this name (`:method` has `GET` and `POST`). */
+  /** The static entry of this name with an empty value (`accept: ''`), 0 when none. */
+  readonly emptyIndex: number;
+  /** Value to static index, for the static entries of this name with a value (`:method GET`, `POST`). */
   readonly valueIndex: ReadonlyMap<string, number> | undefined;
   readonly indexing: Indexing;
 }
@@ -119,21 +121,31 @@ const INDEXING: readonly (readonly [string, Indexing])[] = [
 
 /** Names of the static table and names indexed other than normally; any other name is normal, not static. */
 export const KNOWN_NAMES: ReadonlyMap<string, KnownName> = (() => {
-  const byName = new Map<
-    string,
-    { nameIndex: number; valueIndex: Map<string, number> | undefined; indexing: Indexing }
-  >();
-  for (const [name, indexing] of INDEXING)
-    byName.set(name, { nameIndex: 0, valueIndex: undefined, indexing });
-  STATIC_TABLE.forEach(([name, value], i) => {
-    let known = byName.get(name);
-    if (known === undefined) {
-      known = { nameIndex: 0, valueIndex: undefined, indexing: Indexing.Normal };
-      byName.set(name, known);
+  interface Building {
+    nameIndex: number;
+    emptyIndex: number;
+    valueIndex: Map<string, number> | undefined;
+    indexing: Indexing;
+  }
+  const byName = new Map<string, Building>();
+  const known = (name: string): Building => {
+    let entry = byName.get(name);
+    if (entry === undefined) {
+      entry = { nameIndex: 0, emptyIndex: 0, valueIndex: undefined, indexing: Indexing.Normal };
+      byName.set(name, entry);
     }
-    if (known.nameIndex === 0) known.nameIndex = i + 1;
-    known.valueIndex ??= new Map();
-    known.valueIndex.set(value, i + 1);
+    return entry;
+  };
+  for (const [name, indexing] of INDEXING) known(name).indexing = indexing;
+  STATIC_TABLE.forEach(([name, value], i) => {
+    const entry = known(name);
+    if (entry.nameIndex === 0) entry.nameIndex = i + 1;
+    if (value === '') {
+      entry.emptyIndex = i + 1;
+    } else {
+      entry.valueIndex ??= new Map();
+      entry.valueIndex.set(value, i + 1);
+    }
   });
   return byName;
 })();

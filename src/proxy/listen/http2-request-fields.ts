@@ -71,13 +71,31 @@ const NAME_CHAR: readonly boolean[] = (() => {
   return Array.from({ length: 128 }, (_, i) => ok[i] === true);
 })();
 
-function validName(name: string, from: number): boolean {
-  if (name.length <= from) return false;
-  for (let i = from; i < name.length; i++) {
+/** Names already found valid: most requests carry the same few, so each is scanned once. */
+const VALID_NAMES = new Set<string>();
+const VALID_NAMES_MAX = 1024;
+
+function validName(name: string): boolean {
+  if (VALID_NAMES.has(name)) return true;
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
     if (c >= 128 || !NAME_CHAR[c]) return false;
   }
+  if (VALID_NAMES.size < VALID_NAMES_MAX) VALID_NAMES.add(name);
   return true;
+}
+
+/** Content-Length's digits (1 to 15 of them) as a number; -1 for anything else. */
+function parseLength(value: string): number {
+  if (value.length === 0 || value.length > 15) return -1;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const d = value.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 /** §8.2.1: no NUL, CR or LF in a value (nghttp2 also refuses them). */
@@ -122,12 +140,12 @@ export function checkRequestFields(fields: readonly string[], extendedConnect = 
       continue;
     }
     regular = true;
-    if (!validName(name, 0)) return fail('invalid field name');
+    if (!validName(name)) return fail('invalid field name');
     if (CONNECTION_SPECIFIC.has(name)) return fail(`connection-specific field ${name}`);
     if (name === 'te' && value.toLowerCase() !== 'trailers') return fail('te other than trailers');
     if (name === 'content-length') {
-      if (!/^[0-9]{1,15}$/.test(value)) return fail('invalid content-length');
-      const length = Number(value);
+      const length = parseLength(value);
+      if (length === -1) return fail('invalid content-length');
       if (contentLength !== -1 && contentLength !== length) return fail('conflicting content-length');
       contentLength = length;
     }

@@ -9,10 +9,12 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Http2Limits } from '../../net/http2/connection-api.ts';
 import { kDrainOnFailure } from '../upstream/direct-body.ts';
 import { JsHttp2Connections } from './js-http2-connections.ts';
 import { LeanHttp2Request } from './lean-http2-request.ts';
 import { LeanHttp2Response } from './lean-http2-response.ts';
+import type { ListenerLimits } from './request-guard.ts';
 
 /**
  * A session without a frame either way for this long gets GOAWAY, as HTTP/1 keep-alive connections are closed
@@ -28,6 +30,19 @@ type StreamListener = (
   flags: number,
   rawHeaders: string[],
 ) => void;
+
+/** The listener's flags for the js codec; those not given keep the codec's defaults. */
+function codecLimits(limits: ListenerLimits): Partial<Http2Limits> {
+  const out: { -readonly [K in keyof Http2Limits]?: Http2Limits[K] } = {};
+  if (limits.http2MaxConcurrentStreams !== undefined)
+    out.maxConcurrentStreams = limits.http2MaxConcurrentStreams;
+  if (limits.http2StreamWindowBytes !== undefined) out.initialWindowSize = limits.http2StreamWindowBytes;
+  if (limits.http2MaxResetsPer10s !== undefined) {
+    out.maxResetsPerWindow = limits.http2MaxResetsPer10s;
+    out.floodWindowMs = 10_000;
+  }
+  return out;
+}
 
 /** Errors of a client's stream (a reset) end up as its 'close', which the exchange watches; never thrown. */
 function ignoreStreamError(): void {}
@@ -76,7 +91,7 @@ export class Http2Sessions {
     lean = false,
     js?: {
       codec: 'js' | 'nghttp2';
-      limits: { maxHeaderBytes: number; maxHeaders: number; headerTimeoutMs: number };
+      limits: ListenerLimits;
     },
   ) {
     // CONNECT streams need node:http2's compatibility layer (east-west and network tunnels): such listeners stay there.
@@ -87,6 +102,7 @@ export class Http2Sessions {
             maxHeaders: js.limits.maxHeaders,
             headerTimeoutMs: js.limits.headerTimeoutMs,
             idleTimeoutMs: IDLE_TIMEOUT_MS,
+            limits: codecLimits(js.limits),
           })
         : null;
     this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>

@@ -58,10 +58,12 @@ export class JsHttp2Connections {
       servername: tls.servername,
       encrypted: tls.encrypted === true,
     };
+    const maxHeaderListSize = options.maxHeaderBytes + 32 * (options.maxHeaders + 8);
     const limits: Partial<Http2Limits> = {
-      // The HPACK bound is above the listener's own so that a request over it is answered 431, not cut.
-      maxHeaderListSize: options.maxHeaderBytes + 32 * (options.maxHeaders + 8),
-      maxHeaderFields: options.maxHeaders + 8,
+      // The codec's bounds are above the listener's own, so that a request over those gets its 431 or 400
+      // (overListenerLimits) as on HTTP/1; the list size (32 bytes a field at least) bounds the field count.
+      maxHeaderListSize,
+      maxHeaderFields: Math.ceil(maxHeaderListSize / 32),
       maxHeaderBlockBytes: 2 * options.maxHeaderBytes + 16_384,
       ...options.limits,
     };
