@@ -24,7 +24,7 @@ import { HpackEncoder } from '../../src/net/http2/hpack.ts';
 import type { RetryReason } from '../../src/proxy/upstream/connection-retry.ts';
 import type { Http2Codec } from '../../src/proxy/upstream/upstream-pools.ts';
 import { freePort } from '../support/gateway-process.ts';
-import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
+import { backend, entry, send, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
 /**
  * h2c backends (GRPCRoute, appProtocol kubernetes.io/h2c) get every request as a stream of its own on one
@@ -784,4 +784,27 @@ describe.each(CODECS)('h2c backends (%s codec): a backend that breaks HTTP/2', (
       }
     });
   }
+});
+
+describe.each(CODECS)('h2c backends (%s codec): HTTP/1.1 clients', (http2Codec) => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, { upstream: { http2Codec } });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  it("sends an HTTP/1.1 request's body on the backend's stream, as much as the window allows at a time", async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024 + 17, 3);
+    const answer = await send(proxy.port(), '/count', { method: 'POST', body });
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe(String(body.length));
+    const small = await send(proxy.port(), '/count', { method: 'POST', body: 'abc' });
+    expect(small.text).toBe('3');
+  });
 });
