@@ -182,15 +182,14 @@ export class JsH2cRequest implements Http2StreamHandler, BodySink {
 
   reset(_stream: Http2Stream, reset: Http2StreamReset): void {
     this.stream = null;
-    stopBody(this);
-    if (this.done) {
-      // Nothing to report: the request already ended either way.
-    } else if (this.responded && reset.byPeer && reset.code === ErrorCode.NO_ERROR) {
+    if (this.done) stopBody(this);
+    else if (this.responded && reset.byPeer && reset.code === ErrorCode.NO_ERROR) {
       // A response cut short without error ends there, as node:http2's client takes it: a node:http2 server
       // that never read the request sends RST_STREAM NO_ERROR instead of its END_STREAM when our window is shut.
+      stopBody(this);
       this.ended = true;
       if (this.held === undefined || this.held.length === 0) this.#complete();
-    } else this.fail(this.#resetFailure(reset));
+    } else this.fail(this.#resetFailure(reset)); // releases the body: destroyed if part of it went out
     this.#release();
   }
 
