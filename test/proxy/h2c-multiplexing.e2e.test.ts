@@ -11,10 +11,20 @@ import {
 } from 'node:http2';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CLIENT_PREFACE,
+  encodeData,
+  encodeHeaders,
+  encodeSettings,
+  Flag,
+  FrameReader,
+  FrameType,
+} from '../../src/net/http2/frames.ts';
+import { HpackEncoder } from '../../src/net/http2/hpack.ts';
 import type { RetryReason } from '../../src/proxy/upstream/connection-retry.ts';
 import type { Http2Codec } from '../../src/proxy/upstream/upstream-pools.ts';
 import { freePort } from '../support/gateway-process.ts';
-import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
+import { backend, entry, send, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
 /**
  * h2c backends (GRPCRoute, appProtocol kubernetes.io/h2c) get every request as a stream of its own on one
@@ -665,3 +675,136 @@ describe.each(CODECS)(
     });
   },
 );
+
+describe.each(CODECS)('h2c backends (%s codec): an idle connection', (http2Codec) => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      upstream: { keepAliveTimeoutMs: 300, http2Codec },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  it('is closed after the keep-alive timeout, and the next call opens another', async () => {
+    const first = call(client, '/echo', 'one');
+    first.end();
+    expect((await first.done).body.toString()).toBe('one');
+    expect(backendServer.sessions.size).toBe(1);
+    await expect.poll(() => backendServer.sessions.size, { timeout: 5_000 }).toBe(0);
+    const second = call(client, '/echo', 'two');
+    second.end();
+    expect((await second.done).body.toString()).toBe('two');
+    expect(backendServer.sessionsSeen).toBe(2);
+  });
+});
+
+/**
+ * A backend that speaks HTTP/2 frames itself and answers every request in a way no HTTP/2 client may accept:
+ * a `:status` that is not three digits, or body bytes before any response headers.
+ */
+class MalformedBackend {
+  readonly server: Server;
+  readonly sockets: Socket[] = [];
+  requests = 0;
+
+  constructor(answer: 'bad-status' | 'data-first') {
+    this.server = createTcpServer((socket) => {
+      this.sockets.push(socket);
+      socket.on('error', () => {});
+      const reader = new FrameReader();
+      const encoder = new HpackEncoder();
+      let preface = CLIENT_PREFACE.length;
+      socket.write(encodeSettings([]));
+      socket.on('data', (chunk: Buffer) => {
+        if (preface > 0) {
+          const skip = Math.min(preface, chunk.length);
+          preface -= skip;
+          chunk = chunk.subarray(skip);
+        }
+        reader.push(chunk, (frame) => {
+          if (frame.type === FrameType.SETTINGS && (frame.flags & Flag.ACK) === 0)
+            socket.write(encodeSettings());
+          if (frame.type !== FrameType.HEADERS) return;
+          this.requests++;
+          if (answer === 'bad-status') {
+            socket.write(
+              encodeHeaders(frame.streamId, encoder.encode([':status', 'abc']), { endStream: true }),
+            );
+          } else socket.write(encodeData(frame.streamId, Buffer.from('no headers yet'), true));
+        });
+      });
+    });
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+describe.each(CODECS)('h2c backends (%s codec): a backend that breaks HTTP/2', (http2Codec) => {
+  for (const answer of ['bad-status', 'data-first'] as const) {
+    it(`answers with the gateway's own status for a response with ${answer === 'bad-status' ? 'a malformed :status' : 'DATA before its headers'}, and goes on serving`, async () => {
+      const bad = new MalformedBackend(answer);
+      const h2 = backend('grpc', [await bad.listen()], 'h2c');
+      const proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { http2Codec, responseTimeoutMs: 300 },
+      });
+      const client = await openSession(proxy.port());
+      // node:http2 drops DATA before the headers without ending the stream: that call waits for the response
+      // timeout (DEADLINE_EXCEEDED); the js codec fails it at once.
+      const expected = answer === 'data-first' && http2Codec === 'nghttp2' ? '4' : '14';
+      try {
+        for (let i = 0; i < 2; i++) {
+          const c = call(client, '/echo', 'hello');
+          c.end();
+          const answered = await c.done;
+          expect(answered.grpcStatus).toBe(expected);
+          expect(answered.body.length).toBe(0);
+        }
+        expect(bad.requests).toBeGreaterThanOrEqual(1);
+      } finally {
+        client.close();
+        await proxy.close();
+        await bad.stop();
+      }
+    });
+  }
+});
+
+describe.each(CODECS)('h2c backends (%s codec): HTTP/1.1 clients', (http2Codec) => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, { upstream: { http2Codec } });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  it("sends an HTTP/1.1 request's body on the backend's stream, as much as the window allows at a time", async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024 + 17, 3);
+    const answer = await send(proxy.port(), '/count', { method: 'POST', body });
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe(String(body.length));
+    const small = await send(proxy.port(), '/count', { method: 'POST', body: 'abc' });
+    expect(small.text).toBe('3');
+  });
+});

@@ -121,21 +121,20 @@ export class JsH2cSession implements Http2ConnectionHandler, StreamSession {
     else request.session = this;
   }
 
+  /** The backend's first SETTINGS: its stream limit is known, the waiting requests start. */
   remoteSettings(): void {
-    if (this.#ended) return;
-    if (!this.connected) {
-      this.connected = true;
-      clearTimeout(this.connectTimer);
-      this.#idleSinceMs = performance.now();
-      const keepAliveMs = this.owner.options.keepAliveTimeoutMs;
-      if (keepAliveMs > 0) {
-        this.#idleTimer = setTimeout(onIdleCheck, keepAliveMs, this);
-        this.#idleTimer.unref();
-      }
-      for (const request of this.pending) if (!request.done) request.waitOn(this);
+    if (this.#ended || this.connected) return;
+    this.connected = true;
+    clearTimeout(this.connectTimer);
+    this.#idleSinceMs = performance.now();
+    const keepAliveMs = this.owner.options.keepAliveTimeoutMs;
+    if (keepAliveMs > 0) {
+      this.#idleTimer = setTimeout(onIdleCheck, keepAliveMs, this);
+      this.#idleTimer.unref();
     }
-    // A later SETTINGS may raise the backend's stream limit: the queue moves on.
     this.#startPending();
+    // Those above the backend's stream limit wait for a stream to free up, under the headers timeout.
+    for (const request of this.pending) request.waitOn(this);
     if (this.open === 0) this.socket?.unref?.();
   }
 

@@ -4,7 +4,7 @@ import type { Http2Stream, Http2StreamHandler, Http2StreamReset } from '../../ne
 import { ErrorCode, errorCodeName } from '../../net/http2/frames.ts';
 import { Deadline } from '../../net/timer-wheel.ts';
 import { type FailureKind, UpstreamFailure } from './attempt-outcome.ts';
-import { drainsOnFailure } from './direct-body.ts';
+import { type BodySink, type DirectBody, directBodyOf, drainsOnFailure } from './direct-body.ts';
 import { regularFields, responseStatus } from './h2c-fields.ts';
 import type { H2cStreamTimeouts } from './h2c-stream.ts';
 import { requestDeadlines } from './request-deadlines.ts';
@@ -34,7 +34,7 @@ const kRequest = Symbol('jsH2cRequest');
 type Body = Readable & { [kRequest]?: JsH2cRequest | undefined };
 const NO_TRAILERS: string[] = [];
 
-export class JsH2cRequest implements Http2StreamHandler {
+export class JsH2cRequest implements Http2StreamHandler, BodySink {
   readonly handler: Dispatcher.DispatchHandler;
   readonly fields: string[];
   readonly body: Readable | Buffer | string | null;
@@ -51,6 +51,10 @@ export class JsH2cRequest implements Http2StreamHandler {
   /** The backend's END_STREAM arrived while chunks were held. */
   ended = false;
   released = false;
+  /** The request body writing itself into the stream (direct-body.ts), while it does. */
+  direct: DirectBody | undefined;
+  /** A direct body was sent to its end. */
+  bodySent = false;
   trailerFields: string[] = NO_TRAILERS;
   /** The last frame either way (the coarse clock): the timeouts count from it. */
   lastActivityMs = 0;
@@ -99,6 +103,12 @@ export class JsH2cRequest implements Http2StreamHandler {
       if (bytes.length === 0) stream.end();
       else stream.sendData(bytes, true);
       return;
+    }
+    const direct = directBodyOf(body);
+    if (direct !== undefined) {
+      this.direct = direct;
+      if (direct.sendTo(this)) return;
+      this.direct = undefined;
     }
     const source = body as Body;
     source[kRequest] = this;
@@ -172,19 +182,22 @@ export class JsH2cRequest implements Http2StreamHandler {
 
   reset(_stream: Http2Stream, reset: Http2StreamReset): void {
     this.stream = null;
-    stopBody(this);
-    if (this.done) {
-      // Nothing to report: the request already ended either way.
-    } else if (this.responded && reset.byPeer && reset.code === ErrorCode.NO_ERROR) {
+    if (this.done) stopBody(this);
+    else if (this.responded && reset.byPeer && reset.code === ErrorCode.NO_ERROR) {
       // A response cut short without error ends there, as node:http2's client takes it: a node:http2 server
       // that never read the request sends RST_STREAM NO_ERROR instead of its END_STREAM when our window is shut.
+      stopBody(this);
       this.ended = true;
       if (this.held === undefined || this.held.length === 0) this.#complete();
-    } else this.fail(this.#resetFailure(reset));
+    } else this.fail(this.#resetFailure(reset)); // releases the body: destroyed if part of it went out
     this.#release();
   }
 
   drain(_stream: Http2Stream): void {
+    if (this.direct !== undefined) {
+      this.direct.resumeSend();
+      return;
+    }
     const body = this.body;
     if (
       body !== null &&
@@ -193,6 +206,21 @@ export class JsH2cRequest implements Http2StreamHandler {
       (body as Body)[kRequest] === this
     )
       body.resume();
+  }
+
+  /** A body chunk from a direct body (BodySink); false: the stream's window is full until `drain`. */
+  writeBody(chunk: Buffer): boolean {
+    const stream = this.stream;
+    if (stream === null || stream.sentEnd) return true;
+    this.lastActivityMs = requestDeadlines.coarseNowMs;
+    return stream.sendData(chunk, false);
+  }
+
+  endBody(): void {
+    this.direct = undefined;
+    this.bodySent = true;
+    const stream = this.stream;
+    if (stream !== null && !stream.sentEnd) stream.end();
   }
 
   close(_stream: Http2Stream): void {
@@ -329,6 +357,10 @@ function onBodyError(this: Body, err: Error): void {
 
 /** Stops sending the request body (the stream ended or failed); what the body still holds stays unread. */
 function stopBody(request: JsH2cRequest): void {
+  if (request.direct !== undefined) {
+    request.direct.detach();
+    request.direct = undefined;
+  }
   const body = request.body as Body | null;
   if (body === null || typeof body === 'string' || Buffer.isBuffer(body) || body[kRequest] !== request)
     return;
@@ -342,6 +374,14 @@ function stopBody(request: JsH2cRequest): void {
  * stays whole, so connection-retry.ts may send it again.
  */
 function releaseBody(request: JsH2cRequest, err: Error): void {
+  if (request.bodySent) return;
+  const direct = request.direct;
+  if (direct !== undefined) {
+    // Destroyed when part of it went out, kept whole for a retry when none did (direct-body.ts).
+    request.direct = undefined;
+    direct.detach(err);
+    return;
+  }
   stopBody(request);
   const body = request.body;
   if (body === null || typeof body === 'string' || Buffer.isBuffer(body)) return;
