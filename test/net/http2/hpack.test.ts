@@ -365,13 +365,23 @@ describe('the encoder', () => {
     expect(toHex(again)).toBe(toHex(block.subarray(0, again.length)));
   });
 
-  it('uses Huffman only when shorter', () => {
+  it('Huffman-codes the literals that enter the table when shorter, and sends per-message ones raw', () => {
     const e = new HpackEncoder();
-    // '\x00' codes to 13 bits: raw is shorter.
-    const binary = e.encode(['x-bin', '\x00\x00\x00\x00']);
-    expect(toHex(binary).endsWith('0400000000')).toBe(true);
     const d = decoder();
+    // '\x00' codes to 13 bits: raw is shorter even for an indexed field.
+    const binary = e.encode(['x-bin', '\x00\x00\x00\x00']);
+    expect(toHex(binary)).toBe(`40 84 f2b4 66ab 04 00000000`.replace(/ /g, ''));
     expect(d.decode(binary)).toEqual(['x-bin', '\x00\x00\x00\x00']);
+    // Indexed: www.example.com Huffman-coded as in C.4.1. A new :path (not indexed) and a credential: raw.
+    const list = fields(':authority: www.example.com', ':path: /sample/path', 'authorization: secret');
+    const block = e.encode(list);
+    expect(toHex(block)).toBe(
+      `41 8cf1e3c2e5f23a6ba0ab90f4ff 04 0c ${toHex(Buffer.from('/sample/path'))} 1f08 06 ${toHex(Buffer.from('secret'))}`.replace(
+        / /g,
+        '',
+      ),
+    );
+    expect(d.decode(block)).toEqual(list);
   });
 
   it('indexes :path once it repeats, and a changing value only to bring its name into the table', () => {
