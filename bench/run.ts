@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCommand, pinSelf, planCpus } from './harness/affinity.ts';
 import { BENCH_HELP, parseBenchArgs } from './harness/cli-args.ts';
-import { compilePrograms, SHIPPED_NODE_FLAGS } from './harness/compiled.ts';
+import { compilePrograms, type Programs, SHIPPED_NODE_FLAGS } from './harness/compiled.ts';
 import { measureIdleDemo } from './harness/idle-demo.ts';
 import type { LoadTool } from './harness/load.ts';
 import { findScenarios } from './harness/scenarios.ts';
@@ -54,6 +54,8 @@ async function main(): Promise<void> {
   pinSelf(cpu);
 
   const nodeFlags = args.nodeFlags ?? SHIPPED_NODE_FLAGS;
+  if (args.gatewayArgs.length > 0)
+    notes.push(`the gateway runs with the flags ${args.gatewayArgs.join(' ')}`);
   if (args.nodeFlags) notes.push(`the gateway runs with the Node flags ${nodeFlags.join(' ') || '(none)'}`);
   const baseline =
     args.baseline === undefined
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
     warmupSec: args.warmupSec,
     cpu,
     projectDir,
-    programs: compilePrograms(projectDir, log, nodeFlags),
+    programs: withGatewayArgs(compilePrograms(projectDir, log, nodeFlags), args.gatewayArgs),
     forceNodeBackend: args.nodeBackend,
     log,
     notes,
@@ -155,3 +157,10 @@ main().catch((error: unknown) => {
   process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });
+
+/** This checkout's gateway started with `--gateway-args` after its main.js (the baseline keeps its own program). */
+function withGatewayArgs(programs: Programs, gatewayArgs: readonly string[]): Programs {
+  return gatewayArgs.length === 0
+    ? programs
+    : { ...programs, gateway: [...programs.gateway, ...gatewayArgs] };
+}

@@ -95,7 +95,11 @@ async function main(argv: readonly string[]): Promise<void> {
   });
 
   const translationThread = cli.translationThread
-    ? new TranslationThread({ sliceMs: cli.limits.translationSliceMs, logger })
+    ? new TranslationThread({
+        sliceMs: cli.limits.translationSliceMs,
+        nice: cli.limits.translationThreadNice,
+        logger,
+      })
     : undefined;
   let applied = false;
   let servingWhatSourcesHold = false;

@@ -22,6 +22,8 @@ export interface BenchArgs {
   readonly nodeFlags: readonly string[] | undefined;
   /** Node flags before the baseline's main.js; undefined: the same as the gateway's. */
   readonly baselineNodeFlags: readonly string[] | undefined;
+  /** Gateway flags for this checkout's build only (not the baseline's): `--gateway-args='--http2-codec js'`. */
+  readonly gatewayArgs: readonly string[];
   readonly out: string;
   /** The results' file name: <out>/<name>.json|.svg|.md. */
   readonly name: string;
@@ -73,6 +75,9 @@ ${wrapNames(SCENARIOS.map((s) => s.name))}
   --idle-demo           also measure npm start's demo at rest: the gateway process's RSS 20 and 40 s after
                         ready, --runs times (and the baseline's checkout's npm start, taking turns);
                         needs ports 8080 and 9901 free
+  --gateway-args <flags>
+                        gateway flags for this checkout's build only, space-separated (not the baseline's),
+                        e.g. --gateway-args='--http2-codec js'
   --out <dir>           where latest.json, latest.svg and latest.md go (default bench/results)
   --name <name>         the results' file name instead of latest (<out>/<name>.json, .svg, .md)
 `;
@@ -124,6 +129,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       baseline: { type: 'string' },
       'node-flags': { type: 'string' },
       'baseline-node-flags': { type: 'string' },
+      'gateway-args': { type: 'string' },
       out: { type: 'string' },
       name: { type: 'string' },
       'idle-demo': { type: 'boolean' },
@@ -155,6 +161,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     baseline: values.baseline,
     nodeFlags: nodeFlags(values['node-flags']),
     baselineNodeFlags: nodeFlags(values['baseline-node-flags']),
+    gatewayArgs: (values['gateway-args'] ?? '').split(/\s+/).filter((arg) => arg !== ''),
     out: values.out ?? 'bench/results',
     name: resultName(values.name),
     idleDemo: values['idle-demo'] === true,

@@ -174,6 +174,7 @@ export function startDataPlane(
     compileSliceMs: cli.limits.translationSliceMs,
     leanHttp1: cli.leanHttp1,
     leanHttp2: cli.leanHttp2,
+    http2Codec: cli.http2Codec,
     upstream: {
       connectionsPerEndpoint: cli.limits.maxConnectionsPerEndpoint,
       queuePerEndpoint: cli.limits.maxQueuePerEndpoint,

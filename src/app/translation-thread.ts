@@ -52,6 +52,7 @@ const OBJECTS_PER_MESSAGE = 500;
  */
 export class TranslationThread {
   readonly #sliceMs: number;
+  readonly #nice: number;
   readonly #logger: Logger;
   #worker: Worker | undefined;
   /** The snapshot the thread's copy equals; undefined: it has none (send everything). */
@@ -65,8 +66,13 @@ export class TranslationThread {
   >();
   #closed = false;
 
-  constructor(options: { readonly sliceMs: number; readonly logger: Logger }) {
+  /**
+   * `nice`: how many steps below the serving thread the thread runs (translation-thread-priority.ts; 0: the
+   * same priority).
+   */
+  constructor(options: { readonly sliceMs: number; readonly nice?: number; readonly logger: Logger }) {
     this.#sliceMs = options.sliceMs;
+    this.#nice = options.nice ?? 0;
     this.#logger = options.logger.child({ component: 'translation-thread' });
   }
 
@@ -140,7 +146,7 @@ export class TranslationThread {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = spawnTranslationWorker();
+    const worker = spawnTranslationWorker(this.#nice);
     worker.unref();
     worker.on('message', (message: FromTranslationThread) => {
       const waiting = this.#waiting.get(message.id);
@@ -166,10 +172,10 @@ export class TranslationThread {
 }
 
 /** From source (tsx) the thread registers tsx's loader first: a worker does not inherit the parent's hooks. */
-function spawnTranslationWorker(): Worker {
+function spawnTranslationWorker(nice: number): Worker {
   const extension = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
   const entry = new URL(`./translation-worker-main${extension}`, import.meta.url);
-  if (extension !== '.ts') return new Worker(entry);
+  if (extension !== '.ts') return new Worker(entry, { workerData: { nice } });
   const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(code, { eval: true });
+  return new Worker(code, { eval: true, workerData: { nice } });
 }

@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { encodeResultDelta } from '../controller/result-delta.ts';
 import type { TranslateOptions } from '../gateway/options.ts';
 import { type TranslationResult, translate } from '../gateway/translate.ts';
@@ -8,12 +8,14 @@ import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
 import { SnapshotMirror } from '../snapshot/snapshot-changes.ts';
 import { packTexts } from './packed-texts.ts';
 import type { FromTranslationThread, ToTranslationThread } from './translation-thread.ts';
+import { lowerThreadPriority } from './translation-thread-priority.ts';
 
 // Entry point of the translation thread (translation-thread.ts): a mirror of the serving thread's snapshot,
 // moved on by the changes it is sent, and the pure translator run on it in one go. The answer is the result's
 // difference from the last result sent (result-delta.ts), when the serving thread says it holds that one.
 const port = parentPort;
 if (port === null) throw new Error('translation-worker-main.ts runs as a worker thread');
+lowerThreadPriority((workerData as { readonly nice?: number } | null)?.nice ?? 0);
 const mirror = new SnapshotMirror();
 let set: AnyResource[] = [];
 let removed: (readonly [ResourceKind, string])[] = [];

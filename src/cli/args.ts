@@ -55,6 +55,8 @@ export interface CliOptions {
    * The lean server path for HTTP/2 (src/proxy/listen/lean-http2-request.ts); `--no-lean-http2` turns it off.
    */
   readonly leanHttp2: boolean;
+  /** `--http2-codec`: node:http2 (`nghttp2`, default) or the project's own codec (`js`, src/net/http2). */
+  readonly http2Codec: 'js' | 'nghttp2';
   /**
    * Full translations on a worker thread (app/translation-thread.ts): `--translation-thread`, or by default with
    * more than 2 cores; `--no-translation-thread` turns it off.
@@ -213,6 +215,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
   const logFormat = str('log-format') ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text')
     throw new UsageError(`--log-format must be json or text, not ${logFormat}`);
+  const http2Codec = str('http2-codec') ?? 'nghttp2';
+  if (http2Codec !== 'js' && http2Codec !== 'nghttp2')
+    throw new UsageError(`--http2-codec must be js or nghttp2, not ${http2Codec}`);
   const eastWest = str('east-west-port');
   const parsedNetwork = parseNetworkOptions(str);
   // The demo's cluster west-1 is on a network of its own: the gateway's identity comes with the demo's manifests.
@@ -254,6 +259,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     ...optional('tracing', parseTraceOptions(str)),
     leanHttp1: values['no-lean-http1'] !== true,
     leanHttp2: values['no-lean-http2'] !== true,
+    http2Codec,
     translationThread: values['translation-thread'] === true || values['no-translation-thread'] !== true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),

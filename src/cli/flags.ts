@@ -111,6 +111,11 @@ export const FLAGS = {
     type: 'boolean',
     help: "Serve every HTTP/2 request (h2 over TLS, h2c, gRPC) through node:http2's compatibility layer (Http2ServerRequest, Http2ServerResponse). By default requests are served on the lean path, over the HTTP/2 stream itself; CONNECT and requests with Expect go through the compatibility layer either way.",
   },
+  'http2-codec': {
+    type: 'string',
+    arg: 'js|nghttp2',
+    help: "The HTTP/2 implementation, for client connections and h2c upstreams. nghttp2 (default): node:http2. js: the gateway's own codec in TypeScript (src/net/http2): frames and HPACK parsed and written in JS, lean per-stream objects, one socket write per event-loop turn. Listeners that take HTTP/2 CONNECT (east-west, the network gateway) stay on node:http2 either way.",
+  },
   'access-log': {
     type: 'boolean',
     help: 'Log one line per request on every server path (direction, source, service, backend, endpoint cluster/zone, status, body bytes, attempts, how the last attempt failed, duration), JSON or text as --log-format says.',

@@ -71,6 +71,13 @@ const LIMITS = {
     max: 60_000,
     help: 'Control-plane work on the serving thread (a translation without the thread, compiling a table, reading the manifests folder) runs in slices of this long, letting requests be served between them; 0: in one go. Default 5.',
   },
+  'translation-thread-nice': {
+    key: 'translationThreadNice',
+    default: 10,
+    min: 0,
+    max: 19,
+    help: 'The translation thread runs this many nice steps below the serving thread (Linux), so that on busy cores requests win the CPU and a table waits; 0: the same priority. Default 10.',
+  },
   'max-header-bytes': {
     key: 'maxHeaderBytes',
     default: 16_384,
@@ -82,6 +89,24 @@ const LIMITS = {
     default: 100,
     max: 10_000,
     help: 'Request header fields; more is 400. Default 100.',
+  },
+  'http2-max-concurrent-streams': {
+    key: 'http2MaxConcurrentStreams',
+    default: 100,
+    max: 2_147_483_647,
+    help: 'With --http2-codec js: streams one client connection may have open (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused with REFUSED_STREAM. Default 100.',
+  },
+  'http2-stream-window-bytes': {
+    key: 'http2StreamWindowBytes',
+    default: 65_535,
+    max: 2_147_483_647,
+    help: "With --http2-codec js: request body bytes a client may send on one stream ahead of the gateway's reading (SETTINGS_INITIAL_WINDOW_SIZE); the window reopens as the body is passed upstream. Default 65535.",
+  },
+  'http2-max-resets-per-10s': {
+    key: 'http2MaxResetsPer10s',
+    default: 1000,
+    max: 1_000_000,
+    help: 'With --http2-codec js: streams a client connection may cancel before their answer (or have refused) in 10 s; more ends it with GOAWAY ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487). Default 1000.',
   },
   'upstream-response-timeout-ms': {
     key: 'upstreamResponseTimeoutMs',
@@ -162,7 +187,8 @@ export function parseLimits(str: (name: LimitName) => string | undefined): Limit
   const out: Record<string, number> = {};
   for (const [name, limit] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
     const text = str(name);
-    out[limit.key] = text === undefined ? limit.default : integer(name, text, 1, limit.max);
+    const min = 'min' in limit ? limit.min : 1;
+    out[limit.key] = text === undefined ? limit.default : integer(name, text, min, limit.max);
   }
   return out as Limits;
 }

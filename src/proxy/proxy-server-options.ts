@@ -72,6 +72,11 @@ export interface ProxyServerOptions {
    * `--no-lean-http2` turns it off.
    */
   readonly leanHttp2?: boolean;
+  /**
+   * `--http2-codec`: HTTP/2 on node:http2 (`nghttp2`, default) or the project's own codec (`js`, src/net/http2),
+   * for client connections (listeners without HTTP/2 CONNECT) and h2c upstreams.
+   */
+  readonly http2Codec?: 'js' | 'nghttp2';
   /** Backoff of the attempts to bind a listener that could not be bound (`--listener-bind-retry-max-ms`). */
   readonly bindRetry?: Partial<BindRetryOptions>;
   /** Called when a listening socket is bound, fails to bind, or leaves the table (read `listeners()`). */

@@ -51,6 +51,7 @@ export class ProxyServer {
   readonly #sessions: SessionServices | undefined;
   readonly #leanHttp1: boolean;
   readonly #leanHttp2: boolean;
+  readonly #http2Codec: 'js' | 'nghttp2';
   readonly #rejections: BadInputReporter;
   /** By `listenKey(address, port)`. */
   readonly #servers = new Map<string, ListenerServer>();
@@ -79,7 +80,12 @@ export class ProxyServer {
     this.#metrics = options.metrics ?? new ProxyMetrics(options.registry ?? new Registry());
     this.#logger = options.logger.child({ component: 'proxy' });
     this.#retryBudget = options.retryBudget;
-    this.#pools = new UpstreamPools(options.upstream);
+    // The codec of h2c upstreams follows `--http2-codec` unless the upstream options name their own.
+    this.#pools = new UpstreamPools(
+      options.http2Codec === undefined
+        ? options.upstream
+        : { http2Codec: options.http2Codec, ...options.upstream },
+    );
     this.#drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.#compileSliceMs = options.compileSliceMs ?? 5;
     this.#limits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
@@ -87,6 +93,7 @@ export class ProxyServer {
     this.#sessions = options.sessions;
     this.#leanHttp1 = options.leanHttp1 !== false;
     this.#leanHttp2 = options.leanHttp2 !== false;
+    this.#http2Codec = options.http2Codec ?? 'nghttp2';
     this.#rejections = new BadInputReporter(
       options.registry ?? new Registry(),
       this.#logger,
@@ -283,6 +290,7 @@ export class ProxyServer {
         limits: this.#limits,
         leanHttp1: this.#leanHttp1,
         leanHttp2: this.#leanHttp2,
+        http2Codec: this.#http2Codec,
         ticketKeys: this.#secureContexts.ticketKeys,
       },
     );

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -122,4 +123,48 @@ describe('TranslationThread', () => {
     expect(plain(remote)).toEqual(plain(translate(snapshot, OPTIONS)));
     expect(turns).toBeGreaterThan(1);
   }, 60_000);
+
+  it.skipIf(process.platform !== 'linux')(
+    'runs its thread the given nice steps below the serving thread, and the same without them',
+    async () => {
+      const serving = getPriority();
+      const below = new TranslationThread({ sliceMs: 1, nice: 5, logger: pino({ level: 'silent' }) });
+      const snapshot = new Snapshot(world(`${GOLDEN_DIR}simple-same-namespace.in.yaml`));
+      try {
+        expect(threadsAtNice(serving + 5)).toBe(0);
+        expect(plain(await below.translate(snapshot, OPTIONS))).toEqual(plain(translate(snapshot, OPTIONS)));
+        expect(threadsAtNice(serving + 5)).toBe(1);
+      } finally {
+        await below.close();
+      }
+      expect(threadsAtNice(serving + 5)).toBe(0);
+      const same = new TranslationThread({ sliceMs: 1, nice: 0, logger: pino({ level: 'silent' }) });
+      try {
+        await same.translate(snapshot, OPTIONS);
+        expect(threadsBelow(serving)).toBe(0);
+      } finally {
+        await same.close();
+      }
+    },
+    60_000,
+  );
 });
+
+const threadsAtNice = (nice: number): number => niceValues().filter((n) => n === nice).length;
+const threadsBelow = (nice: number): number => niceValues().filter((n) => n > nice).length;
+
+/** The nice value of each of this process's threads (/proc/self/task/<id>/stat, field 19). */
+function niceValues(): number[] {
+  const values: number[] = [];
+  for (const task of readdirSync('/proc/self/task')) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended while listed
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    values.push(Number(fields[16]));
+  }
+  return values;
+}

@@ -20,6 +20,15 @@ describe('parseCli', () => {
     expect(parseCli(['--no-translation-thread'], {}).translationThread).toBe(false);
   });
 
+  it('runs the translation thread 10 nice steps down unless --translation-thread-nice says otherwise (0 to 19)', () => {
+    expect(parseCli([], {}).limits.translationThreadNice).toBe(10);
+    expect(parseCli(['--translation-thread-nice', '0'], {}).limits.translationThreadNice).toBe(0);
+    expect(parseCli(['--translation-thread-nice', '19'], {}).limits.translationThreadNice).toBe(19);
+    expect(() => parseCli(['--translation-thread-nice', '20'], {})).toThrow(/between 0 and 19/);
+    expect(() => parseCli(['--translation-thread-nice=-1'], {})).toThrow(/between 0 and 19/);
+    expect(() => parseCli(['--translation-slice-ms', '0'], {})).toThrow(/between 1 and/);
+  });
+
   it('logs JSON by default; --log-format text for a terminal; anything else is a usage error', () => {
     expect(parseCli([], {}).logFormat).toBe('json');
     expect(parseCli(['--log-format', 'text'], {}).logFormat).toBe('text');

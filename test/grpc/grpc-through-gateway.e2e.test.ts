@@ -119,190 +119,202 @@ function rawHttp1(port: number, request: string): Promise<string> {
   });
 }
 
-describe('gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js client and servers)', () => {
-  let gw: GatewayProcess;
-  let gwPort: number;
-  let client: Client;
+/** node:http2 on both sides (the default), then the project's own HTTP/2 codec on both (`--http2-codec js`). */
+const CODECS = [
+  { codec: 'nghttp2', args: [] },
+  { codec: 'js', args: ['--http2-codec', 'js'] },
+];
 
-  beforeAll(async () => {
-    for (const pod of PODS) await up(pod);
-    const port = await freePort();
-    gwPort = port;
-    gw = await startGateway({
-      args: ['--cluster', 'east-1', '--zone', 'us-east-1a'],
-      manifests: {
-        'grpc.yaml': yamlDocs(
-          gatewayClass(),
-          gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port }]),
-          serviceImport('echo', NS, 'PreferSameZone'),
-          {
-            apiVersion: 'gateway.networking.k8s.io/v1',
-            kind: 'GRPCRoute',
-            metadata: { name: 'echo', namespace: NS },
-            spec: {
-              parentRefs: [{ name: 'edge' }],
-              rules: [
-                {
-                  matches: [{ method: { service: SERVICE } }],
-                  backendRefs: [
-                    { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'echo', port: 80 },
-                  ],
-                },
-              ],
+describe.each(CODECS)(
+  'gRPC through the gateway (GRPCRoute to a ServiceImport, real grpc-js client and servers, $codec codec)',
+  ({ args: codecArgs }) => {
+    let gw: GatewayProcess;
+    let gwPort: number;
+    let client: Client;
+
+    beforeAll(async () => {
+      for (const pod of PODS) await up(pod);
+      const port = await freePort();
+      gwPort = port;
+      gw = await startGateway({
+        args: ['--cluster', 'east-1', '--zone', 'us-east-1a', ...codecArgs],
+        manifests: {
+          'grpc.yaml': yamlDocs(
+            gatewayClass(),
+            gateway('edge', NS, [{ name: 'http', protocol: 'HTTP', port }]),
+            serviceImport('echo', NS, 'PreferSameZone'),
+            {
+              apiVersion: 'gateway.networking.k8s.io/v1',
+              kind: 'GRPCRoute',
+              metadata: { name: 'echo', namespace: NS },
+              spec: {
+                parentRefs: [{ name: 'edge' }],
+                rules: [
+                  {
+                    matches: [{ method: { service: SERVICE } }],
+                    backendRefs: [
+                      { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'echo', port: 80 },
+                    ],
+                  },
+                ],
+              },
             },
-          },
-          ...PODS.map((pod) =>
-            importedSlice(`echo-${pod.pod}`, 'echo', NS, pod.cluster, {
-              port: pod.port,
-              pod: pod.pod,
-              zone: pod.zone,
-            }),
+            ...PODS.map((pod) =>
+              importedSlice(`echo-${pod.pod}`, 'echo', NS, pod.cluster, {
+                port: pod.port,
+                pod: pod.pod,
+                zone: pod.zone,
+              }),
+            ),
           ),
-        ),
-      },
-    });
-    client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-    await eventually(async () => {
-      const answer = await unary(client, 'Unary', 'ready');
-      if (answer.value === undefined) throw new Error(String(answer.error?.message));
-    }, 10_000);
-  }, 30_000);
-
-  afterAll(async () => {
-    client?.close();
-    await gw?.stop();
-    for (const pod of PODS) down(pod);
-  });
-
-  it('answers a unary call from the nearest cluster, with request metadata passed on', async () => {
-    const metadata = new grpc.Metadata();
-    metadata.set('x-team', 'blue');
-    expect(await unary(client, 'Unary', 'hi', metadata)).toEqual({ value: 'east-pod:hi:blue' });
-  });
-
-  it("passes the backend's status, message and trailing metadata through", async () => {
-    const { error } = await unary(client, 'Unary', 'fail');
-    expect(error?.code).toBe(grpc.status.FAILED_PRECONDITION);
-    expect(error?.details).toBe('not today');
-    expect(error?.metadata.get('x-detail')).toEqual(['from east-pod']);
-  });
-
-  it('streams server, client and bidirectional calls', async () => {
-    const server = await new Promise<string[]>((resolve, reject) => {
-      const got: string[] = [];
-      const call = client.makeServerStreamRequest(`/${SERVICE}/ServerStream`, toBuffer, fromBuffer, 'n');
-      call.on('data', (m: string) => got.push(m));
-      call.on('error', reject);
-      call.on('end', () => resolve(got));
-    });
-    expect(server).toEqual([0, 1, 2, 3, 4].map((i) => `east-pod:n:${i}`));
-
-    const summed = await new Promise<string>((resolve, reject) => {
-      const call = client.makeClientStreamRequest(`/${SERVICE}/ClientStream`, toBuffer, fromBuffer, (e, v) =>
-        e ? reject(e) : resolve(v as string),
-      );
-      for (const part of ['a', 'b', 'c']) call.write(part);
-      call.end();
-    });
-    expect(summed).toBe('east-pod:a+b+c');
-
-    // Ping-pong: each message is sent only after the previous answer arrived, so a proxy that buffered either
-    // direction until the end of the stream would hang here.
-    const call = client.makeBidiStreamRequest(`/${SERVICE}/Bidi`, toBuffer, fromBuffer);
-    const replies: string[] = [];
-    for (const part of ['one', 'two', 'three']) {
-      const reply = new Promise<string>((resolve, reject) => {
-        call.once('data', resolve);
-        call.once('error', reject);
+        },
       });
-      call.write(part);
-      replies.push(await reply);
-    }
-    const ended = new Promise<void>((resolve) => call.on('status', () => resolve()));
-    call.end();
-    await ended;
-    expect(replies).toEqual(['east-pod:one', 'east-pod:two', 'east-pod:three']);
-  });
+      client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      await eventually(async () => {
+        const answer = await unary(client, 'Unary', 'ready');
+        if (answer.value === undefined) throw new Error(String(answer.error?.message));
+      }, 10_000);
+    }, 30_000);
 
-  it('answers a method no route matches with UNIMPLEMENTED', async () => {
-    const { error } = await new Promise<{ error?: grpc.ServiceError }>((resolve) => {
-      client.makeUnaryRequest('/other.Service/Call', toBuffer, fromBuffer, 'x', (e) =>
-        resolve(e ? { error: e } : {}),
-      );
+    afterAll(async () => {
+      client?.close();
+      await gw?.stop();
+      for (const pod of PODS) down(pod);
     });
-    expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
-  });
 
-  // Bad input (issue 13): none of these may disturb the calls that follow.
-  it('an h2c upgrade over HTTP/1.1 is ignored: a plain HTTP/1.1 answer from the backend, never 101 or a 5xx', async () => {
-    const head = await rawHttp1(
-      gwPort,
-      'GET /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\nconnection: Upgrade, HTTP2-Settings\r\n' +
-        'upgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n',
-    );
-    expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
-    expect(await unary(client, 'Unary', 'after-upgrade')).toEqual({ value: 'east-pod:after-upgrade:' });
-  });
+    it('answers a unary call from the nearest cluster, with request metadata passed on', async () => {
+      const metadata = new grpc.Metadata();
+      metadata.set('x-team', 'blue');
+      expect(await unary(client, 'Unary', 'hi', metadata)).toEqual({ value: 'east-pod:hi:blue' });
+    });
 
-  it('a malformed gRPC frame gets a gRPC status, not a gateway error, and the next call is served', async () => {
-    const session = connectHttp2(`http://127.0.0.1:${gwPort}`);
-    try {
-      const answer = await new Promise<{ status?: number; grpcStatus?: string }>((resolve, reject) => {
-        const stream = session.request({
-          ':method': 'POST',
-          ':path': `/${SERVICE}/Unary`,
-          'content-type': 'application/grpc',
-          te: 'trailers',
-        });
-        let status: number | undefined;
-        let grpcStatus: string | undefined;
-        stream.on('response', (headers) => {
-          status = Number(headers[':status']);
-          grpcStatus ??= headers['grpc-status'] as string | undefined;
-        });
-        stream.on('trailers', (trailers) => {
-          grpcStatus = trailers['grpc-status'] as string | undefined;
-        });
-        stream.on('error', reject);
-        stream.on('close', () =>
-          resolve({ ...(status ? { status } : {}), ...(grpcStatus ? { grpcStatus } : {}) }),
+    it("passes the backend's status, message and trailing metadata through", async () => {
+      const { error } = await unary(client, 'Unary', 'fail');
+      expect(error?.code).toBe(grpc.status.FAILED_PRECONDITION);
+      expect(error?.details).toBe('not today');
+      expect(error?.metadata.get('x-detail')).toEqual(['from east-pod']);
+    });
+
+    it('streams server, client and bidirectional calls', async () => {
+      const server = await new Promise<string[]>((resolve, reject) => {
+        const got: string[] = [];
+        const call = client.makeServerStreamRequest(`/${SERVICE}/ServerStream`, toBuffer, fromBuffer, 'n');
+        call.on('data', (m: string) => got.push(m));
+        call.on('error', reject);
+        call.on('end', () => resolve(got));
+      });
+      expect(server).toEqual([0, 1, 2, 3, 4].map((i) => `east-pod:n:${i}`));
+
+      const summed = await new Promise<string>((resolve, reject) => {
+        const call = client.makeClientStreamRequest(
+          `/${SERVICE}/ClientStream`,
+          toBuffer,
+          fromBuffer,
+          (e, v) => (e ? reject(e) : resolve(v as string)),
         );
-        stream.resume();
-        // A length prefix of 4 GiB - 1 followed by three bytes: no gRPC server can read this message.
-        stream.end(Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 0x61, 0x62, 0x63]));
+        for (const part of ['a', 'b', 'c']) call.write(part);
+        call.end();
       });
-      expect(answer.status).toBe(200);
-      expect(answer.grpcStatus).toBeDefined();
-      expect(answer.grpcStatus).not.toBe('0');
-    } finally {
-      session.close();
-    }
-    expect(await unary(client, 'Unary', 'after-garbage')).toEqual({ value: 'east-pod:after-garbage:' });
-  });
+      expect(summed).toBe('east-pod:a+b+c');
 
-  it("a plain HTTP/1.1 request to the gRPC route is the backend's to refuse: a 4xx, not a gateway 5xx", async () => {
-    const head = await rawHttp1(
-      gwPort,
-      'POST /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n' +
-        'connection: close\r\n\r\nhello',
-    );
-    expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
-    expect(await unary(client, 'Unary', 'after-plain')).toEqual({ value: 'east-pod:after-plain:' });
-  });
+      // Ping-pong: each message is sent only after the previous answer arrived, so a proxy that buffered either
+      // direction until the end of the stream would hang here.
+      const call = client.makeBidiStreamRequest(`/${SERVICE}/Bidi`, toBuffer, fromBuffer);
+      const replies: string[] = [];
+      for (const part of ['one', 'two', 'three']) {
+        const reply = new Promise<string>((resolve, reject) => {
+          call.once('data', resolve);
+          call.once('error', reject);
+        });
+        call.write(part);
+        replies.push(await reply);
+      }
+      const ended = new Promise<void>((resolve) => call.on('status', () => resolve()));
+      call.end();
+      await ended;
+      expect(replies).toEqual(['east-pod:one', 'east-pod:two', 'east-pod:three']);
+    });
 
-  it('fails over to the other cluster when the near backend goes away, and says UNAVAILABLE when none is left', async () => {
-    down(PODS[0]!);
-    await eventually(async () => {
-      const answer = await unary(client, 'Unary', 'again');
-      if (answer.value !== 'west-pod:again:')
-        throw new Error(JSON.stringify(answer.value ?? answer.error?.message));
-    }, 10_000);
-    // Once it answers from the far cluster, every call does: the failed endpoint never reaches the client.
-    for (let i = 0; i < 10; i++)
-      expect(await unary(client, 'Unary', 'steady')).toEqual({ value: 'west-pod:steady:' });
-    down(PODS[1]!);
-    const { error } = await unary(client, 'Unary', 'nobody');
-    expect(error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(error?.details).not.toMatch(/</);
-  });
-});
+    it('answers a method no route matches with UNIMPLEMENTED', async () => {
+      const { error } = await new Promise<{ error?: grpc.ServiceError }>((resolve) => {
+        client.makeUnaryRequest('/other.Service/Call', toBuffer, fromBuffer, 'x', (e) =>
+          resolve(e ? { error: e } : {}),
+        );
+      });
+      expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
+    });
+
+    // Bad input (issue 13): none of these may disturb the calls that follow.
+    it('an h2c upgrade over HTTP/1.1 is ignored: a plain HTTP/1.1 answer from the backend, never 101 or a 5xx', async () => {
+      const head = await rawHttp1(
+        gwPort,
+        'GET /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\nconnection: Upgrade, HTTP2-Settings\r\n' +
+          'upgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n',
+      );
+      expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
+      expect(await unary(client, 'Unary', 'after-upgrade')).toEqual({ value: 'east-pod:after-upgrade:' });
+    });
+
+    it('a malformed gRPC frame gets a gRPC status, not a gateway error, and the next call is served', async () => {
+      const session = connectHttp2(`http://127.0.0.1:${gwPort}`);
+      try {
+        const answer = await new Promise<{ status?: number; grpcStatus?: string }>((resolve, reject) => {
+          const stream = session.request({
+            ':method': 'POST',
+            ':path': `/${SERVICE}/Unary`,
+            'content-type': 'application/grpc',
+            te: 'trailers',
+          });
+          let status: number | undefined;
+          let grpcStatus: string | undefined;
+          stream.on('response', (headers) => {
+            status = Number(headers[':status']);
+            grpcStatus ??= headers['grpc-status'] as string | undefined;
+          });
+          stream.on('trailers', (trailers) => {
+            grpcStatus = trailers['grpc-status'] as string | undefined;
+          });
+          stream.on('error', reject);
+          stream.on('close', () =>
+            resolve({ ...(status ? { status } : {}), ...(grpcStatus ? { grpcStatus } : {}) }),
+          );
+          stream.resume();
+          // A length prefix of 4 GiB - 1 followed by three bytes: no gRPC server can read this message.
+          stream.end(Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 0x61, 0x62, 0x63]));
+        });
+        expect(answer.status).toBe(200);
+        expect(answer.grpcStatus).toBeDefined();
+        expect(answer.grpcStatus).not.toBe('0');
+      } finally {
+        session.close();
+      }
+      expect(await unary(client, 'Unary', 'after-garbage')).toEqual({ value: 'east-pod:after-garbage:' });
+    });
+
+    it("a plain HTTP/1.1 request to the gRPC route is the backend's to refuse: a 4xx, not a gateway 5xx", async () => {
+      const head = await rawHttp1(
+        gwPort,
+        'POST /test.Echo/Unary HTTP/1.1\r\nhost: rpc.example\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n' +
+          'connection: close\r\n\r\nhello',
+      );
+      expect(head).toMatch(/^HTTP\/1\.1 4\d\d /);
+      expect(await unary(client, 'Unary', 'after-plain')).toEqual({ value: 'east-pod:after-plain:' });
+    });
+
+    it('fails over to the other cluster when the near backend goes away, and says UNAVAILABLE when none is left', async () => {
+      down(PODS[0]!);
+      await eventually(async () => {
+        const answer = await unary(client, 'Unary', 'again');
+        if (answer.value !== 'west-pod:again:')
+          throw new Error(JSON.stringify(answer.value ?? answer.error?.message));
+      }, 10_000);
+      // Once it answers from the far cluster, every call does: the failed endpoint never reaches the client.
+      for (let i = 0; i < 10; i++)
+        expect(await unary(client, 'Unary', 'steady')).toEqual({ value: 'west-pod:steady:' });
+      down(PODS[1]!);
+      const { error } = await unary(client, 'Unary', 'nobody');
+      expect(error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(error?.details).not.toMatch(/</);
+    });
+  },
+);

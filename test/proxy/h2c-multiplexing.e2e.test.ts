@@ -4,13 +4,15 @@ import {
   constants,
   createServer as createH2Server,
   type Http2Server,
+  type Http2Session,
   type IncomingHttpHeaders,
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RetryReason } from '../../src/proxy/upstream/connection-retry.ts';
+import type { Http2Codec } from '../../src/proxy/upstream/upstream-pools.ts';
 import { freePort } from '../support/gateway-process.ts';
 import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './fixtures.ts';
 
@@ -22,6 +24,9 @@ import { backend, entry, simpleTable, startProxy, type TestProxy, to } from './f
  */
 const CALLS = 20;
 
+/** Every test runs on node:http2's client and on the project's own codec (`--http2-codec`): the same behaviour. */
+const CODECS: readonly Http2Codec[] = ['nghttp2', 'js'];
+
 /** A gRPC-style backend: answers each stream at once, echoes every request chunk, ends with trailers. */
 class CountingBackend {
   readonly server: Http2Server;
@@ -32,6 +37,10 @@ class CountingBackend {
   /** Each stream's `te` header as the backend got it. */
   readonly te: string[] = [];
   port = 0;
+  /** The connection the last stream of each path came on. */
+  readonly sessionOf = new Map<string, Http2Session>();
+  /** Streams of `/stall` calls, not read from until resumed. */
+  readonly stalled: ServerHttp2Stream[] = [];
 
   constructor(maxConcurrentStreams?: number) {
     this.server = createH2Server(
@@ -51,6 +60,7 @@ class CountingBackend {
     this.open++;
     this.maxOpen = Math.max(this.maxOpen, this.open);
     this.te.push(String(headers.te));
+    if (stream.session !== undefined) this.sessionOf.set(String(headers[':path']), stream.session);
     stream.on('close', () => this.open--);
     stream.on('error', () => {});
     const path = String(headers[':path']);
@@ -58,6 +68,32 @@ class CountingBackend {
     if (path === '/reset') {
       stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       return;
+    }
+    if (path === '/trailers-only') {
+      stream.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': '5',
+          'grpc-message': 'no such thing',
+        },
+        { endStream: true },
+      );
+      return;
+    }
+    if (path === '/reset-mid-body') {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write('partial', () => setTimeout(() => stream.close(constants.NGHTTP2_INTERNAL_ERROR), 20));
+      return;
+    }
+    if (path === '/goaway') {
+      // No stream after this one is taken on this connection; this one is answered in full.
+      stream.session?.goaway(constants.NGHTTP2_NO_ERROR, stream.id);
+    }
+    if (path === '/stall') {
+      // Reads nothing until told to: the request body waits in the flow-control windows.
+      stream.pause();
+      this.stalled.push(stream);
     }
     if (path.startsWith('/download/')) {
       const total = Number(path.slice('/download/'.length));
@@ -81,13 +117,13 @@ class CountingBackend {
     let received = 0;
     stream.on('data', (chunk: Buffer) => {
       received += chunk.length;
-      if (path !== '/count') stream.write(chunk);
+      if (path !== '/count' && path !== '/stall') stream.write(chunk);
     });
     stream.on('wantTrailers', () =>
       stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': `got ${received} bytes` }),
     );
     stream.on('end', () => {
-      if (path === '/count') stream.write(String(received));
+      if (path === '/count' || path === '/stall') stream.write(String(received));
       stream.end();
     });
   }
@@ -165,6 +201,20 @@ function call(session: ClientHttp2Session, path: string, first: string): CallHan
   return { echoed, end: (last) => stream.end(last), done };
 }
 
+/** A GET through the gateway, read to its end: its status. */
+function get(session: ClientHttp2Session, path: string): Promise<number> {
+  const stream = session.request({ ':path': path, ':authority': 'grpc.example.com' });
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    stream.on('response', (headers) => {
+      status = Number(headers[':status']);
+    });
+    stream.resume();
+    stream.on('end', () => resolve(status));
+    stream.on('error', reject);
+  });
+}
+
 function openSession(port: number): Promise<ClientHttp2Session> {
   return new Promise((resolve, reject) => {
     const session = connectH2(`http://127.0.0.1:${port}`);
@@ -173,157 +223,163 @@ function openSession(port: number): Promise<ClientHttp2Session> {
   });
 }
 
-describe('h2c backends: one HTTP/2 connection per endpoint, a stream per request', () => {
-  const backendServer = new CountingBackend();
-  let proxy: TestProxy;
-  let client: ClientHttp2Session;
-  const retries: RetryReason[] = [];
+describe.each(CODECS)(
+  'h2c backends (%s codec): one HTTP/2 connection per endpoint, a stream per request',
+  (http2Codec) => {
+    const backendServer = new CountingBackend();
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+    const retries: RetryReason[] = [];
 
-  beforeAll(async () => {
-    const port = await backendServer.listen();
-    const h2 = backend('grpc', [port], 'h2c');
-    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
-      upstream: { onConnectionRetry: (reason) => retries.push(reason) },
+    beforeAll(async () => {
+      const port = await backendServer.listen();
+      const h2 = backend('grpc', [port], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { onConnectionRetry: (reason) => retries.push(reason), http2Codec },
+      });
+      client = await openSession(proxy.port());
     });
-    client = await openSession(proxy.port());
-  });
-  afterEach(() => {
-    backendServer.maxOpen = 0;
-  });
-  afterAll(async () => {
-    client.close();
-    await proxy.close();
-    await backendServer.stop();
-  });
-
-  it(`runs ${CALLS} streamed POSTs at once on one connection, streaming both ways, trailers passed on`, async () => {
-    const sessionsBefore = backendServer.sessionsSeen;
-    const calls = Array.from({ length: CALLS }, (_, i) => call(client, '/echo', `hello-${i};`));
-    // Every call has its echo back while all bodies are still open: none waited for another to finish.
-    await Promise.all(calls.map((c) => c.echoed));
-    expect(backendServer.maxOpen).toBe(CALLS);
-    for (const [i, c] of calls.entries()) c.end(`bye-${i}`);
-    const answers = await Promise.all(calls.map((c) => c.done));
-    answers.forEach((answer, i) => {
-      expect(answer.status).toBe(200);
-      expect(answer.body.toString()).toBe(`hello-${i};bye-${i}`);
-      expect(answer.trailers['grpc-status']).toBe('0');
-      expect(answer.trailers['grpc-message']).toBe(`got ${`hello-${i};bye-${i}`.length} bytes`);
+    afterEach(() => {
+      backendServer.maxOpen = 0;
     });
-    expect(backendServer.sessionsSeen - sessionsBefore).toBeLessThanOrEqual(1);
-    expect(backendServer.sessions.size).toBe(1);
-    expect(backendServer.te.every((te) => te === 'trailers')).toBe(true);
-  });
-
-  it('streams large bodies both ways with flow control', async () => {
-    const chunk = 'x'.repeat(64 * 1024);
-    const session = client;
-    // 4 MiB upload, written as the stream takes it.
-    const upload = session.request({
-      ':method': 'POST',
-      ':path': '/count',
-      ':authority': 'grpc.example.com',
-      'content-type': 'application/grpc',
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      await backendServer.stop();
     });
-    let answer = '';
-    upload.setEncoding('utf8');
-    upload.on('data', (c: string) => {
-      answer += c;
+
+    it(`runs ${CALLS} streamed POSTs at once on one connection, streaming both ways, trailers passed on`, async () => {
+      const sessionsBefore = backendServer.sessionsSeen;
+      const calls = Array.from({ length: CALLS }, (_, i) => call(client, '/echo', `hello-${i};`));
+      // Every call has its echo back while all bodies are still open: none waited for another to finish.
+      await Promise.all(calls.map((c) => c.echoed));
+      expect(backendServer.maxOpen).toBe(CALLS);
+      for (const [i, c] of calls.entries()) c.end(`bye-${i}`);
+      const answers = await Promise.all(calls.map((c) => c.done));
+      answers.forEach((answer, i) => {
+        expect(answer.status).toBe(200);
+        expect(answer.body.toString()).toBe(`hello-${i};bye-${i}`);
+        expect(answer.trailers['grpc-status']).toBe('0');
+        expect(answer.trailers['grpc-message']).toBe(`got ${`hello-${i};bye-${i}`.length} bytes`);
+      });
+      expect(backendServer.sessionsSeen - sessionsBefore).toBeLessThanOrEqual(1);
+      expect(backendServer.sessions.size).toBe(1);
+      expect(backendServer.te.every((te) => te === 'trailers')).toBe(true);
     });
-    const uploaded = new Promise<void>((resolve, reject) => {
-      upload.on('end', () => resolve());
-      upload.on('error', reject);
+
+    it('streams large bodies both ways with flow control', async () => {
+      const chunk = 'x'.repeat(64 * 1024);
+      const session = client;
+      // 4 MiB upload, written as the stream takes it.
+      const upload = session.request({
+        ':method': 'POST',
+        ':path': '/count',
+        ':authority': 'grpc.example.com',
+        'content-type': 'application/grpc',
+      });
+      let answer = '';
+      upload.setEncoding('utf8');
+      upload.on('data', (c: string) => {
+        answer += c;
+      });
+      const uploaded = new Promise<void>((resolve, reject) => {
+        upload.on('end', () => resolve());
+        upload.on('error', reject);
+      });
+      for (let i = 0; i < 64; i++) {
+        if (!upload.write(chunk)) await new Promise((resolve) => upload.once('drain', resolve));
+      }
+      upload.end();
+      await uploaded;
+      expect(answer).toBe(String(64 * chunk.length));
+
+      const download = session.request({
+        ':path': `/download/${8 * 1024 * 1024}`,
+        ':authority': 'grpc.example.com',
+      });
+      let bytes = 0;
+      download.on('data', (c: Buffer) => {
+        bytes += c.length;
+      });
+      await new Promise<void>((resolve, reject) => {
+        download.on('end', () => resolve());
+        download.on('error', reject);
+      });
+      expect(bytes).toBe(8 * 1024 * 1024);
     });
-    for (let i = 0; i < 64; i++) {
-      if (!upload.write(chunk)) await new Promise((resolve) => upload.once('drain', resolve));
-    }
-    upload.end();
-    await uploaded;
-    expect(answer).toBe(String(64 * chunk.length));
 
-    const download = session.request({
-      ':path': `/download/${8 * 1024 * 1024}`,
-      ':authority': 'grpc.example.com',
+    it("a backend's reset of one stream fails that call alone", async () => {
+      const calls = Array.from({ length: 5 }, (_, i) => call(client, '/echo', `a-${i};`));
+      await Promise.all(calls.map((c) => c.echoed));
+      const reset = call(client, '/reset', 'boom');
+      reset.end();
+      // The gateway answers a gRPC call it could not complete itself: Trailers-Only, UNAVAILABLE (14).
+      const failed = await reset.done.then(
+        (answer) => answer.grpcStatus,
+        () => 'stream error',
+      );
+      expect(failed).toBe('14');
+      for (const c of calls) c.end();
+      const answers = await Promise.all(calls.map((c) => c.done));
+      for (const answer of answers) expect(answer.trailers['grpc-status']).toBe('0');
     });
-    let bytes = 0;
-    download.on('data', (c: Buffer) => {
-      bytes += c.length;
+
+    it('opens a new connection after the backend restarts', async () => {
+      const first = call(client, '/echo', 'before');
+      first.end();
+      expect((await first.done).status).toBe(200);
+      const sessionsBefore = backendServer.sessionsSeen;
+      await backendServer.stop();
+      await backendServer.listen(backendServer.port);
+      for (let i = 0; i < 3; i++) {
+        const again = call(client, '/echo', `after-${i}`);
+        again.end();
+        const answer = await again.done;
+        expect(answer.status).toBe(200);
+        expect(answer.body.toString()).toBe(`after-${i}`);
+      }
+      expect(backendServer.sessionsSeen - sessionsBefore).toBe(1);
     });
-    await new Promise<void>((resolve, reject) => {
-      download.on('end', () => resolve());
-      download.on('error', reject);
+  },
+);
+
+describe.each(CODECS)(
+  'h2c backends (%s codec): a refused connection is a connect failure, failed over',
+  (http2Codec) => {
+    const live = new CountingBackend();
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+    const retries: RetryReason[] = [];
+
+    beforeAll(async () => {
+      const dead = await freePort();
+      const h2 = backend('grpc', [dead, await live.listen()], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { onConnectionRetry: (reason) => retries.push(reason), http2Codec },
+      });
+      client = await openSession(proxy.port());
     });
-    expect(bytes).toBe(8 * 1024 * 1024);
-  });
-
-  it("a backend's reset of one stream fails that call alone", async () => {
-    const calls = Array.from({ length: 5 }, (_, i) => call(client, '/echo', `a-${i};`));
-    await Promise.all(calls.map((c) => c.echoed));
-    const reset = call(client, '/reset', 'boom');
-    reset.end();
-    // The gateway answers a gRPC call it could not complete itself: Trailers-Only, UNAVAILABLE (14).
-    const failed = await reset.done.then(
-      (answer) => answer.grpcStatus,
-      () => 'stream error',
-    );
-    expect(failed).toBe('14');
-    for (const c of calls) c.end();
-    const answers = await Promise.all(calls.map((c) => c.done));
-    for (const answer of answers) expect(answer.trailers['grpc-status']).toBe('0');
-  });
-
-  it('opens a new connection after the backend restarts', async () => {
-    const first = call(client, '/echo', 'before');
-    first.end();
-    expect((await first.done).status).toBe(200);
-    const sessionsBefore = backendServer.sessionsSeen;
-    await backendServer.stop();
-    await backendServer.listen(backendServer.port);
-    for (let i = 0; i < 3; i++) {
-      const again = call(client, '/echo', `after-${i}`);
-      again.end();
-      const answer = await again.done;
-      expect(answer.status).toBe(200);
-      expect(answer.body.toString()).toBe(`after-${i}`);
-    }
-    expect(backendServer.sessionsSeen - sessionsBefore).toBe(1);
-  });
-});
-
-describe('h2c backends: a refused connection is a connect failure, failed over', () => {
-  const live = new CountingBackend();
-  let proxy: TestProxy;
-  let client: ClientHttp2Session;
-  const retries: RetryReason[] = [];
-
-  beforeAll(async () => {
-    const dead = await freePort();
-    const h2 = backend('grpc', [dead, await live.listen()], 'h2c');
-    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
-      upstream: { onConnectionRetry: (reason) => retries.push(reason) },
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      await live.stop();
     });
-    client = await openSession(proxy.port());
-  });
-  afterAll(async () => {
-    client.close();
-    await proxy.close();
-    await live.stop();
-  });
 
-  it('sends every call to the endpoint that answers', async () => {
-    for (let i = 0; i < 4; i++) {
-      const c = call(client, '/echo', `try-${i}`);
-      c.end();
-      const answer = await c.done;
-      expect(answer.status).toBe(200);
-      expect(answer.trailers['grpc-status']).toBe('0');
-    }
-    expect(retries.length).toBeGreaterThan(0);
-    expect(new Set(retries)).toEqual(new Set(['connect-failure']));
-  });
-});
+    it('sends every call to the endpoint that answers', async () => {
+      for (let i = 0; i < 4; i++) {
+        const c = call(client, '/echo', `try-${i}`);
+        c.end();
+        const answer = await c.done;
+        expect(answer.status).toBe(200);
+        expect(answer.trailers['grpc-status']).toBe('0');
+      }
+      expect(retries.length).toBeGreaterThan(0);
+      expect(new Set(retries)).toEqual(new Set(['connect-failure']));
+    });
+  },
+);
 
-describe('h2c backends: a backend that never answers', () => {
+describe.each(CODECS)('h2c backends (%s codec): a backend that never answers', (http2Codec) => {
   const silent = new CountingBackend();
   let proxy: TestProxy;
   let client: ClientHttp2Session;
@@ -331,7 +387,7 @@ describe('h2c backends: a backend that never answers', () => {
   beforeAll(async () => {
     const h2 = backend('grpc', [await silent.listen()], 'h2c');
     proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
-      upstream: { responseTimeoutMs: 200 },
+      upstream: { responseTimeoutMs: 200, http2Codec },
     });
     client = await openSession(proxy.port());
   });
@@ -402,31 +458,210 @@ describe('h2c backends: a backend that never answers', () => {
   });
 });
 
-describe("h2c backends: the backend's SETTINGS_MAX_CONCURRENT_STREAMS", () => {
-  const narrow = new CountingBackend(2);
+describe.each(CODECS)(
+  "h2c backends (%s codec): the backend's SETTINGS_MAX_CONCURRENT_STREAMS",
+  (http2Codec) => {
+    const narrow = new CountingBackend(2);
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+
+    beforeAll(async () => {
+      const h2 = backend('grpc', [await narrow.listen()], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, { upstream: { http2Codec } });
+      client = await openSession(proxy.port());
+    });
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      await narrow.stop();
+    });
+
+    it('holds calls above it until streams free up, refusing none (the first ones included)', async () => {
+      const calls = Array.from({ length: 8 }, (_, i) => call(client, '/echo', `n-${i}`));
+      for (const c of calls) c.end();
+      const answers = await Promise.all(calls.map((c) => c.done));
+      answers.forEach((answer, i) => {
+        expect(answer.grpcStatus).toBe('0');
+        expect(answer.body.toString()).toBe(`n-${i}`);
+      });
+      expect(narrow.maxOpen).toBe(2);
+      expect(narrow.sessionsSeen).toBe(1);
+    });
+  },
+);
+
+describe.each(CODECS)(
+  'h2c backends (%s codec): what a backend sends back and how it goes away',
+  (http2Codec) => {
+    const backendServer = new CountingBackend();
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+    const retries: RetryReason[] = [];
+
+    beforeAll(async () => {
+      const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { onConnectionRetry: (reason) => retries.push(reason), http2Codec },
+      });
+      client = await openSession(proxy.port());
+    });
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      await backendServer.stop();
+    });
+
+    it('passes a Trailers-Only answer on with its status in the headers', async () => {
+      const c = call(client, '/trailers-only', 'anything');
+      c.end();
+      const answer = await c.done;
+      expect(answer.status).toBe(200);
+      expect(answer.grpcStatus).toBe('5');
+      expect(answer.body.length).toBe(0);
+    });
+
+    it("a backend's reset after the response began ends that call without a success status", async () => {
+      const c = call(client, '/reset-mid-body', 'x');
+      c.end();
+      const outcome = await c.done.then(
+        (answer) => `answered ${answer.grpcStatus} ${answer.body.toString()}`,
+        (err: Error) => `failed ${err.message}`,
+      );
+      // No grpc-status reaches the client (the stream ends without trailers, or is reset): the call failed.
+      expect(outcome).toMatch(/^(failed |answered undefined )/);
+      const next = call(client, '/echo', 'next');
+      next.end();
+      expect((await next.done).body.toString()).toBe('next');
+    });
+
+    it('finishes the call in flight after a GOAWAY and sends the next ones on a new connection', async () => {
+      const inFlight = call(client, '/goaway', 'first;');
+      // The GOAWAY was sent before this echo: the call goes on streaming on the retiring connection.
+      await inFlight.echoed;
+      const retiring = backendServer.sessionOf.get('/goaway');
+      const later = Array.from({ length: 3 }, (_, i) => call(client, '/echo', `later-${i}`));
+      for (const c of later) c.end();
+      const answers = await Promise.all(later.map((c) => c.done));
+      expect(answers.map((a) => a.body.toString())).toEqual([0, 1, 2].map((i) => `later-${i}`));
+      expect(backendServer.sessionOf.get('/echo')).not.toBe(retiring);
+      inFlight.end('last');
+      const first = await inFlight.done;
+      expect(first.body.toString()).toBe('first;last');
+      expect(first.trailers['grpc-status']).toBe('0');
+    });
+
+    it('sends requests the GOAWAY refused, their bodies unsent, again on a new connection, none failed', async () => {
+      const streaming = call(client, '/goaway', 'g;');
+      // Sent with it: the GETs behind the first stream reach the backend after its GOAWAY named that one the last.
+      const gets = Array.from({ length: 4 }, () => get(client, '/download/1024'));
+      streaming.end('end');
+      expect((await streaming.done).body.toString()).toBe('g;end');
+      expect(await Promise.all(gets)).toEqual([200, 200, 200, 200]);
+    });
+
+    it('holds an upload while the backend does not read, serves other calls meanwhile, and delivers every byte', async () => {
+      const upload = client.request({
+        ':method': 'POST',
+        ':path': '/stall',
+        ':authority': 'grpc.example.com',
+        'content-type': 'application/grpc',
+      });
+      let answer = '';
+      upload.setEncoding('utf8');
+      upload.on('data', (c: string) => {
+        answer += c;
+      });
+      const uploaded = new Promise<void>((resolve, reject) => {
+        upload.on('end', () => resolve());
+        upload.on('error', reject);
+      });
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const total = 2 * 1024 * 1024;
+      // More than every flow-control window between here and the backend, written without waiting.
+      for (let written = 0; written < total; written += chunk.length) upload.write(chunk);
+      upload.end();
+      await expect.poll(() => backendServer.stalled.length).toBe(1);
+      const other = client.request({ ':path': `/download/${64 * 1024}`, ':authority': 'grpc.example.com' });
+      let otherBytes = 0;
+      other.on('data', (c: Buffer) => {
+        otherBytes += c.length;
+      });
+      await new Promise<void>((resolve, reject) => {
+        other.on('end', () => resolve());
+        other.on('error', reject);
+      });
+      expect(otherBytes).toBe(64 * 1024);
+      expect(answer).toBe('');
+      backendServer.stalled.shift()!.resume();
+      await uploaded;
+      expect(answer).toBe(String(total));
+    });
+  },
+);
+
+describe.each(CODECS)('h2c backends (%s codec): no endpoint answers', (http2Codec) => {
   let proxy: TestProxy;
   let client: ClientHttp2Session;
 
   beforeAll(async () => {
-    const h2 = backend('grpc', [await narrow.listen()], 'h2c');
-    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]));
+    const h2 = backend('grpc', [await freePort()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, { upstream: { http2Codec } });
     client = await openSession(proxy.port());
   });
   afterAll(async () => {
     client.close();
     await proxy.close();
-    await narrow.stop();
   });
 
-  it('holds calls above it until streams free up, refusing none (the first ones included)', async () => {
-    const calls = Array.from({ length: 8 }, (_, i) => call(client, '/echo', `n-${i}`));
-    for (const c of calls) c.end();
-    const answers = await Promise.all(calls.map((c) => c.done));
-    answers.forEach((answer, i) => {
-      expect(answer.grpcStatus).toBe('0');
-      expect(answer.body.toString()).toBe(`n-${i}`);
-    });
-    expect(narrow.maxOpen).toBe(2);
-    expect(narrow.sessionsSeen).toBe(1);
+  it('answers UNAVAILABLE and counts a connect failure against the endpoint', async () => {
+    const c = call(client, '/echo', 'anyone?');
+    c.end();
+    const answer = await c.done;
+    expect(answer.status).toBe(200);
+    expect(answer.grpcStatus).toBe('14');
+    const metrics = await proxy.registry.metrics();
+    expect(metrics).toMatch(
+      /clusterset_gateway_upstream_requests_total\{[^}]*result="connect-failure"[^}]*\} 1/,
+    );
   });
 });
+
+describe.each(CODECS)(
+  'h2c backends (%s codec): an endpoint that takes the connection but never speaks HTTP/2',
+  (http2Codec) => {
+    let proxy: TestProxy;
+    let client: ClientHttp2Session;
+    let mute: Server;
+    const accepted: Socket[] = [];
+
+    beforeAll(async () => {
+      mute = createTcpServer((socket) => {
+        accepted.push(socket);
+        socket.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+      const h2 = backend('grpc', [(mute.address() as AddressInfo).port], 'h2c');
+      proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+        upstream: { connectTimeoutMs: 200, http2Codec },
+      });
+      client = await openSession(proxy.port());
+    });
+    afterAll(async () => {
+      client.close();
+      await proxy.close();
+      for (const socket of accepted) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
+    });
+
+    it('gives up on it at the connect timeout (no SETTINGS) and answers UNAVAILABLE', async () => {
+      const c = call(client, '/echo', 'hello?');
+      c.end();
+      expect((await c.done).grpcStatus).toBe('14');
+      expect(accepted.length).toBeGreaterThan(0);
+      const metrics = await proxy.registry.metrics();
+      expect(metrics).toMatch(
+        /clusterset_gateway_upstream_requests_total\{[^}]*result="connect-failure"[^}]*\} 1/,
+      );
+    });
+  },
+);

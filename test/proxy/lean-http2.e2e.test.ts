@@ -170,6 +170,8 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
   let h2c: Http2Server;
   let lean: TestProxy;
   let compat: TestProxy;
+  /** The lean path on the project's own codec (`--http2-codec js`): its answers must equal the lean path's. */
+  let js: TestProxy;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'csg-lean-h2-'));
@@ -190,9 +192,10 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
     );
     lean = await startProxy(routes, undefined, { leanHttp2: true });
     compat = await startProxy(routes, undefined, { leanHttp2: false });
+    js = await startProxy(routes, undefined, { leanHttp2: true, http2Codec: 'js' });
   });
   afterAll(async () => {
-    await Promise.all([lean?.close(), compat?.close()]);
+    await Promise.all([lean?.close(), compat?.close(), js?.close()]);
     await Promise.all([new Promise((r) => h1?.close(r)), new Promise((r) => h2c?.close(r))]);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -205,36 +208,40 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
     CALLS.map((c) => ({ ...t, call: c, name: `${t.transport}: ${c.name}` })),
   );
 
-  it.each(cases)('answers as the compatibility layer does: $name', async ({ url, tls, call }) => {
-    const [a, b] = await Promise.all(
-      [lean, compat].map(async (proxy) => {
-        const session = await openSession(url(proxy), tls ? ca : undefined);
-        try {
-          return await h2Call(session, call);
-        } finally {
-          session.destroy();
+  it.each(cases)(
+    'answers as the compatibility layer does, on both codecs: $name',
+    async ({ url, tls, call }) => {
+      const [a, b, c] = await Promise.all(
+        [lean, compat, js].map(async (proxy) => {
+          const session = await openSession(url(proxy), tls ? ca : undefined);
+          try {
+            return await h2Call(session, call);
+          } finally {
+            session.destroy();
+          }
+        }),
+      );
+      expect(a!.status).toBeGreaterThan(0);
+      expect(a).toEqual(b);
+      expect(c).toEqual(a);
+      const want = call.want;
+      if (want !== undefined) {
+        expect(a!.status).toBe(tls ? (want.tlsStatus ?? want.status) : want.status);
+        if (want.bytes !== undefined) expect(a!.bytes).toBe(want.bytes);
+        if (want.trailer !== undefined) expect(a!.trailers).toContain(want.trailer);
+        if (want.grpcStatus !== undefined) {
+          const fields = [...a!.head, ...a!.trailers];
+          expect(fields[fields.indexOf('grpc-status') + 1]).toBe(want.grpcStatus);
         }
-      }),
-    );
-    expect(a!.status).toBeGreaterThan(0);
-    expect(a).toEqual(b);
-    const want = call.want;
-    if (want !== undefined) {
-      expect(a!.status).toBe(tls ? (want.tlsStatus ?? want.status) : want.status);
-      if (want.bytes !== undefined) expect(a!.bytes).toBe(want.bytes);
-      if (want.trailer !== undefined) expect(a!.trailers).toContain(want.trailer);
-      if (want.grpcStatus !== undefined) {
-        const fields = [...a!.head, ...a!.trailers];
-        expect(fields[fields.indexOf('grpc-status') + 1]).toBe(want.grpcStatus);
       }
-    }
-  });
+    },
+  );
 
   it.each(transports)(
     '$transport: trailers go only to a client that announced te: trailers (the compatibility layer sends them anyway)',
     async ({ url, tls }) => {
-      const [a, b] = await Promise.all(
-        [lean, compat].map(async (proxy) => {
+      const [a, b, c] = await Promise.all(
+        [lean, compat, js].map(async (proxy) => {
           const session = await openSession(url(proxy), tls ? ca : undefined);
           try {
             return await h2Call(session, { path: '/h1/trailers' });
@@ -246,13 +253,14 @@ describe('lean HTTP/2 server path (against --no-lean-http2)', () => {
       expect(a!.trailers).toEqual([]);
       expect(b!.trailers).toEqual(['x-checksum', 'abc']);
       expect({ ...a, trailers: [] }).toEqual({ ...b, trailers: [] });
+      expect(c).toEqual(a);
     },
   );
 
   it.each(transports)(
     '$transport: a client reset mid-body cancels the upstream stream, and the session serves on',
     async ({ url, tls }) => {
-      for (const proxy of [lean, compat]) {
+      for (const proxy of [lean, compat, js]) {
         const session = await openSession(url(proxy), tls ? ca : undefined);
         const stream = session.request({
           ':method': 'POST',

@@ -127,6 +127,9 @@ describe('the file source changed by file equals the folder read from scratch', 
         );
         const scratch = new Snapshot(all.objects);
         expect(view(snapshot)).toEqual(view(scratch));
+        // What the store holds per file (given the arrays it holds: nothing admitted again) is what it said.
+        const held = store.admitFiles(new Map([...ordered.keys()].map((file) => [file, index.kept(file)])));
+        expect(view(new Snapshot(held.objects))).toEqual(view(scratch));
         // Another thread's copy moved on by the changes is the same snapshot.
         expect(view(mirror.apply(snapshotChanges(last, snapshot)))).toEqual(view(scratch));
         if (version % 3 === 0) {

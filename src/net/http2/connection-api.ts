@@ -135,6 +135,11 @@ export interface Http2StreamApi {
   end(): void;
   /** RST_STREAM with this code (CANCEL by default); no more events. */
   reset(code?: number): void;
+  /**
+   * The rest of the peer's body is not wanted: once our END_STREAM is out, RST_STREAM(NO_ERROR) ends the stream
+   * (RFC 9113 §8.1, a complete response before the complete request). Nothing happens if the peer ended first.
+   */
+  abandonInput(): void;
   /** The owner passed on `bytes` of received body: the window reopens (WINDOW_UPDATE batched at half). */
   consumed(bytes: number): void;
   /** Bytes given to `sendData` not yet framed. */

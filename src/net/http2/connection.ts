@@ -119,6 +119,8 @@ export class ConnectionStream implements Http2StreamApi {
   private done = false;
   inSendList = false;
   wantsDrain = false;
+  /** `abandonInput` was called: RST_STREAM(NO_ERROR) follows our END_STREAM. */
+  inputAbandoned = false;
 
   constructor(
     readonly id: number,
@@ -180,6 +182,12 @@ export class ConnectionStream implements Http2StreamApi {
   reset(code: number = ErrorCode.CANCEL): void {
     if (this.done) return;
     this.connection.resetStream(this, code, false);
+  }
+
+  abandonInput(): void {
+    if (this.done || this.remoteEnded) return;
+    this.inputAbandoned = true;
+    if (this.endWritten) this.connection.resetStream(this, ErrorCode.NO_ERROR, true);
   }
 
   consumed(bytes: number): void {
@@ -775,10 +783,7 @@ export class Http2Connection implements HeldWrite {
   /** Called by a stream: its header block goes out now (HPACK order is wire order). */
   writeHeaders(stream: ConnectionStream, fields: readonly string[], endStream: boolean): void {
     this.push(this.headerFrames(stream.id, fields, endStream));
-    if (endStream) {
-      stream.endWritten = true;
-      if (stream.receivedEnd) this.closeStream(stream);
-    }
+    if (endStream) this.endWritten(stream);
     this.scheduleFlush();
   }
 
@@ -804,6 +809,13 @@ export class Http2Connection implements HeldWrite {
     this.removeStream(stream);
     if (notify) stream.handler?.reset(stream, { code, byPeer: false, retryable: false });
     this.afterStreamGone();
+  }
+
+  /** Our END_STREAM is out: the stream closes if the peer's is in, or is reset if its input was abandoned. */
+  private endWritten(stream: ConnectionStream): void {
+    stream.endWritten = true;
+    if (stream.receivedEnd) this.closeStream(stream);
+    else if (stream.inputAbandoned) this.resetStream(stream, ErrorCode.NO_ERROR, true);
   }
 
   private closeStream(stream: ConnectionStream): void {
@@ -964,7 +976,7 @@ export class Http2Connection implements HeldWrite {
         this.connSendWindow -= sent;
         if (stream.endWritten && !stream.hasPending) {
           stream.inSendList = false;
-          if (stream.receivedEnd) this.closeStream(stream);
+          this.endWritten(stream);
           continue;
         }
         if (stream.hasPending) waiting.push(stream);

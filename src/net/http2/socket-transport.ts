@@ -48,5 +48,7 @@ export function connectionOnSocket(
   socket.on('error', () => {});
   socket.on('close', () => connection.transportClosed());
   if (head !== undefined && head.length > 0) connection.receive(head);
+  // A sniffed socket was paused with its first bytes put back: they are read now.
+  socket.resume();
   return connection;
 }

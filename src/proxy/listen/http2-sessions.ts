@@ -7,10 +7,14 @@ import {
   type ServerHttp2Session,
   type ServerHttp2Stream,
 } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Http2Limits } from '../../net/http2/connection-api.ts';
 import { kDrainOnFailure } from '../upstream/direct-body.ts';
+import { JsHttp2Connections } from './js-http2-connections.ts';
 import { LeanHttp2Request } from './lean-http2-request.ts';
 import { LeanHttp2Response } from './lean-http2-response.ts';
+import type { ListenerLimits } from './request-guard.ts';
 
 /**
  * A session without a frame either way for this long gets GOAWAY, as HTTP/1 keep-alive connections are closed
@@ -26,6 +30,19 @@ type StreamListener = (
   flags: number,
   rawHeaders: string[],
 ) => void;
+
+/** The listener's flags for the js codec; those not given keep the codec's defaults. */
+function codecLimits(limits: ListenerLimits): Partial<Http2Limits> {
+  const out: { -readonly [K in keyof Http2Limits]?: Http2Limits[K] } = {};
+  if (limits.http2MaxConcurrentStreams !== undefined)
+    out.maxConcurrentStreams = limits.http2MaxConcurrentStreams;
+  if (limits.http2StreamWindowBytes !== undefined) out.initialWindowSize = limits.http2StreamWindowBytes;
+  if (limits.http2MaxResetsPer10s !== undefined) {
+    out.maxResetsPerWindow = limits.http2MaxResetsPer10s;
+    out.floodWindowMs = 10_000;
+  }
+  return out;
+}
 
 /** Errors of a client's stream (a reset) end up as its 'close', which the exchange watches; never thrown. */
 function ignoreStreamError(): void {}
@@ -59,6 +76,8 @@ function serveLeanStream(
 export class Http2Sessions {
   readonly #server: Http2Server;
   readonly #sessions = new Set<ServerHttp2Session>();
+  /** The connections served on the project's codec (`--http2-codec js`); null on node:http2. */
+  readonly #js: JsHttp2Connections | null;
   #closing = false;
 
   /**
@@ -70,7 +89,22 @@ export class Http2Sessions {
     onRequest: RequestHandler,
     onConnect?: (req: Http2ServerRequest, res: Http2ServerResponse) => void,
     lean = false,
+    js?: {
+      codec: 'js' | 'nghttp2';
+      limits: ListenerLimits;
+    },
   ) {
+    // CONNECT streams need node:http2's compatibility layer (east-west and network tunnels): such listeners stay there.
+    this.#js =
+      js?.codec === 'js' && onConnect === undefined
+        ? new JsHttp2Connections(onRequest, {
+            maxHeaderBytes: js.limits.maxHeaderBytes,
+            maxHeaders: js.limits.maxHeaders,
+            headerTimeoutMs: js.limits.headerTimeoutMs,
+            idleTimeoutMs: IDLE_TIMEOUT_MS,
+            limits: codecLimits(js.limits),
+          })
+        : null;
     this.#server = createServer({}, (req: Http2ServerRequest, res: Http2ServerResponse) =>
       onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse),
     );
@@ -104,17 +138,20 @@ export class Http2Sessions {
   /** Serves an accepted connection (TLS after ALPN `h2`, or cleartext with the preface still unread). */
   accept(socket: Duplex): void {
     if (this.#closing) socket.destroy();
+    else if (this.#js !== null) this.#js.accept(socket as Socket);
     else this.#server.emit('connection', socket);
   }
 
   /** Sends GOAWAY on every session: streams in flight finish, new ones are refused, then the sessions close. */
   close(): void {
     this.#closing = true;
+    this.#js?.close();
     for (const session of this.#sessions) session.close();
   }
 
   /** Cuts the sessions that did not finish in time. */
   destroy(): void {
+    this.#js?.destroy();
     for (const session of this.#sessions) session.destroy();
   }
 }

@@ -22,7 +22,7 @@ let cachedDateSec = -1;
 let cachedDate = '';
 
 /** The Date header value, recomputed once a second, as Node's server does. */
-function utcDate(): string {
+export function utcDate(): string {
   const now = Date.now();
   const sec = Math.floor(now / 1000);
   if (sec !== cachedDateSec) {

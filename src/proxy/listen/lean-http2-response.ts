@@ -33,7 +33,11 @@ const CHECKED_NAMES_MAX = 1024;
  * or spaced name, a pseudo-header and a missing value; undefined for `connection` (HTTP/2 has none, RFC 9113
  * §8.2.2: dropped); a name that is not a token destroys the stream and throws.
  */
-function checkedName(raw: string, value: string | undefined, stream: ServerHttp2Stream): string | undefined {
+function checkedName(
+  raw: string,
+  value: string | undefined,
+  stream: { destroy(error?: Error): unknown },
+): string | undefined {
   const name = raw.trim().toLowerCase();
   if (name === '' || name.includes(' ')) throw invalidToken(name);
   if (name.charCodeAt(0) === 58 /* : */)
@@ -55,14 +59,29 @@ function invalidToken(name: string): Error {
   );
 }
 
-function invalidValue(name: string, value: unknown): Error {
+/**
+ * A response header name as the compatibility layer takes it (see checkedName), from the cache when it was seen:
+ * the lower-case name, undefined for one dropped. Shared with the js codec's response (js-http2-response.ts).
+ */
+export function responseHeaderName(
+  raw: string,
+  value: string | undefined,
+  stream: { destroy(error?: Error): unknown },
+): string | undefined {
+  const name = CHECKED_NAMES.get(raw);
+  if (name === undefined) return checkedName(raw, value, stream);
+  if (value === undefined || value === null) throw invalidValue(name, value);
+  return name;
+}
+
+export function invalidValue(name: string, value: unknown): Error {
   return nodeError(
     new TypeError(`Invalid value "${String(value)}" for header "${name}"`),
     'ERR_HTTP2_INVALID_HEADER_VALUE',
   );
 }
 
-function nodeError<E extends Error>(error: E, code: string): E & { code: string } {
+export function nodeError<E extends Error>(error: E, code: string): E & { code: string } {
   return Object.assign(error, { code });
 }
 

@@ -54,6 +54,11 @@ export interface ListenerRole {
    * compatibility layer (off with `--no-lean-http2`).
    */
   readonly leanHttp2?: boolean;
+  /**
+   * `js`: HTTP/2 connections on the project's codec (js-http2-connections.ts), unless the role takes CONNECT
+   * streams (`connectHttp2`), which stay on node:http2; `nghttp2` (default): node:http2.
+   */
+  readonly http2Codec?: 'js' | 'nghttp2';
   /** HTTPS: the server's TLS options, and the check of a handshaken connection before it is served. */
   readonly tls?: {
     readonly options: HttpsServerOptions;
@@ -120,7 +125,10 @@ export class ListenerCore {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     this.server.timeout = limits.idleTimeoutMs;
     const connectHttp2 = role.connectHttp2?.bind(role);
-    this.#http2 = new Http2Sessions(serve, connectHttp2, role.leanHttp2 === true);
+    this.#http2 = new Http2Sessions(serve, connectHttp2, role.leanHttp2 === true, {
+      codec: role.http2Codec ?? 'nghttp2',
+      limits,
+    });
     this.#lean =
       role.leanHttp1 === true
         ? new LeanHttp1Connections({

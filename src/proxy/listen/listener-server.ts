@@ -18,6 +18,8 @@ export interface ListenerServerOptions {
   readonly leanHttp1?: boolean;
   /** HTTP/2 streams on the lean path (`--no-lean-http2` turns it off). */
   readonly leanHttp2?: boolean;
+  /** HTTP/2 on node:http2 or the project's codec (`--http2-codec`). */
+  readonly http2Codec?: 'js' | 'nghttp2';
   /** The process's session ticket keys (tls-ticket-keys.ts), for this server's default context. */
   readonly ticketKeys?: Buffer | undefined;
 }
@@ -44,6 +46,7 @@ export class ListenerServer {
       limits = DEFAULT_LISTENER_LIMITS,
       leanHttp1 = false,
       leanHttp2 = false,
+      http2Codec = 'nghttp2',
       ticketKeys,
     } = options;
     this.gatewayPort = compiled.port;
@@ -64,6 +67,7 @@ export class ListenerServer {
       detail,
       leanHttp1,
       leanHttp2,
+      http2Codec,
       serve: (req, res) => {
         serveRequest(served, this.#compiled, req, res);
       },

@@ -17,6 +17,12 @@ export interface ListenerLimits {
   readonly sendTimeoutMs: number;
   /** An upgraded connection (a tunnel) with no bytes moving either way is closed after this. */
   readonly tunnelIdleTimeoutMs: number;
+  /** The js HTTP/2 codec's streams per client connection (`--http2-max-concurrent-streams`). */
+  readonly http2MaxConcurrentStreams?: number;
+  /** The js HTTP/2 codec's request body window per stream (`--http2-stream-window-bytes`). */
+  readonly http2StreamWindowBytes?: number;
+  /** The js HTTP/2 codec's rapid-reset bound (`--http2-max-resets-per-10s`). */
+  readonly http2MaxResetsPer10s?: number;
 }
 
 export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {

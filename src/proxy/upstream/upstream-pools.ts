@@ -7,6 +7,7 @@ import { H2cUpstream } from './h2c-upstream.ts';
 import type { Http1Handler } from './http1-request.ts';
 import { Http1ResponseParser } from './http1-response-parser.ts';
 import { Http1Upstream } from './http1-upstream.ts';
+import { JsH2cUpstream } from './js-h2c-upstream.ts';
 import { tlsInTunnel, upstreamTlsConnector } from './tls-upstream.ts';
 import { UndiciUpstream } from './undici-failure.ts';
 import { loadUndici } from './undici-loader.ts';
@@ -31,7 +32,15 @@ export interface UpstreamPoolOptions {
   readonly retryWindowMs?: number;
   /** Connections to endpoints on another network (`UpstreamEndpoint.tunnel`): CONNECT streams (src/network). */
   readonly tunnels?: TunnelConnectors;
+  /**
+   * Whose HTTP/2 client runs h2c upstreams (`--http2-codec`): node:http2 (`nghttp2`, the default) or the
+   * project's own codec (`js`, src/net/http2).
+   */
+  readonly http2Codec?: Http2Codec;
 }
+
+/** The HTTP/2 implementations an h2c upstream can run on. */
+export type Http2Codec = 'js' | 'nghttp2';
 
 export const DEFAULT_RETRY_WINDOW_MS = 15_000;
 
@@ -60,7 +69,10 @@ export interface InFlightSlot {
   count: number;
 }
 
-/** An endpoint's connections: the HTTP/1.1 client, one multiplexed h2c session, or undici behind its boundary. */
+/**
+ * An endpoint's connections: the HTTP/1.1 client, one multiplexed h2c session (node:http2's or the project's own
+ * codec's), or undici behind its boundary.
+ */
 interface EndpointPool extends RequestDispatcher {
   close(): Promise<void>;
   destroy(): Promise<void>;
@@ -139,13 +151,14 @@ export class UpstreamPools {
           bodyTimeoutMs: options.bodyTimeout,
           keepAliveTimeoutMs: options.keepAliveTimeout,
         };
+        const Upstream = this.#options.http2Codec === 'js' ? JsH2cUpstream : H2cUpstream;
         const tunnel = endpoint.tunnel;
-        if (tunnel === undefined) pool = new H2cUpstream(endpoint.address, endpoint.port, h2cOptions);
+        if (tunnel === undefined) pool = new Upstream(endpoint.address, endpoint.port, h2cOptions);
         else {
           // The session runs inside one CONNECT stream: its requests are streams of that session, not tunnels each.
           const connect = this.#tunnels.connector(endpoint);
           const [name = '', port = '0'] = splitAuthority(tunnel.authority);
-          pool = new H2cUpstream(name, Number(port), { ...h2cOptions, connect: (done) => connect({}, done) });
+          pool = new Upstream(name, Number(port), { ...h2cOptions, connect: (done) => connect({}, done) });
         }
       } else if (endpoint.tunnel !== undefined) {
         const { Pool } = loadUndici();

@@ -407,11 +407,20 @@ export function formatProblem(problem: ManifestProblem): string {
     : `${problem.file}: ${problem.message}`;
 }
 
+/** By the entry it was made from: a document kept where it was gives the same entry (manifest-documents.ts). */
+const stripped = new WeakMap<ManifestEntry, ManifestEntry>();
+
 function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {
+  const known = stripped.get(entry);
+  if (known !== undefined) return known;
   const duplicates = entry.duplicates.length > 0 ? entry.duplicates : NO_DUPLICATES;
-  return entry.source === undefined
-    ? { object: entry.object, line: entry.line, duplicates }
-    : { object: entry.object, line: entry.line, duplicates, source: entry.source };
+  const out: ManifestEntry =
+    entry.source === undefined
+      ? { object: entry.object, line: entry.line, duplicates }
+      : { object: entry.object, line: entry.line, duplicates, source: entry.source };
+  // An entry with a syntax tree is parsed anew each time: not worth remembering.
+  if (entry.locate === undefined) stripped.set(entry, out);
+  return out;
 }
 
 const NO_DUPLICATES: readonly FieldLocation[] = [];

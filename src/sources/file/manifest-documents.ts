@@ -42,7 +42,7 @@ export function* parseDocumentsInSteps(
       parsed = { ...fresh, entries: fresh.entries.map(withoutLocate) };
       shiftedParts.push(shifted(fresh, piece.line - 1));
     } else {
-      shiftedParts.push(shifted(parsed, piece.line - 1));
+      shiftedParts.push(placedAt(parsed, piece.line));
     }
     documents.set(piece.text, parsed);
   }
@@ -102,6 +102,21 @@ function splitDocuments(text: string): { readonly text: string; readonly line: n
     pieces.push({ text: piece, line: startLine });
   }
   return pieces;
+}
+
+/**
+ * A kept document where it was last (the same document parsed at the same line): what it gave there, the same
+ * entry objects, so that an edit elsewhere in its file leaves them as they were for the duplicate index and the
+ * object store, which then walk only what changed. The last place of each document (by its parsed object).
+ */
+const lastPlace = new WeakMap<ParsedManifest, { readonly line: number; readonly part: ParsedManifest }>();
+
+function placedAt(parsed: ParsedManifest, line: number): ParsedManifest {
+  const last = lastPlace.get(parsed);
+  if (last !== undefined && last.line === line) return last.part;
+  const part = shifted(parsed, line - 1);
+  lastPlace.set(parsed, { line, part });
+  return part;
 }
 
 function shifted(parsed: ParsedManifest, by: number): ParsedManifest {

@@ -65,6 +65,8 @@ interface Admitted {
 /** One file's objects as last admitted. */
 interface FileAdmission {
   readonly written: readonly WrittenObject[];
+  /** Each written object's key, by the same index. */
+  readonly keys: readonly string[];
   readonly outcomes: ReadonlyMap<string, Admitted>;
   readonly invalid: readonly ManifestProblem[];
   readonly invalidObjects: number;
@@ -142,6 +144,12 @@ export class ObjectStore {
     for (const [file, written] of changed) {
       const old = this.#files.get(file);
       if (old !== undefined && old.written === written) continue;
+      const changedAt =
+        old === undefined || written === undefined ? undefined : this.#changedPositions(old, written);
+      if (old !== undefined && written !== undefined && changedAt !== undefined) {
+        walked += yield* this.#admitChanged(file, old, written, changedAt, previousEffective, left, seen);
+        continue;
+      }
       for (const [key, outcome] of old?.outcomes ?? []) {
         if (!previousEffective.has(key)) previousEffective.set(key, outcome.effective);
         left.push([key, outcome]);
@@ -150,21 +158,14 @@ export class ObjectStore {
         this.#files.delete(file);
         continue;
       }
+      const keys: string[] = [];
       const outcomes = new Map<string, Admitted>();
       const invalid: ManifestProblem[] = [];
       let invalidObjects = 0;
       for (const one of written) {
-        const { object } = one;
-        const key = `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-        const before = this.#admitted.get(key);
-        if (!previousEffective.has(key)) previousEffective.set(key, before?.effective);
-        const same =
-          before !== undefined &&
-          before.file === file &&
-          // Problems name lines: an object with problems that moved within its file is checked again.
-          (before.problems.length === 0 || before.line === one.line) &&
-          (before.written === object || (one.source !== undefined && before.source === one.source));
-        const outcome = same ? before : this.#admitOne(key, file, one);
+        const key = keyOf(one.object);
+        keys.push(key);
+        const { outcome, same } = this.#admitWritten(key, file, one, previousEffective);
         // A pause after each object validated, and every 64 taken as they were (a pause per object costs more
         // than taking one).
         if (!same || (++walked & 63) === 0) yield;
@@ -174,7 +175,7 @@ export class ObjectStore {
         invalid.push(...outcome.problems);
         if (outcome.invalid) invalidObjects++;
       }
-      this.#files.set(file, { written, outcomes, invalid, invalidObjects });
+      this.#files.set(file, { written, keys, outcomes, invalid, invalidObjects });
     }
     const set: AnyResource[] = [];
     const removed: AnyResource[] = [];
@@ -191,6 +192,94 @@ export class ObjectStore {
       else if (now === undefined && was !== undefined) removed.push(was);
     }
     return { set, removed };
+  }
+
+  /** What `one` gives: the outcome it had when written as before (`same`), else admitted anew. */
+  #admitWritten(
+    key: string,
+    file: string,
+    one: WrittenObject,
+    previousEffective: Map<string, AnyResource | undefined>,
+  ): { readonly outcome: Admitted; readonly same: boolean } {
+    const before = this.#admitted.get(key);
+    if (!previousEffective.has(key)) previousEffective.set(key, before?.effective);
+    const same =
+      before !== undefined &&
+      before.file === file &&
+      // Problems name lines: an object with problems that moved within its file is checked again.
+      (before.problems.length === 0 || before.line === one.line) &&
+      (before.written === one.object || (one.source !== undefined && before.source === one.source));
+    return same ? { outcome: before, same } : { outcome: this.#admitOne(key, file, one), same };
+  }
+
+  /**
+   * The positions of a file whose written objects are not the very ones of last time, when only those need
+   * admitting: as many as before, every other one still the one in effect under its key, and no key written
+   * twice. Undefined: admit the whole file.
+   */
+  #changedPositions(old: FileAdmission, written: readonly WrittenObject[]): number[] | undefined {
+    if (written.length !== old.written.length || old.outcomes.size !== old.keys.length) return undefined;
+    const changed: number[] = [];
+    const changedKeys = new Set<string>();
+    for (let index = 0; index < written.length; index++) {
+      const key = old.keys[index] as string;
+      if (written[index] !== old.written[index]) {
+        changed.push(index);
+        changedKeys.add(key);
+      } else if (this.#admitted.get(key) !== old.outcomes.get(key)) return undefined;
+    }
+    const newKeys = new Set<string>();
+    for (const index of changed) {
+      const key = keyOf((written[index] as WrittenObject).object);
+      if (newKeys.has(key) || (old.outcomes.has(key) && !changedKeys.has(key))) return undefined;
+      newKeys.add(key);
+    }
+    return changed;
+  }
+
+  /**
+   * A file's objects admitted at the changed positions only (#changedPositions): an edit of one document of a
+   * file of 1,000 admits that one. Returns how many objects it walked.
+   */
+  *#admitChanged(
+    file: string,
+    old: FileAdmission,
+    written: readonly WrittenObject[],
+    changedAt: readonly number[],
+    previousEffective: Map<string, AnyResource | undefined>,
+    left: [string, Admitted][],
+    seen: Set<string>,
+  ): Steps<number> {
+    const keys = [...old.keys];
+    const replaced = new Map<number, Admitted>();
+    for (const index of changedAt) {
+      const key = old.keys[index] as string;
+      const outcome = old.outcomes.get(key) as Admitted;
+      if (!previousEffective.has(key)) previousEffective.set(key, outcome.effective);
+      left.push([key, outcome]);
+    }
+    let walked = 0;
+    for (const index of changedAt) {
+      const one = written[index] as WrittenObject;
+      const key = keyOf(one.object);
+      const { outcome, same } = this.#admitWritten(key, file, one, previousEffective);
+      if (!same || (++walked & 63) === 0) yield;
+      this.#admitted.set(key, outcome);
+      seen.add(key);
+      keys[index] = key;
+      replaced.set(index, outcome);
+    }
+    const outcomes = new Map<string, Admitted>();
+    const invalid: ManifestProblem[] = [];
+    let invalidObjects = 0;
+    for (const [index, key] of keys.entries()) {
+      const outcome = replaced.get(index) ?? (old.outcomes.get(key) as Admitted);
+      outcomes.set(key, outcome);
+      if (outcome.problems.length > 0) invalid.push(...outcome.problems);
+      if (outcome.invalid) invalidObjects++;
+    }
+    this.#files.set(file, { written, keys, outcomes, invalid, invalidObjects });
+    return walked;
   }
 
   /** The problems of these files' objects, in this order, and how many objects they refuse. */
@@ -333,4 +422,8 @@ function capped(problems: { line: number; text: string }[]): { line: number; tex
     ...problems.slice(0, MAX_PROBLEMS_PER_OBJECT),
     { line: next.line, text: `... and ${more} more problems` },
   ];
+}
+
+function keyOf(object: AnyResource): string {
+  return `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 }
