@@ -37,8 +37,13 @@ interface NameState {
   readonly idByValue: Map<string, number>;
 }
 
-/** Header blocks are cut from slabs this large (or one block's size, if larger); a slab is never rewritten. */
+/**
+ * Header blocks are cut from slabs this large (or one block's size, if larger), shared by every encoder (encoding
+ * is synchronous): not a slab per connection. A slab is never rewritten; blocks keep theirs alive.
+ */
 const SLAB_SIZE = 16 * 1024;
+let slab = Buffer.allocUnsafe(0);
+let slabUsed = 0;
 
 export class HpackEncoder {
   private readonly ownMaxTableSize: number;
@@ -61,8 +66,6 @@ export class HpackEncoder {
   private readonly states = new Map<string, NameState>();
   private readonly recentPaths: string[] = new Array<string>(RECENT_PATHS).fill('');
   private recentPathNext = 0;
-  private slab = Buffer.allocUnsafe(0);
-  private slabUsed = 0;
 
   constructor(options: HpackEncoderOptions = {}) {
     this.ownMaxTableSize = options.maxTableSize ?? INITIAL_TABLE_SIZE;
@@ -84,14 +87,15 @@ export class HpackEncoder {
   /** Fields flat, [name0, value0, ...], names already lower-case. Returns one header block that stays valid. */
   encode(fields: readonly string[]): Buffer {
     const bound = maxBlockLength(fields);
-    if (this.slabUsed + bound > this.slab.length) {
-      this.slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, bound));
-      this.slabUsed = 0;
+    if (slabUsed + bound > slab.length) {
+      slab = Buffer.allocUnsafe(Math.max(SLAB_SIZE, bound));
+      slabUsed = 0;
     }
-    const start = this.slabUsed;
-    const end = this.encodeFields(fields, this.slab, start);
-    this.slabUsed = (end + 7) & ~7;
-    return this.slab.subarray(start, end);
+    const out = slab;
+    const start = slabUsed;
+    const end = this.encodeFields(fields, out, start);
+    slabUsed = (end + 7) & ~7;
+    return out.subarray(start, end);
   }
 
   /**

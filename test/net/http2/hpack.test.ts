@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../src/lb/seeded-random.ts';
 import { HpackDecoder, HpackEncoder, HpackError, maxBlockLength } from '../../../src/net/http2/hpack.ts';
+import { huffmanEncode, huffmanEncodedLength } from '../../../src/net/http2/hpack-huffman.ts';
 import { writeInteger } from '../../../src/net/http2/hpack-integer.ts';
 
 const LIMIT = 64 * 1024;
@@ -330,6 +331,20 @@ describe('header list size (RFC 9113 §6.5.2)', () => {
     expect(
       atLimit.decode(hex('400a 6375 7374 6f6d 2d6b 6579 0d63 7573 746f 6d2d 6865 6164 6572 be')),
     ).toEqual(fields('custom-key: custom-header', 'custom-key: custom-header'));
+  });
+
+  it('decodes Huffman literals longer than the shared scratch buffer, and short ones after them', () => {
+    const long = 'abcdefghij'.repeat(3000); // 30,000 octets, ~19,000 Huffman-coded
+    const coded = new Uint8Array(huffmanEncodedLength(long));
+    huffmanEncode(long, coded, 0);
+    const head = new Uint8Array(16);
+    const at = writeInteger(head, 0, 7, 0x80, coded.length);
+    const block = Buffer.concat([hex('0006 782d 6c6f 6e67'), head.subarray(0, at), coded, hex('82')]);
+    const d = decoder();
+    expect(d.decode(block)).toEqual(['x-long', long, ':method', 'GET']);
+    expect(d.decode(hex('418c f1e3 c2e5 f23a 6ba0 ab90 f4ff'))).toEqual(
+      fields(':authority: www.example.com'),
+    );
   });
 
   it('a block of references to one large entry (an HPACK bomb) keeps nothing past the limit', () => {
