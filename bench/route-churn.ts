@@ -1,6 +1,6 @@
 /**
  * Route changes at scale (issue 45): a gateway process with R HTTPRoutes (default 10,000: 1,000 hostnames x 10
- * PathPrefixes, the routes-10k layout, from the file source) under steady load (autocannon in a child process on
+ * PathPrefixes, the routes-10k layout, from the file source) under steady load (a load generator in a child process on
  * one of the routes), then one route edited every --interval-ms (a request header naming a new generation,
  * written to its route file as an editor would) for --seconds. Read from the gateway's own /metrics: the serving
  * thread's event-loop delay (prom-client's nodejs_eventloop_lag_*, monitorEventLoopDelay at 10 ms resolution,
