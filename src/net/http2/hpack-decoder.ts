@@ -18,6 +18,12 @@ const MAX_INTEGER = 0x7fffffff;
 type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
 const EMPTY = Buffer.alloc(0) as Latin1Buffer;
 
+/**
+ * Huffman output, shared by every decoder (decoding is synchronous; strings are copied out of it): not a buffer
+ * per connection.
+ */
+const HUFFMAN_SCRATCH = Buffer.allocUnsafe(8192) as Latin1Buffer;
+
 /** Shorter strings are built in JS: for them the call into C++ that a slice makes costs more than the copy. */
 const SHORT_STRING = 16;
 /** One array of char codes for each short length, reused. */
@@ -55,8 +61,6 @@ export class HpackDecoder {
   private mask = 15;
   private next = 0;
   private count = 0;
-  /** Huffman output, reused (strings are sliced out of it). */
-  private scratch = Buffer.allocUnsafe(256) as Latin1Buffer;
   // The block being decoded.
   private block = EMPTY;
   private pos = 0;
@@ -183,11 +187,11 @@ export class HpackDecoder {
     if (huffman === 0) return latin1(this.block, start, stop);
     // At most 8/5 octets out per octet in: no code is shorter than 5 bits.
     const room = ((length * 8) / 5 + 1) | 0;
-    if (this.scratch.length < room)
-      this.scratch = Buffer.allocUnsafe(Math.max(room, this.scratch.length * 2)) as Latin1Buffer;
-    const decoded = huffmanDecode(this.block, start, stop, this.scratch);
+    // A string longer than the shared scratch (a hostile 64 KiB literal) gets its own, dropped after.
+    const out = room <= HUFFMAN_SCRATCH.length ? HUFFMAN_SCRATCH : (Buffer.allocUnsafe(room) as Latin1Buffer);
+    const decoded = huffmanDecode(this.block, start, stop, out);
     if (decoded < 0) throw new HpackError('invalid Huffman string (EOS, or padding not 1 to 7 one bits)');
-    return latin1(this.scratch, 0, decoded);
+    return latin1(out, 0, decoded);
   }
 
   private nameAt(index: number): string {

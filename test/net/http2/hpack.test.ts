@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../src/lb/seeded-random.ts';
 import { HpackDecoder, HpackEncoder, HpackError, maxBlockLength } from '../../../src/net/http2/hpack.ts';
+import { huffmanEncode, huffmanEncodedLength } from '../../../src/net/http2/hpack-huffman.ts';
 import { writeInteger } from '../../../src/net/http2/hpack-integer.ts';
 
 const LIMIT = 64 * 1024;
@@ -332,6 +333,20 @@ describe('header list size (RFC 9113 §6.5.2)', () => {
     ).toEqual(fields('custom-key: custom-header', 'custom-key: custom-header'));
   });
 
+  it('decodes Huffman literals longer than the shared scratch buffer, and short ones after them', () => {
+    const long = 'abcdefghij'.repeat(3000); // 30,000 octets, ~19,000 Huffman-coded
+    const coded = new Uint8Array(huffmanEncodedLength(long));
+    huffmanEncode(long, coded, 0);
+    const head = new Uint8Array(16);
+    const at = writeInteger(head, 0, 7, 0x80, coded.length);
+    const block = Buffer.concat([hex('0006 782d 6c6f 6e67'), head.subarray(0, at), coded, hex('82')]);
+    const d = decoder();
+    expect(d.decode(block)).toEqual(['x-long', long, ':method', 'GET']);
+    expect(d.decode(hex('418c f1e3 c2e5 f23a 6ba0 ab90 f4ff'))).toEqual(
+      fields(':authority: www.example.com'),
+    );
+  });
+
   it('a block of references to one large entry (an HPACK bomb) keeps nothing past the limit', () => {
     const e = new HpackEncoder();
     const big = 'x'.repeat(3000);
@@ -365,13 +380,23 @@ describe('the encoder', () => {
     expect(toHex(again)).toBe(toHex(block.subarray(0, again.length)));
   });
 
-  it('uses Huffman only when shorter', () => {
+  it('Huffman-codes the literals that enter the table when shorter, and sends per-message ones raw', () => {
     const e = new HpackEncoder();
-    // '\x00' codes to 13 bits: raw is shorter.
-    const binary = e.encode(['x-bin', '\x00\x00\x00\x00']);
-    expect(toHex(binary).endsWith('0400000000')).toBe(true);
     const d = decoder();
+    // '\x00' codes to 13 bits: raw is shorter even for an indexed field.
+    const binary = e.encode(['x-bin', '\x00\x00\x00\x00']);
+    expect(toHex(binary)).toBe(`40 84 f2b4 66ab 04 00000000`.replace(/ /g, ''));
     expect(d.decode(binary)).toEqual(['x-bin', '\x00\x00\x00\x00']);
+    // Indexed: www.example.com Huffman-coded as in C.4.1. A new :path (not indexed) and a credential: raw.
+    const list = fields(':authority: www.example.com', ':path: /sample/path', 'authorization: secret');
+    const block = e.encode(list);
+    expect(toHex(block)).toBe(
+      `41 8cf1e3c2e5f23a6ba0ab90f4ff 04 0c ${toHex(Buffer.from('/sample/path'))} 1f08 06 ${toHex(Buffer.from('secret'))}`.replace(
+        / /g,
+        '',
+      ),
+    );
+    expect(d.decode(block)).toEqual(list);
   });
 
   it('indexes :path once it repeats, and a changing value only to bring its name into the table', () => {
