@@ -180,7 +180,8 @@ process.stdout.write(JSON.stringify({
 
   it('lists every page, derives the import and serves both members through the Gateway and east-west', async () => {
     await eventually(async () => expect(await north()).toEqual(new Set(['web-east', 'web-west'])), 20_000);
-    expect(await eastWest()).toEqual(new Set(['web-east', 'web-west']));
+    // The east-west listener's table may be applied a moment after the north one.
+    await eventually(async () => expect(await eastWest()).toEqual(new Set(['web-east', 'web-west'])), 10_000);
     for (const member of members.values()) {
       // Three Services one per page: at least three list requests for them alone.
       expect(member.counts.get('list') ?? 0).toBeGreaterThanOrEqual(5);
