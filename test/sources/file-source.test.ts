@@ -77,12 +77,17 @@ describe('FileSource', () => {
 
   it('an edit that adds lines above a refused object and a duplicate names their new lines; the rest stays as it was', async () => {
     await startSource();
+    // Written as an editor saves (a whole new file renamed over the old): no reload sees half a file.
+    const replaceFile = async (name: string, text: string) => {
+      await writeFile(join(dir, `.${name}.tmp`), text);
+      await rename(join(dir, `.${name}.tmp`), join(dir, name));
+    };
     const bad = service('bad').replace('port: 80', 'port: 70000');
     await writeFile(join(dir, 'a.yaml'), `${service('one')}---\n${service('bad')}---\n${service('two')}`);
     await writeFile(join(dir, 'b.yaml'), service('two'));
     const { waitFor, snapshots } = collect();
     await waitFor((s) => s.get('Service', 'ns', 'two') !== undefined);
-    await writeFile(join(dir, 'a.yaml'), `${service('one')}---\n${bad}---\n${service('two')}`);
+    await replaceFile('a.yaml', `${service('one')}---\n${bad}---\n${service('two')}`);
     await waitFor(() => (source?.problems.length ?? 0) > 1);
     const problems = () => (source?.problems ?? []).map(formatProblem);
     expect(problems()).toEqual([
@@ -92,7 +97,7 @@ describe('FileSource', () => {
     const before = snapshots.at(-1) as Snapshot;
     // Three lines added to the first document: `bad` and `two` are kept as parsed, three lines further down.
     const one = service('one').replace('port: 80', 'port: 81').replace('spec:', '# a\n# b\n# c\nspec:');
-    await writeFile(join(dir, 'a.yaml'), `${one}---\n${bad}---\n${service('two')}`);
+    await replaceFile('a.yaml', `${one}---\n${bad}---\n${service('two')}`);
     const after = await waitFor((s) => s.get('Service', 'ns', 'one')?.spec?.ports?.[0]?.port === 81);
     expect(problems()).toEqual([
       'b.yaml:1: duplicate Service ns/two: a.yaml:20 has it already; this one is ignored',

@@ -13,7 +13,7 @@ import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import { DuplicateIndex } from './duplicate-index.ts';
 import { defaultFileValidator } from './file-validation.ts';
-import { parseDocumentsInSteps } from './manifest-documents.ts';
+import { keptEntryOf, parseDocumentsInSteps } from './manifest-documents.ts';
 import {
   type FileStamp,
   fileStamp,
@@ -414,6 +414,8 @@ export function formatProblem(problem: ManifestProblem): string {
  */
 function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {
   if (entry.locate === undefined) return entry;
+  const kept = keptEntryOf(entry);
+  if (kept !== undefined) return kept;
   const duplicates = entry.duplicates.length > 0 ? entry.duplicates : NO_DUPLICATES;
   return entry.source === undefined
     ? { object: entry.object, line: entry.line, duplicates }

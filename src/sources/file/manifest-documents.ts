@@ -47,7 +47,13 @@ export function* parseDocumentsInSteps(
     if (parsed === undefined) {
       const fresh = yield* parseManifestInSteps(file, piece.text, options);
       parsed = { ...fresh, entries: fresh.entries.map(withoutLocate) };
-      shiftedParts.push(shifted(fresh, piece.line - 1));
+      const part = shifted(fresh, piece.line - 1);
+      shiftedParts.push(part);
+      // Placed now, so that the entries kept from this parse are the ones the next edits keep.
+      const placed = placedAt(parsed, piece.line, taken);
+      part.entries.forEach((entry, index) => {
+        keptAs.set(entry, placed.entries[index] as ManifestEntry);
+      });
     } else {
       shiftedParts.push(placedAt(parsed, piece.line, taken));
     }
@@ -128,6 +134,17 @@ interface Placement {
 }
 
 const placements = new WeakMap<ParsedManifest, Placement>();
+
+/** A freshly parsed entry (with its syntax tree) to the placed entry that stands for it once that tree is let go. */
+const keptAs = new WeakMap<ManifestEntry, ManifestEntry>();
+
+/**
+ * The entry to keep for `entry` once its syntax tree is let go: for one parsed from a document just now, the
+ * placed entry its document gives while it is kept (undefined for others).
+ */
+export function keptEntryOf(entry: ManifestEntry): ManifestEntry | undefined {
+  return keptAs.get(entry);
+}
 
 function placedAt(parsed: ParsedManifest, line: number, taken: Set<ParsedManifest>): ParsedManifest {
   if (taken.has(parsed)) return shifted(parsed, line - 1);
