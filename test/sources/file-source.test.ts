@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/snapshot/snapshot.ts';
-import { FileSource, type FileSourceOptions } from '../../src/sources/file/file-source.ts';
+import { FileSource, type FileSourceOptions, formatProblem } from '../../src/sources/file/file-source.ts';
 import { readBounded } from '../../src/sources/file/manifest-folder.ts';
 
 const service = (name: string) =>
@@ -73,6 +73,39 @@ describe('FileSource', () => {
     await waitFor(() => (source?.problems.length ?? 0) > 0);
     expect(source?.problems[0]).toMatchObject({ file: 'a.yaml', line: 11 });
     expect(snapshots.at(-1)?.get('Service', 'ns', 'one')).toBeDefined();
+  });
+
+  it('an edit that adds lines above a refused object and a duplicate names their new lines; the rest stays as it was', async () => {
+    await startSource();
+    // Written as an editor saves (a whole new file renamed over the old): no reload sees half a file.
+    const replaceFile = async (name: string, text: string) => {
+      await writeFile(join(dir, `.${name}.tmp`), text);
+      await rename(join(dir, `.${name}.tmp`), join(dir, name));
+    };
+    const bad = service('bad').replace('port: 80', 'port: 70000');
+    await writeFile(join(dir, 'a.yaml'), `${service('one')}---\n${service('bad')}---\n${service('two')}`);
+    await writeFile(join(dir, 'b.yaml'), service('two'));
+    const { waitFor, snapshots } = collect();
+    await waitFor((s) => s.get('Service', 'ns', 'two') !== undefined);
+    await replaceFile('a.yaml', `${service('one')}---\n${bad}---\n${service('two')}`);
+    await waitFor(() => (source?.problems.length ?? 0) > 1);
+    const problems = () => (source?.problems ?? []).map(formatProblem);
+    expect(problems()).toEqual([
+      'b.yaml:1: duplicate Service ns/two: a.yaml:17 has it already; this one is ignored',
+      'a.yaml:15: Service ns/bad (the last valid version stays in effect): spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive',
+    ]);
+    const before = snapshots.at(-1) as Snapshot;
+    // Three lines added to the first document: `bad` and `two` are kept as parsed, three lines further down.
+    const one = service('one').replace('port: 80', 'port: 81').replace('spec:', '# a\n# b\n# c\nspec:');
+    await replaceFile('a.yaml', `${one}---\n${bad}---\n${service('two')}`);
+    const after = await waitFor((s) => s.get('Service', 'ns', 'one')?.spec?.ports?.[0]?.port === 81);
+    expect(problems()).toEqual([
+      'b.yaml:1: duplicate Service ns/two: a.yaml:20 has it already; this one is ignored',
+      'a.yaml:18: Service ns/bad (the last valid version stays in effect): spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive',
+    ]);
+    expect(after.get('Service', 'ns', 'bad')?.spec?.ports?.[0]?.port).toBe(80);
+    expect(after.get('Service', 'ns', 'bad')).toBe(before.get('Service', 'ns', 'bad'));
+    expect(after.get('Service', 'ns', 'two')).toBe(before.get('Service', 'ns', 'two'));
   });
 
   it('parses only the files that changed: unchanged objects stay the same objects, validated once', async () => {

@@ -47,7 +47,7 @@ export class DuplicateIndex {
       const names = entries.map(nameOf);
       for (const [index, name] of names.entries()) {
         if ((++walked & 63) === 0) yield;
-        const writer = { file, index, line: (entries[index] as ManifestEntry).line };
+        const writer = { file, index, entry: entries[index] as ManifestEntry };
         const writers = this.#writers.get(name);
         if (writers === undefined) this.#writers.set(name, [writer]);
         else {
@@ -56,7 +56,7 @@ export class DuplicateIndex {
         }
         affected.add(name);
       }
-      this.#files.set(file, { entries, names, kept: entries, problems: NO_PROBLEMS });
+      this.#files.set(file, { entries, names, kept: entries, ignored: NO_IGNORED });
     }
     // A name written in several files: whether the others keep their object may have changed too.
     const recheck = new Set(touched);
@@ -98,7 +98,7 @@ export class DuplicateIndex {
       affected.add(was);
       const name = nameOf(entry);
       names[index] = name;
-      const writer = { file, index, line: entry.line };
+      const writer = { file, index, entry };
       const now = this.#writers.get(name);
       if (now === undefined) this.#writers.set(name, [writer]);
       else {
@@ -107,7 +107,7 @@ export class DuplicateIndex {
       }
       affected.add(name);
     }
-    this.#files.set(file, { entries, names, kept: entries, problems: NO_PROBLEMS });
+    this.#files.set(file, { entries, names, kept: entries, ignored: NO_IGNORED });
     return walked;
   }
 
@@ -116,13 +116,22 @@ export class DuplicateIndex {
     return this.#files.get(file)?.kept ?? NO_ENTRIES;
   }
 
-  /** The file's duplicates, each naming where the kept one is. */
+  /**
+   * The file's duplicates, each naming where the kept one is: lines read now from the entries, which follow their
+   * documents (an edit that adds lines above one moves its problem without indexing it again).
+   */
   problems(file: string): readonly ManifestProblem[] {
-    return this.#files.get(file)?.problems ?? NO_PROBLEMS;
+    const ignored = this.#files.get(file)?.ignored ?? NO_IGNORED;
+    if (ignored.length === 0) return NO_PROBLEMS;
+    return ignored.map(({ entry, name, first }) => ({
+      file,
+      line: entry.line,
+      message: `duplicate ${name}: ${first.file}:${first.entry.line} has it already; this one is ignored`,
+    }));
   }
 
   #checked(file: string, indexed: IndexedFile): IndexedFile {
-    const problems: ManifestProblem[] = [];
+    const ignored: Ignored[] = [];
     const kept: ManifestEntry[] = [];
     indexed.names.forEach((name, index) => {
       const entry = indexed.entries[index] as ManifestEntry;
@@ -131,15 +140,11 @@ export class DuplicateIndex {
         kept.push(entry);
         return;
       }
-      problems.push({
-        file,
-        line: entry.line,
-        message: `duplicate ${name}: ${first.file}:${first.line} has it already; this one is ignored`,
-      });
+      ignored.push({ entry, name, first });
     });
-    return problems.length === 0
-      ? { ...indexed, kept: indexed.entries, problems: NO_PROBLEMS }
-      : { ...indexed, kept, problems };
+    return ignored.length === 0
+      ? { ...indexed, kept: indexed.entries, ignored: NO_IGNORED }
+      : { ...indexed, kept, ignored };
   }
 }
 
@@ -147,7 +152,14 @@ interface Writer {
   readonly file: string;
   /** Position in its file. */
   readonly index: number;
-  readonly line: number;
+  readonly entry: ManifestEntry;
+}
+
+/** An entry ignored because an earlier place writes its name. */
+interface Ignored {
+  readonly entry: ManifestEntry;
+  readonly name: string;
+  readonly first: Writer;
 }
 
 interface IndexedFile {
@@ -155,11 +167,12 @@ interface IndexedFile {
   /** Each entry's name, by the same index. */
   readonly names: readonly string[];
   readonly kept: readonly ManifestEntry[];
-  readonly problems: readonly ManifestProblem[];
+  readonly ignored: readonly Ignored[];
 }
 
 const NO_ENTRIES: readonly ManifestEntry[] = [];
 const NO_PROBLEMS: readonly ManifestProblem[] = [];
+const NO_IGNORED: readonly Ignored[] = [];
 
 /** `HTTPRoute shop/web`, as problems name an object. */
 function nameOf(entry: ManifestEntry): string {

@@ -13,7 +13,7 @@ import { type Source, SourceError } from '../../snapshot/source.ts';
 import type { CrdValidator } from '../../validation/index.ts';
 import { DuplicateIndex } from './duplicate-index.ts';
 import { defaultFileValidator } from './file-validation.ts';
-import { parseDocumentsInSteps } from './manifest-documents.ts';
+import { keptEntryOf, parseDocumentsInSteps } from './manifest-documents.ts';
 import {
   type FileStamp,
   fileStamp,
@@ -407,20 +407,19 @@ export function formatProblem(problem: ManifestProblem): string {
     : `${problem.file}: ${problem.message}`;
 }
 
-/** By the entry it was made from: a document kept where it was gives the same entry (manifest-documents.ts). */
-const stripped = new WeakMap<ManifestEntry, ManifestEntry>();
-
+/**
+ * An entry as kept between reloads. One without a syntax tree is kept as it is: a document kept in its file gives
+ * the same entry, whose line follows where the document is now (manifest-documents.ts); copying it would fix the
+ * line and make it a new entry.
+ */
 function withoutSyntaxTree(entry: ManifestEntry): ManifestEntry {
-  const known = stripped.get(entry);
-  if (known !== undefined) return known;
+  if (entry.locate === undefined) return entry;
+  const kept = keptEntryOf(entry);
+  if (kept !== undefined) return kept;
   const duplicates = entry.duplicates.length > 0 ? entry.duplicates : NO_DUPLICATES;
-  const out: ManifestEntry =
-    entry.source === undefined
-      ? { object: entry.object, line: entry.line, duplicates }
-      : { object: entry.object, line: entry.line, duplicates, source: entry.source };
-  // An entry with a syntax tree is parsed anew each time: not worth remembering.
-  if (entry.locate === undefined) stripped.set(entry, out);
-  return out;
+  return entry.source === undefined
+    ? { object: entry.object, line: entry.line, duplicates }
+    : { object: entry.object, line: entry.line, duplicates, source: entry.source };
 }
 
 const NO_DUPLICATES: readonly FieldLocation[] = [];

@@ -1,6 +1,12 @@
 import type { Steps } from '../../ir/steps.ts';
 import type { DecodeOptions } from '../../snapshot/decode.ts';
-import { capped, type ManifestEntry, type ParsedManifest, parseManifestInSteps } from './manifest-parser.ts';
+import {
+  capped,
+  type FieldLocation,
+  type ManifestEntry,
+  type ParsedManifest,
+  parseManifestInSteps,
+} from './manifest-parser.ts';
 
 /**
  * A file's YAML documents parsed one by one and kept by their text, so that editing one route of a file of
@@ -32,6 +38,7 @@ export function* parseDocumentsInSteps(
   }
   const documents = new Map<string, ParsedManifest>();
   const shiftedParts: ParsedManifest[] = [];
+  const taken = new Set<ParsedManifest>();
   let walked = 0;
   for (const piece of pieces) {
     // A pause is possible every 64 documents taken as they were (and after each parsed): 1,000 take a while too.
@@ -40,9 +47,15 @@ export function* parseDocumentsInSteps(
     if (parsed === undefined) {
       const fresh = yield* parseManifestInSteps(file, piece.text, options);
       parsed = { ...fresh, entries: fresh.entries.map(withoutLocate) };
-      shiftedParts.push(shifted(fresh, piece.line - 1));
+      const part = shifted(fresh, piece.line - 1);
+      shiftedParts.push(part);
+      // Placed now, so that the entries kept from this parse are the ones the next edits keep.
+      const placed = placedAt(parsed, piece.line, taken);
+      part.entries.forEach((entry, index) => {
+        keptAs.set(entry, placed.entries[index] as ManifestEntry);
+      });
     } else {
-      shiftedParts.push(placedAt(parsed, piece.line));
+      shiftedParts.push(placedAt(parsed, piece.line, taken));
     }
     documents.set(piece.text, parsed);
   }
@@ -105,18 +118,81 @@ function splitDocuments(text: string): { readonly text: string; readonly line: n
 }
 
 /**
- * A kept document where it was last (the same document parsed at the same line): what it gave there, the same
- * entry objects, so that an edit elsewhere in its file leaves them as they were for the duplicate index and the
- * object store, which then walk only what changed. The last place of each document (by its parsed object).
+ * A kept document placed in its file: the same entry objects wherever it now starts, so that an edit elsewhere in
+ * its file (one that adds or removes lines above it too) leaves them as they were for the duplicate index and the
+ * object store, which then walk only what changed. An entry's line is looked up, not copied: it reads where its
+ * document was last placed, so a problem reported later names the line in the file's current text. One place per
+ * parsed document; the same text a second time in one file gets its own copy (`taken`).
  */
-const lastPlace = new WeakMap<ParsedManifest, { readonly line: number; readonly part: ParsedManifest }>();
+interface Place {
+  line: number;
+}
 
-function placedAt(parsed: ParsedManifest, line: number): ParsedManifest {
-  const last = lastPlace.get(parsed);
-  if (last !== undefined && last.line === line) return last.part;
-  const part = shifted(parsed, line - 1);
-  lastPlace.set(parsed, { line, part });
-  return part;
+interface Placement {
+  readonly place: Place;
+  readonly entries: readonly ManifestEntry[];
+}
+
+const placements = new WeakMap<ParsedManifest, Placement>();
+
+/** A freshly parsed entry (with its syntax tree) to the placed entry that stands for it once that tree is let go. */
+const keptAs = new WeakMap<ManifestEntry, ManifestEntry>();
+
+/**
+ * The entry to keep for `entry` once its syntax tree is let go: for one parsed from a document just now, the
+ * placed entry its document gives while it is kept (undefined for others).
+ */
+export function keptEntryOf(entry: ManifestEntry): ManifestEntry | undefined {
+  return keptAs.get(entry);
+}
+
+function placedAt(parsed: ParsedManifest, line: number, taken: Set<ParsedManifest>): ParsedManifest {
+  if (taken.has(parsed)) return shifted(parsed, line - 1);
+  taken.add(parsed);
+  let placement = placements.get(parsed);
+  if (placement === undefined) {
+    const place = { line };
+    placement = { place, entries: parsed.entries.map((e) => placedEntry(e, place)) };
+    placements.set(parsed, placement);
+  } else placement.place.line = line;
+  return { ...shifted({ ...parsed, entries: [] }, line - 1), entries: placement.entries };
+}
+
+/**
+ * An entry whose lines (counted from its document's first line) follow where its document is placed: plain
+ * objects with a `line` getter (a copy made by spreading one keeps the line of that moment).
+ */
+function placedEntry(entry: ManifestEntry, place: Place): ManifestEntry {
+  const from = entry.line - 1;
+  const duplicates =
+    entry.duplicates.length === 0 ? entry.duplicates : entry.duplicates.map((d) => placedField(d, place));
+  if (entry.source === undefined)
+    return {
+      object: entry.object,
+      get line(): number {
+        return place.line + from;
+      },
+      duplicates,
+    };
+  const source = entry.source;
+  return {
+    object: entry.object,
+    get line(): number {
+      return place.line + from;
+    },
+    duplicates,
+    source,
+  };
+}
+
+function placedField(field: FieldLocation, place: Place): FieldLocation {
+  const from = field.line - 1;
+  return {
+    path: field.path,
+    get line(): number {
+      return place.line + from;
+    },
+  };
 }
 
 function shifted(parsed: ParsedManifest, by: number): ParsedManifest {

@@ -55,11 +55,21 @@ interface Admitted {
   /** The object as written (parsed), and the text it was parsed from. */
   readonly written: AnyResource;
   readonly source: string | undefined;
-  readonly line: number | undefined;
   /** What took effect: undefined when it was refused and had no valid version before. */
   readonly effective: AnyResource | undefined;
   readonly invalid: boolean;
-  readonly problems: readonly ManifestProblem[];
+  readonly problems: readonly PlacedProblem[];
+}
+
+/**
+ * A problem of an object, its line counted from the object's first line: the same text gives the same problems
+ * wherever it moves in its file, and the line is read when the problems are listed (invalidIn), from where the
+ * object is written then.
+ */
+interface PlacedProblem {
+  readonly from: number;
+  readonly message: string;
+  readonly warning?: true;
 }
 
 /** One file's objects as last admitted. */
@@ -68,7 +78,8 @@ interface FileAdmission {
   /** Each written object's key, by the same index. */
   readonly keys: readonly string[];
   readonly outcomes: ReadonlyMap<string, Admitted>;
-  readonly invalid: readonly ManifestProblem[];
+  /** The positions whose object has problems, with what admitting it gave. */
+  readonly withProblems: readonly { readonly index: number; readonly outcome: Admitted }[];
   readonly invalidObjects: number;
 }
 
@@ -84,7 +95,8 @@ export class ObjectStore {
   readonly #tracked = new Map<string, Tracked>();
   /**
    * By object key. An object written as before (the same parsed object: its file was not parsed anew; or one
-   * parsed from the same text without problems, whose lines cannot matter) takes effect as the same object: no
+   * parsed from the same text, wherever it now is in its file: problems are placed from its first line) takes
+   * effect as the same object: no
    * validation again, and downstream (snapshot diffs, the translation thread) sees by identity that it did not
    * change.
    */
@@ -160,9 +172,9 @@ export class ObjectStore {
       }
       const keys: string[] = [];
       const outcomes = new Map<string, Admitted>();
-      const invalid: ManifestProblem[] = [];
+      const withProblems: { index: number; outcome: Admitted }[] = [];
       let invalidObjects = 0;
-      for (const one of written) {
+      for (const [index, one] of written.entries()) {
         const key = keyOf(one.object);
         keys.push(key);
         const { outcome, same } = this.#admitWritten(key, file, one, previousEffective);
@@ -172,10 +184,10 @@ export class ObjectStore {
         this.#admitted.set(key, outcome);
         seen.add(key);
         outcomes.set(key, outcome);
-        invalid.push(...outcome.problems);
+        if (outcome.problems.length > 0) withProblems.push({ index, outcome });
         if (outcome.invalid) invalidObjects++;
       }
-      this.#files.set(file, { written, keys, outcomes, invalid, invalidObjects });
+      this.#files.set(file, { written, keys, outcomes, withProblems, invalidObjects });
     }
     const set: AnyResource[] = [];
     const removed: AnyResource[] = [];
@@ -206,8 +218,6 @@ export class ObjectStore {
     const same =
       before !== undefined &&
       before.file === file &&
-      // Problems name lines: an object with problems that moved within its file is checked again.
-      (before.problems.length === 0 || before.line === one.line) &&
       (before.written === one.object || (one.source !== undefined && before.source === one.source));
     return same ? { outcome: before, same } : { outcome: this.#admitOne(key, file, one), same };
   }
@@ -270,15 +280,15 @@ export class ObjectStore {
       replaced.set(index, outcome);
     }
     const outcomes = new Map<string, Admitted>();
-    const invalid: ManifestProblem[] = [];
+    const withProblems: { index: number; outcome: Admitted }[] = [];
     let invalidObjects = 0;
     for (const [index, key] of keys.entries()) {
       const outcome = replaced.get(index) ?? (old.outcomes.get(key) as Admitted);
       outcomes.set(key, outcome);
-      if (outcome.problems.length > 0) invalid.push(...outcome.problems);
+      if (outcome.problems.length > 0) withProblems.push({ index, outcome });
       if (outcome.invalid) invalidObjects++;
     }
-    this.#files.set(file, { written, keys, outcomes, invalid, invalidObjects });
+    this.#files.set(file, { written, keys, outcomes, withProblems, invalidObjects });
     return walked;
   }
 
@@ -289,34 +299,36 @@ export class ObjectStore {
     for (const file of files) {
       const admitted = this.#files.get(file);
       if (admitted === undefined) continue;
-      invalid.push(...admitted.invalid);
+      for (const { index, outcome } of admitted.withProblems) {
+        const first = (admitted.written[index] as WrittenObject).line ?? 1;
+        for (const p of outcome.problems)
+          invalid.push(
+            p.warning
+              ? { file, line: first + p.from, message: p.message, warning: true }
+              : { file, line: first + p.from, message: p.message },
+          );
+      }
       invalidObjects += admitted.invalidObjects;
     }
     return { invalid, invalidObjects };
   }
 
   #admitOne(key: string, file: string, written: WrittenObject): Admitted {
-    const problems: ManifestProblem[] = [];
-    const checked = this.#validate(key, file, written, problems);
+    const problems: PlacedProblem[] = [];
+    const checked = this.#validate(key, written, problems);
     const effective = checked === 'invalid' ? this.#lastValid.get(key) : checked;
     if (effective === undefined) this.#tracked.delete(key);
     return {
       file,
       written: written.object,
       source: written.source,
-      line: written.line,
       effective: effective && this.#track(key, effective),
       invalid: checked === 'invalid',
       problems,
     };
   }
 
-  #validate(
-    key: string,
-    file: string,
-    written: WrittenObject,
-    invalid: ManifestProblem[],
-  ): AnyResource | 'invalid' {
+  #validate(key: string, written: WrittenObject, invalid: PlacedProblem[]): AnyResource | 'invalid' {
     const { object } = written;
     if (!this.#validator) return object;
     const previous = this.#lastValid.get(key);
@@ -352,8 +364,7 @@ export class ObjectStore {
     if (errors.length === 0 && (fieldProblems.length === 0 || !strict)) {
       for (const p of capped(fieldProblems.sort(byLine))) {
         invalid.push({
-          file,
-          line: p.line,
+          from: p.line - first,
           message: `warning: ${name}: ${p.text} (dropped: --validation=warn)`,
           warning: true,
         });
@@ -369,7 +380,7 @@ export class ObjectStore {
       ...errors.map((e) => ({ line: lineOf(e.field), text: `${e.field ? `${e.field}: ` : ''}${e.message}` })),
     ];
     for (const p of capped(problems.sort(byLine)))
-      invalid.push({ file, line: p.line, message: `${name} (${kept}): ${p.text}` });
+      invalid.push({ from: p.line - first, message: `${name} (${kept}): ${p.text}` });
     return 'invalid';
   }
 
