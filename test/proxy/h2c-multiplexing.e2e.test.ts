@@ -609,6 +609,85 @@ describe.each(CODECS)(
   },
 );
 
+describe("h2c backends, the js codec on both sides: the client's body written straight into the backend's stream", () => {
+  const backendServer = new CountingBackend();
+  let proxy: TestProxy;
+  let client: ClientHttp2Session;
+
+  beforeAll(async () => {
+    const h2 = backend('grpc', [await backendServer.listen()], 'h2c');
+    proxy = await startProxy(simpleTable([entry([to(h2)])], [h2]), undefined, {
+      http2Codec: 'js',
+      upstream: { http2Codec: 'js' },
+    });
+    client = await openSession(proxy.port());
+  });
+  afterAll(async () => {
+    client.close();
+    await proxy.close();
+    await backendServer.stop();
+  });
+
+  function upload(path: string): {
+    stream: ReturnType<ClientHttp2Session['request']>;
+    answer: Promise<string>;
+  } {
+    const stream = client.request({
+      ':method': 'POST',
+      ':path': path,
+      ':authority': 'grpc.example.com',
+      'content-type': 'application/grpc',
+    });
+    let answer = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => {
+      answer += c;
+    });
+    return {
+      stream,
+      answer: new Promise((resolve, reject) => {
+        stream.on('end', () => resolve(answer));
+        stream.on('error', reject);
+      }),
+    };
+  }
+
+  it('relays a 4 MiB body under flow control, and one held by a backend that reads late, every byte', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 3);
+    const paced = upload('/count');
+    for (let i = 0; i < 64; i++) {
+      if (!paced.stream.write(chunk)) await new Promise((resolve) => paced.stream.once('drain', resolve));
+    }
+    paced.stream.end();
+    expect(await paced.answer).toBe(String(64 * chunk.length));
+
+    const held = upload('/stall');
+    for (let i = 0; i < 32; i++) held.stream.write(chunk);
+    held.stream.end();
+    await expect.poll(() => backendServer.stalled.length).toBe(1);
+    backendServer.stalled.shift()!.resume();
+    expect(await held.answer).toBe(String(32 * chunk.length));
+  });
+
+  it("resets the backend's stream when the client resets mid-body, and serves the next call", async () => {
+    const openBefore = backendServer.open;
+    const cut = upload('/stall');
+    cut.answer.catch(() => {});
+    cut.stream.write(Buffer.alloc(1024, 5));
+    await expect.poll(() => backendServer.stalled.length).toBe(1);
+    expect(backendServer.open).toBe(openBefore + 1);
+    cut.stream.close(constants.NGHTTP2_CANCEL);
+    await expect.poll(() => backendServer.open).toBe(openBefore);
+    backendServer.stalled.length = 0;
+
+    const next = call(client, '/echo', 'after;');
+    next.end('reset');
+    const answer = await next.done;
+    expect(answer.body.toString()).toBe('after;reset');
+    expect(answer.trailers['grpc-status']).toBe('0');
+  });
+});
+
 describe.each(CODECS)('h2c backends (%s codec): no endpoint answers', (http2Codec) => {
   let proxy: TestProxy;
   let client: ClientHttp2Session;

@@ -45,7 +45,7 @@ import {
   SettingId,
   writeFrameHeader,
 } from './frames.ts';
-import { HpackDecoder, HpackEncoder, HpackError } from './hpack.ts';
+import { HpackDecoder, HpackEncoder, HpackError, maxBlockLength } from './hpack.ts';
 
 export type * from './connection-api.ts';
 
@@ -262,6 +262,11 @@ export class ConnectionStream implements Http2StreamApi {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** HEADERS frames of all connections are written into this slab, each frame a view that stays valid. */
+const HEADER_SLAB_SIZE = 16 * 1024;
+let headerSlab = Buffer.allocUnsafe(HEADER_SLAB_SIZE);
+let headerSlabUsed = 0;
 
 export class Http2Connection implements HeldWrite {
   readonly role: 'server' | 'client';
@@ -806,9 +811,28 @@ export class Http2Connection implements HeldWrite {
     this.scheduleFlush();
   }
 
+  /**
+   * The block is encoded straight after its frame header in a shared slab (one Buffer per HEADERS frame, no
+   * copy); a block over the peer's frame size is framed again with CONTINUATION frames.
+   */
   private headerFrames(id: number, fields: readonly string[], endStream: boolean): Buffer {
-    const block = this.encoder.encode(fields);
-    return encodeHeaders(id, block, { endStream, maxFrameSize: this.remoteSettings.maxFrameSize });
+    const room = FRAME_HEADER_LENGTH + maxBlockLength(fields);
+    if (headerSlabUsed + room > headerSlab.length) {
+      headerSlab = Buffer.allocUnsafe(Math.max(HEADER_SLAB_SIZE, room));
+      headerSlabUsed = 0;
+    }
+    const slab = headerSlab;
+    const start = headerSlabUsed;
+    const end = this.encoder.encodeInto(fields, slab, start + FRAME_HEADER_LENGTH);
+    const length = end - start - FRAME_HEADER_LENGTH;
+    const maxFrameSize = this.remoteSettings.maxFrameSize;
+    if (length > maxFrameSize) {
+      return encodeHeaders(id, slab.subarray(start + FRAME_HEADER_LENGTH, end), { endStream, maxFrameSize });
+    }
+    headerSlabUsed = (end + 7) & ~7;
+    const flags = endStream ? Flag.END_STREAM | Flag.END_HEADERS : Flag.END_HEADERS;
+    writeFrameHeader(slab, start, length, FrameType.HEADERS, flags, id);
+    return slab.subarray(start, end);
   }
 
   /** Called by a stream with something to frame. */

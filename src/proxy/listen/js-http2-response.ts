@@ -4,6 +4,7 @@ import { utcDate } from './lean-http1-response.ts';
 import { nodeError, responseHeaderName } from './lean-http2-response.ts';
 
 const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: readonly string[] = [];
 
 /**
  * The response to a JsHttp2Request: the members of ServerResponse the request path uses (writeHead with a flat
@@ -47,7 +48,7 @@ export class JsHttp2Response {
     if (stream.headersSent)
       throw nodeError(new Error('Response has already been initiated.'), 'ERR_HTTP2_HEADERS_SENT');
     const flat =
-      headers === undefined ? [] : Array.isArray(headers) ? headers : Object.entries(headers).flat();
+      headers === undefined ? NO_HEADERS : Array.isArray(headers) ? headers : Object.entries(headers).flat();
     if (flat.length % 2 !== 0)
       throw nodeError(new TypeError("The argument 'headers' is invalid."), 'ERR_INVALID_ARG_VALUE');
     const fields: string[] = [':status', String(status)];
@@ -122,7 +123,7 @@ export class JsHttp2Response {
     if (!this.#takesTrailers) return;
     const out = this.#trailers ?? [];
     this.#trailers = out;
-    for (const raw of Object.keys(trailers)) {
+    for (const raw in trailers) {
       const name = raw.trim().toLowerCase();
       const value = trailers[raw]!;
       let replaced = false;

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Http2Stream, Http2StreamHandler, Http2StreamReset } from '../../net/http2/connection-api.ts';
 import { ErrorCode, errorCodeName } from '../../net/http2/frames.ts';
+import { type BodySink, type DirectBody, kDirectBody } from '../upstream/direct-body.ts';
 import { utcDate } from './lean-http1-response.ts';
 
 function ignoreError(): void {}
@@ -11,17 +12,25 @@ function ignoreError(): void {}
  * window reopens only as it is read: backpressure from the upstream to the client), and the members of
  * node:http2's ServerHttp2Stream the path reads (`endAfterHeaders`, `headersSent`, `respond`, `destroyed`,
  * 'close' when the stream is over either way). It is also the connection's handler of the stream's events.
+ * The body can also write itself into an upstream stream (DirectBody, as the lean HTTP/1.1 body does): each DATA
+ * chunk goes to the sink as it arrives, the client's window reopening as the sink takes it, with no Readable
+ * push, 'data' event or read tick per chunk.
  */
-export class JsHttp2ServerStream extends Readable implements Http2StreamHandler {
+export class JsHttp2ServerStream extends Readable implements Http2StreamHandler, DirectBody {
   readonly h2: Http2Stream;
   readonly endAfterHeaders: boolean;
   headersSent = false;
   /** The request's Content-Length (-1: none): the DATA received must add up to it (RFC 9113 §8.1.1). */
   readonly #contentLength: number;
-  #received = 0;
+  #receivedBytes = 0;
   /** Body bytes pushed while the Readable was full: given back to the window when it is read. */
   #owed = 0;
   #drainListeners: (() => void)[] | null = null;
+  readonly [kDirectBody]: DirectBody = this;
+  #sink: BodySink | undefined;
+  #touched = false;
+  /** The client's END_STREAM has come (the body is complete). */
+  #received = false;
 
   constructor(h2: Http2Stream, endAfterHeaders: boolean, contentLength: number) {
     super({ autoDestroy: false, highWaterMark: 64 * 1024 });
@@ -32,6 +41,7 @@ export class JsHttp2ServerStream extends Readable implements Http2StreamHandler 
     // Errors of a client's stream (a reset) end up as its 'close', which the exchange watches; never thrown.
     this.on('error', ignoreError);
     if (endAfterHeaders) {
+      this.#received = true;
       if (contentLength > 0) this.#malformed();
       else this.push(null);
     }
@@ -46,6 +56,7 @@ export class JsHttp2ServerStream extends Readable implements Http2StreamHandler 
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#sink = undefined;
     const h2 = this.h2;
     if (!h2.closed) {
       // Our answer complete, the rest of the request is not needed (RFC 9113 §8.1): NO_ERROR, else CANCEL.
@@ -54,6 +65,43 @@ export class JsHttp2ServerStream extends Readable implements Http2StreamHandler 
       );
     }
     callback(error);
+  }
+
+  get touched(): boolean {
+    return this.#touched;
+  }
+
+  sendTo(sink: BodySink): boolean {
+    if (this.#touched || this.readableDidRead || this.readableFlowing !== null || this.destroyed)
+      return false;
+    this.#sink = sink;
+    if (this.readableLength > 0) {
+      // DATA that came before the upstream stream was open: read out (which reopens the client's window).
+      const early = this.read() as Buffer;
+      this.#touched = true;
+      sink.writeBody(early);
+    }
+    if (this.#received && this.readableLength === 0 && this.#sink === sink) {
+      this.#sink = undefined;
+      sink.endBody();
+    }
+    return true;
+  }
+
+  resumeSend(): void {
+    const owed = this.#owed;
+    if (owed > 0 && this.#sink !== undefined) {
+      this.#owed = 0;
+      this.h2.consumed(owed);
+    }
+  }
+
+  detach(err?: Error): void {
+    if (this.#sink === undefined) return;
+    this.#sink = undefined;
+    // Part of it sent and the exchange failed: the rest is read to nowhere, as a streamed body is on failure
+    // (kDrainOnFailure), so the answer (a 502) still goes out on this stream.
+    if (err !== undefined && this.#touched) this.resume();
   }
 
   /** node:http2's `respond` for the calls the request path makes (gRPC local replies, trailers-only answers). */
@@ -99,9 +147,16 @@ export class JsHttp2ServerStream extends Readable implements Http2StreamHandler 
   }
 
   data(_stream: Http2Stream, chunk: Buffer): void {
-    this.#received += chunk.length;
-    if (this.#contentLength !== -1 && this.#received > this.#contentLength) {
+    this.#receivedBytes += chunk.length;
+    if (this.#contentLength !== -1 && this.#receivedBytes > this.#contentLength) {
       this.#malformed();
+      return;
+    }
+    const sink = this.#sink;
+    if (sink !== undefined) {
+      this.#touched = true;
+      if (sink.writeBody(chunk)) this.h2.consumed(chunk.length);
+      else this.#owed += chunk.length;
       return;
     }
     if (this.push(chunk)) this.h2.consumed(chunk.length);
@@ -114,8 +169,15 @@ export class JsHttp2ServerStream extends Readable implements Http2StreamHandler 
 
   end(): void {
     if (this.endAfterHeaders) return;
-    if (this.#contentLength !== -1 && this.#received !== this.#contentLength) {
+    if (this.#contentLength !== -1 && this.#receivedBytes !== this.#contentLength) {
       this.#malformed();
+      return;
+    }
+    this.#received = true;
+    const sink = this.#sink;
+    if (sink !== undefined) {
+      this.#sink = undefined;
+      sink.endBody();
       return;
     }
     this.push(null);
