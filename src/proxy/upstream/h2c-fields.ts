@@ -1,22 +1,11 @@
 import type { Dispatcher } from 'undici';
+import { NOT_SENT } from './h2c-headers.ts';
 
 /**
  * Request and response header fields in the flat form of the project's HTTP/2 codec (src/net/http2:
  * `[name0, value0, name1, value1, ...]`), for the h2c upstream on that codec (js-h2c-upstream.ts). The same
  * translation as h2c-headers.ts does for node:http2's header objects, without building one.
  */
-
-/** Connection-specific request headers HTTP/2 forbids (RFC 9113 §8.2.2); Host becomes :authority (§8.3.1). */
-const NOT_SENT = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-  'te',
-  'host',
-]);
 
 /** Where `:authority`'s value sits in the fields `requestFields` returns. */
 const AUTHORITY_VALUE = 5;

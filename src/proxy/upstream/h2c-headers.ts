@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import type { Dispatcher } from 'undici';
 
 /** Connection-specific request headers HTTP/2 forbids (RFC 9113 §8.2.2); Host becomes :authority (§8.3.1). */
-const NOT_SENT = new Set([
+export const NOT_SENT: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
