@@ -3,6 +3,7 @@ import { connect as connectTcp } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure } from './attempt-outcome.ts';
+import { dialSession, type H2cConnect } from './h2c-dial.ts';
 import { requestHeaders } from './h2c-headers.ts';
 import {
   failPending,
@@ -38,9 +39,6 @@ export interface H2cUpstreamOptions extends H2cStreamTimeouts {
   /** The connection to run the session on, instead of a TCP connect to the endpoint (a tunnel). */
   readonly connect?: H2cConnect;
 }
-
-/** Opens a byte stream to the endpoint: the Duplex the HTTP/2 session runs on, or why there is none. */
-export type H2cConnect = (callback: (err: Error | null, socket: Duplex | null) => void) => void;
 
 /** Per-stream flow-control window (as undici's default): 64 KiB would cap each stream at one window per RTT. */
 const STREAM_WINDOW_BYTES = 256 * 1024;
@@ -157,28 +155,10 @@ export class H2cUpstream {
   }
 
   #dial(state: SessionState, connect: H2cConnect): void {
-    connect((err, socket) => {
-      // Timed out, closed or destroyed while dialling: nothing waits for this connection any more.
-      if (state.error !== undefined) {
-        socket?.destroy();
-        this.forget(state);
-        return;
-      }
-      if (err !== null || socket === null) {
-        clearTimeout(state.connectTimer);
-        // Never connected (a tunnel refused or not opened): a connect failure, sent again elsewhere.
-        const reason = err?.message ?? 'no connection';
-        const failure = new UpstreamFailure(
-          'refused',
-          `HTTP/2: connection failed (${reason})`,
-          err ?? undefined,
-        );
-        state.error = failure;
-        this.forget(state);
-        failPending(state, failure);
-        return;
-      }
-      this.#open(state, socket);
+    dialSession(state, connect, {
+      forget: (dialed) => this.forget(dialed),
+      failPending,
+      open: (dialed, socket) => this.#open(dialed, socket),
     });
   }
 

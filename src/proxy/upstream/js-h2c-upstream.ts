@@ -2,8 +2,9 @@ import { connect as connectTcp } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { UpstreamFailure } from './attempt-outcome.ts';
+import { dialSession, type H2cConnect } from './h2c-dial.ts';
 import { hasForbiddenByte, requestFields } from './h2c-fields.ts';
-import type { H2cConnect, H2cUpstreamOptions } from './h2c-upstream.ts';
+import type { H2cUpstreamOptions } from './h2c-upstream.ts';
 import { JsH2cSession, type JsSessionOwner } from './js-h2c-session.ts';
 import { JsH2cRequest } from './js-h2c-stream.ts';
 
@@ -135,27 +136,10 @@ export class JsH2cUpstream implements JsSessionOwner {
   }
 
   #dial(session: JsH2cSession, connect: H2cConnect): void {
-    connect((err, socket) => {
-      // Timed out, closed or destroyed while dialling: nothing waits for this connection any more.
-      if (session.error !== undefined) {
-        socket?.destroy();
-        this.forget(session);
-        return;
-      }
-      if (err !== null || socket === null) {
-        clearTimeout(session.connectTimer);
-        // Never connected (a tunnel refused or not opened): a connect failure, sent again elsewhere.
-        const failure = new UpstreamFailure(
-          'refused',
-          `HTTP/2: connection failed (${err?.message ?? 'no connection'})`,
-          err ?? undefined,
-        );
-        session.error = failure;
-        this.forget(session);
-        session.failPending(failure);
-        return;
-      }
-      session.attach(socket);
+    dialSession(session, connect, {
+      forget: (dialed) => this.forget(dialed),
+      failPending: (dialed, failure) => dialed.failPending(failure),
+      open: (dialed, socket) => dialed.attach(socket),
     });
   }
 }
