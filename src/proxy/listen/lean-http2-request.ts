@@ -47,15 +47,14 @@ const NO_PEER: Http2Peer = {
 };
 
 /**
- * A request served on the lean HTTP/2 path: the members of Http2ServerRequest that the request path reads
- * (method, url, headers and rawHeaders as the stream delivered them, pseudo-headers included; the stream; the
- * client's address), without the compatibility layer's Readable, its proxy socket and the six listeners it puts
- * on the stream. The body is the HTTP/2 stream itself (`kRequestBody`), read as any Readable.
+ * What the request path reads of an HTTP/2 request, on either codec: method, url, headers and rawHeaders as the
+ * stream delivered them (pseudo-headers included), the stream, the client's address and the HTTP version; the
+ * body is the stream itself (`kRequestBody`), read as any Readable.
  */
-export class LeanHttp2Request
+export class Http2RequestView<S extends Readable>
   implements Pick<IncomingMessage, 'rawHeaders' | 'httpVersionMajor' | 'httpVersionMinor' | 'httpVersion'>
 {
-  readonly stream: ServerHttp2Stream;
+  readonly stream: S;
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaders: string[];
   readonly socket: Http2Peer;
@@ -63,11 +62,11 @@ export class LeanHttp2Request
   readonly httpVersionMinor = 0;
   readonly httpVersion = '2.0';
 
-  constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[]) {
+  constructor(stream: S, headers: IncomingHttpHeaders, rawHeaders: string[], peer: Http2Peer) {
     this.stream = stream;
     this.headers = headers;
     this.rawHeaders = rawHeaders;
-    this.socket = http2Peer(stream.session);
+    this.socket = peer;
   }
 
   get method(): string | undefined {
@@ -80,5 +79,15 @@ export class LeanHttp2Request
 
   get [kRequestBody](): Readable {
     return this.stream;
+  }
+}
+
+/**
+ * A request served on the lean HTTP/2 path (node:http2's stream API), without the compatibility layer's
+ * Readable, its proxy socket and the six listeners it puts on the stream.
+ */
+export class LeanHttp2Request extends Http2RequestView<ServerHttp2Stream> {
+  constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rawHeaders: string[]) {
+    super(stream, headers, rawHeaders, http2Peer(stream.session));
   }
 }
