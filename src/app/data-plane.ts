@@ -29,8 +29,10 @@ export interface DataPlane {
   describeBalancers(): Record<string, BalancerState>;
   /** Multi-network: identity, listener and sessions (absent with workers: each worker has its own). */
   describeNetwork?(): NetworkRuntime | undefined;
-  /** `onChange` is called whenever a new network identity is in force (absent with workers, as describeNetwork). */
-  watchNetworkIdentity?(onChange: () => void): void;
+  /** The network identity in force; with workers, the one worst off among them. Undefined without multi-network. */
+  networkIdentity(): NetworkRuntime['identity'] | undefined;
+  /** `onChange` is called whenever that may have changed (a new identity; with workers, any worker's report). */
+  watchNetworkIdentity(onChange: () => void): void;
   /** Every listening socket of the table in force, bound or not (readiness, statuses, problems read it). */
   listeners(): readonly ListenerBinding[];
   /** `onChange` is called whenever a socket is bound, fails to bind or leaves the table. */
@@ -218,6 +220,7 @@ export function startDataPlane(
     },
     describeBalancers: () => proxy.describeBalancers(),
     describeNetwork: () => network.describe(),
+    networkIdentity: () => network.describe()?.identity,
     watchNetworkIdentity: (onChange) => network.onIdentityChange(onChange),
     listeners: () => proxy.listeners(),
     watchListeners: (onChange) => listenerWatchers.push(onChange),
