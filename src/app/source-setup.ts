@@ -6,6 +6,7 @@ import type { DemoServedView } from '../demo/served.ts';
 import type { FleetMembership } from '../fleet/fleet-membership.ts';
 import { DEFAULT_SERVICE_IMPORT_KINDS } from '../gateway/options.ts';
 import { FileSource, formatProblem } from '../sources/file/file-source.ts';
+import { FileSourceThread } from './file-source-thread.ts';
 import { feedingClusterProfiles, fleetMembersFromFlags } from './fleet-members-setup.ts';
 import { withFleet } from './fleet-setup.ts';
 import type { SourceSetup } from './source-setup-contract.ts';
@@ -63,20 +64,25 @@ function serviceImportGroupsOption(cli: CliOptions): { serviceImportGroups?: str
 }
 
 async function openPrimarySource(cli: CliOptions, logger: Logger, registry: Registry): Promise<SourceSetup> {
-  if (cli.source.kind === 'file')
+  if (cli.source.kind === 'file') {
+    const options = {
+      dir: cli.source.dir,
+      logger,
+      registry,
+      maxFileBytes: cli.limits.maxManifestBytes,
+      maxObjects: cli.limits.maxManifestObjects,
+      fieldValidation: cli.fieldValidation,
+      ...serviceImportGroupsOption(cli),
+    };
+    // With the translation thread, the folder is read on a thread of its own too: the serving thread gets only
+    // what changed (issue 45); without it, on this thread in slices, as translation is.
     return fileSetup(
-      new FileSource({
-        dir: cli.source.dir,
-        logger,
-        registry,
-        maxFileBytes: cli.limits.maxManifestBytes,
-        maxObjects: cli.limits.maxManifestObjects,
-        fieldValidation: cli.fieldValidation,
-        sliceMs: cli.limits.translationSliceMs,
-        ...serviceImportGroupsOption(cli),
-      }),
+      cli.translationThread
+        ? new FileSourceThread({ ...options, nice: cli.limits.translationThreadNice })
+        : new FileSource({ ...options, sliceMs: cli.limits.translationSliceMs }),
       cli,
     );
+  }
   // Loaded only when asked for: @kubernetes/client-node alone adds ~75 MiB of RSS to every process.
   const { kubernetesSetup } = await import('./kubernetes-setup.ts');
   const kubeconfig = cli.source.kind === 'kubernetes' ? cli.source.kubeconfig : undefined;
@@ -133,7 +139,7 @@ async function openDemo(
   }
 }
 
-function fileSetup(source: FileSource, cli: CliOptions): SourceSetup {
+function fileSetup(source: FileSource | FileSourceThread, cli: CliOptions): SourceSetup {
   return {
     source,
     identity: cli.identity,

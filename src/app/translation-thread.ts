@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ResultPatch } from '../controller/result-delta.ts';
 import type { TranslateOptions } from '../gateway/options.ts';
@@ -9,6 +9,7 @@ import type { AnyResource, ResourceKind } from '../snapshot/resources.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { snapshotChanges } from '../snapshot/snapshot-changes.ts';
 import { type PackedTexts, unpackTexts } from './packed-texts.ts';
+import { spawnThread } from './spawn-thread.ts';
 
 /** TranslateOptions as a message can carry them: `isLocalAddress` becomes a flag the thread answers itself. */
 export type ThreadTranslateOptions = Omit<TranslateOptions, 'isLocalAddress'> & {
@@ -146,7 +147,7 @@ export class TranslationThread {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = spawnTranslationWorker(this.#nice);
+    const worker = spawnThread('translation-worker-main', { nice: this.#nice });
     worker.unref();
     worker.on('message', (message: FromTranslationThread) => {
       const waiting = this.#waiting.get(message.id);
@@ -169,13 +170,4 @@ export class TranslationThread {
     this.#worker = worker;
     return worker;
   }
-}
-
-/** From source (tsx) the thread registers tsx's loader first: a worker does not inherit the parent's hooks. */
-function spawnTranslationWorker(nice: number): Worker {
-  const extension = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
-  const entry = new URL(`./translation-worker-main${extension}`, import.meta.url);
-  if (extension !== '.ts') return new Worker(entry, { workerData: { nice } });
-  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(code, { eval: true, workerData: { nice } });
 }

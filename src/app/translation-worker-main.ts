@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { encodeResultDelta } from '../controller/result-delta.ts';
 import type { TranslateOptions } from '../gateway/options.ts';
+import { TranslationMemo } from '../gateway/route-memo.ts';
 import { type TranslationResult, translate } from '../gateway/translate.ts';
 import { runAllSteps } from '../ir/steps.ts';
 import { isLocalAddress } from '../net/local-addresses.ts';
@@ -17,6 +18,8 @@ const port = parentPort;
 if (port === null) throw new Error('translation-worker-main.ts runs as a worker thread');
 lowerThreadPriority((workerData as { readonly nice?: number } | null)?.nice ?? 0);
 const mirror = new SnapshotMirror();
+/** Each route's translation, kept while nothing else changes: an edit translates its route alone. */
+const memo = new TranslationMemo();
 let set: AnyResource[] = [];
 let removed: (readonly [ResourceKind, string])[] = [];
 /** The last result sent, and its id. */
@@ -37,7 +40,7 @@ port.on('message', (message: ToTranslationThread) => {
     removed = [];
     const { localAddresses, ...rest } = message.options;
     const options: TranslateOptions = { ...rest, ...(localAddresses ? { isLocalAddress } : {}) };
-    const result = translate(snapshot, options);
+    const result = translate(snapshot, options, memo);
     const base = sent !== undefined && sent.id === message.base ? sent : undefined;
     const pieces = packTexts(runAllSteps(encodeResultDelta(base?.result, result)));
     sent = { id, result };

@@ -270,11 +270,11 @@ export const FLAGS = {
   },
   'translation-thread': {
     type: 'boolean',
-    help: 'Translate on a worker thread of its own, sent only the objects that changed and answering with what changed in the result. The default; the flag overrides --no-translation-thread.',
+    help: 'Translate on a worker thread of its own, sent only the objects that changed and answering with what changed in the result; a --manifests folder is read on another thread of its own, which sends only the objects each reload changed. The default; the flag overrides --no-translation-thread.',
   },
   'no-translation-thread': {
     type: 'boolean',
-    help: 'Translate on the serving thread instead, in slices of --translation-slice-ms. On 2 quiet cores this took CPU from requests: during edits at 10,000 routes, request p99 164-183 ms against 34-38 with the thread (bench/README.md, issue 45).',
+    help: 'Translate (and read a --manifests folder) on the serving thread instead, in slices of --translation-slice-ms. On 2 quiet cores this took CPU from requests: during edits at 10,000 routes, request p99 164-183 ms against 34-38 with the thread (bench/README.md, issue 45).',
   },
   workers: {
     type: 'string',

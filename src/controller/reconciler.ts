@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TranslateOptions } from '../gateway/options.ts';
+import { TranslationMemo } from '../gateway/route-memo.ts';
 import { type TranslationResult, translateInSteps } from '../gateway/translate.ts';
 import type { ObjectKey } from '../ir/config-warning.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
@@ -59,6 +60,8 @@ export class Reconciler {
   readonly #updates: Counter<'kind'>;
   /** The warnings logged and counted now: their line, and their code. */
   #warnings: ReadonlyMap<string, string> = new Map();
+  /** Each route's translation kept while nothing else changes (inline translation; the thread keeps its own). */
+  readonly #memo = new TranslationMemo();
   #pending: Snapshot | undefined;
   /** The pending snapshot's slice changes from the snapshot before every one it replaced (see submit). */
   #pendingDelta: SliceDelta | undefined;
@@ -135,7 +138,7 @@ export class Reconciler {
         result = await this.#options.translate(snapshot, options);
       } else {
         result = await runInSlices(
-          translateInSteps(snapshot, options),
+          translateInSteps(snapshot, options, this.#memo),
           this.#sliceMs,
           this.#options.sliceClock,
         );

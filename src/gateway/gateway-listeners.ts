@@ -20,6 +20,7 @@ import { buildRouteTable, markCrossGatewayConflicts, type ServedListener } from 
 import { attachToGateway, type ListenerAttachment, normalizeParentRef } from './route-attachment.ts';
 import type { RouteContext } from './route-context.ts';
 import { type ParentVerdict, translateRouteCore } from './route-core.ts';
+import type { TranslationMemo } from './route-memo.ts';
 import { routeStatus } from './route-status.ts';
 import { type AttachedTlsEntry, translateTlsRoutes } from './tls-route.ts';
 import { buildTlsPorts, type ServedTlsListener } from './tls-route-table.ts';
@@ -49,6 +50,7 @@ interface OwnedGateway {
 export function* translateGatewayListeners(
   snapshot: Snapshot,
   options: TranslateOptions,
+  memo?: TranslationMemo,
 ): Steps<GatewayListenersResult> {
   const problems: string[] = [];
   const classesOutcome = guarded(() => reconcileGatewayClasses(snapshot, options));
@@ -117,7 +119,10 @@ export function* translateGatewayListeners(
   const routes: (HTTPRoute | GRPCRoute)[] = [...snapshot.httpRoutes, ...snapshot.grpcRoutes];
   for (const route of routes) {
     yield;
-    const guardedOutcome = guarded(() => translateRoute(snapshot, options, route, parents));
+    const translated = () => translateRoute(snapshot, options, route, parents);
+    const guardedOutcome = guarded(() =>
+      memo === undefined ? translated() : memo.route('gateway-listeners', route, translated),
+    );
     if (!guardedOutcome.ok) {
       problems.push(`${describeObject(route)}: ${guardedOutcome.message}`);
       const status = guarded(() => failedRouteStatus(route, parents, options, guardedOutcome.message));
@@ -231,8 +236,10 @@ function failedRouteStatus(
   return routeStatus(minimal, outcomes, [], [], options.controllerName);
 }
 
+/** Holds no snapshot: a memo (route-memo.ts) keeps it across translations. */
 interface RouteOutcome {
-  readonly context: RouteContext;
+  /** The valid BackendClusters the rules reference, by id, and what resolving them warned of. */
+  readonly context: Pick<RouteContext, 'backends' | 'warnings'>;
   readonly status: StatusUpdate;
   /** The route as attached to each listener id (hostnames merged over parentRefs). */
   readonly attached: ReadonlyMap<string, AttachedRoute>;
@@ -284,7 +291,8 @@ function translateRoute(
   for (const [listenerId, hostnames] of hostnamesByListener) {
     attached.set(listenerId, { ...core.attached, hostnames: [...hostnames] });
   }
-  return { context: core.context, status: core.status, attached };
+  const { backends, warnings } = core.context;
+  return { context: { backends, warnings }, status: core.status, attached };
 }
 
 /**

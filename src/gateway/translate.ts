@@ -12,6 +12,7 @@ import { type GatewayListenersResult, translateGatewayListeners } from './gatewa
 import { guarded } from './guarded.ts';
 import { translateNetworkIdentity } from './network-identity.ts';
 import type { TranslateOptions } from './options.ts';
+import type { TranslationMemo } from './route-memo.ts';
 import { mergeRouteStatuses } from './route-status.ts';
 import { unservedObjectsInSteps } from './unserved-objects.ts';
 
@@ -34,13 +35,26 @@ export interface TranslationResult {
  * (east-west) listener when it is on; their tables and route statuses are merged, then BackendTLSPolicies and
  * XBackendTrafficPolicies apply to every backend either step sends to.
  */
-export function translate(snapshot: Snapshot, options: TranslateOptions): TranslationResult {
-  return runAllSteps(translateInSteps(snapshot, options));
+export function translate(
+  snapshot: Snapshot,
+  options: TranslateOptions,
+  memo?: TranslationMemo,
+): TranslationResult {
+  return runAllSteps(translateInSteps(snapshot, options, memo));
 }
 
-/** translate() as steps (ir/steps.ts): the same result, with a pause possible after each route. */
-export function* translateInSteps(snapshot: Snapshot, options: TranslateOptions): Steps<TranslationResult> {
-  const gateways = yield* translateGatewayListeners(snapshot, options);
+/**
+ * translate() as steps (ir/steps.ts): the same result, with a pause possible after each route. With `memo`, a
+ * route translated by an earlier call with that memo, whose inputs are the same, gives the same objects
+ * (route-memo.ts).
+ */
+export function* translateInSteps(
+  snapshot: Snapshot,
+  options: TranslateOptions,
+  memo?: TranslationMemo,
+): Steps<TranslationResult> {
+  memo?.begin(snapshot, options);
+  const gateways = yield* translateGatewayListeners(snapshot, options, memo);
   let result: TranslationResult = gateways;
   if (options.eastWest) {
     const clusterset = guarded(() => translateClustersetListener(snapshot, options));

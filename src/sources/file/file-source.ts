@@ -2,10 +2,8 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { Logger } from 'pino';
-import { type Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { runInSlices } from '../../ir/steps.ts';
-import { invalidObjectsGauge, MANIFEST_PROBLEMS } from '../../metrics/source-metrics.ts';
-import { BadInputReporter } from '../../net/bad-input.ts';
 import type { DecodeOptions } from '../../snapshot/decode.ts';
 import type { AnyResource } from '../../snapshot/resources.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
@@ -29,7 +27,10 @@ import type {
   OtherDocument,
   ParsedManifest,
 } from './manifest-parser.ts';
+import { ManifestProblemLog, type ManifestProblemSink } from './manifest-problem-log.ts';
 import { type FieldValidation, ObjectStore, type WrittenObject } from './object-store.ts';
+
+export { formatProblem } from './manifest-problem-log.ts';
 
 export interface FileSourceOptions {
   readonly dir: string;
@@ -44,6 +45,11 @@ export interface FileSourceOptions {
   readonly validator?: CrdValidator | false;
   /** Where clusterset_gateway_manifest_problems_total and clusterset_gateway_invalid_objects are registered. */
   readonly registry?: Registry;
+  /**
+   * Where each reload's problems go; default: logged and counted here (ManifestProblemLog with `logger` and
+   * `registry`). The file source thread sends them to the thread that serves, which logs and counts them.
+   */
+  readonly problemSink?: ManifestProblemSink;
   /** API groups whose ServiceImports are read (--service-import-kinds); default: decode.ts's list. */
   readonly serviceImportGroups?: readonly string[];
   /** Unknown and repeated fields refuse the object (`Strict`, the default) or are dropped with a warning. */
@@ -94,9 +100,8 @@ export class FileSource implements Source {
   readonly #debounceMs: number;
   readonly #maxFileBytes: number;
   readonly #maxObjects: number;
-  readonly #problemCounter: BadInputReporter;
+  readonly #problemSink: ManifestProblemSink;
   readonly #store: ObjectStore;
-  readonly #invalidGauge: Gauge | undefined;
   readonly #decode: DecodeOptions;
   readonly #validator: CrdValidator | undefined;
   readonly #lastGood = new Map<string, readonly ManifestEntry[]>();
@@ -127,16 +132,11 @@ export class FileSource implements Source {
     this.#readFile = options.readFile ?? readBounded;
     this.#maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MANIFEST_BYTES;
     this.#maxObjects = options.maxObjects ?? DEFAULT_MAX_MANIFEST_OBJECTS;
-    this.#problemCounter = new BadInputReporter(
-      options.registry ?? new Registry(),
-      this.#logger,
-      MANIFEST_PROBLEMS,
-    );
+    this.#problemSink = options.problemSink ?? new ManifestProblemLog(this.#logger, options.registry);
     const validator =
       options.validator === false ? undefined : (options.validator ?? defaultFileValidator(this.#logger));
     this.#validator = validator;
     this.#store = new ObjectStore(undefined, validator, options.fieldValidation ?? 'Strict');
-    this.#invalidGauge = options.registry ? invalidObjectsGauge(options.registry) : undefined;
     this.#decode =
       options.serviceImportGroups !== undefined ? { serviceImportGroups: options.serviceImportGroups } : {};
   }
@@ -210,7 +210,7 @@ export class FileSource implements Source {
     } catch (error) {
       // The folder went away or became unreadable while watched: what was read last stays in effect.
       const reason = `${fsReason(error)}; the last configuration read from it stays in effect`;
-      this.#reportProblems([{ file: this.#dir, line: 0, message: reason }]);
+      this.#reportProblems([{ file: this.#dir, line: 0, message: reason }], undefined);
       return;
     }
     const states = new Map<string, FileState>();
@@ -269,8 +269,7 @@ export class FileSource implements Source {
       else problems.push(...this.#duplicates.problems(file));
     }
     const admission = this.#store.invalidIn(included.keys());
-    this.#invalidGauge?.set(admission.invalidObjects + refused);
-    this.#reportProblems([...problems, ...admission.invalid]);
+    this.#reportProblems([...problems, ...admission.invalid], admission.invalidObjects + refused);
     this.#snapshot = Snapshot.withChanges(this.#snapshot, changes.set, changes.removed);
     onSnapshot(this.#snapshot);
   }
@@ -365,18 +364,9 @@ export class FileSource implements Source {
     return { kept, refused };
   }
 
-  #reportProblems(problems: readonly ManifestProblem[]): void {
-    const before = new Set(this.#problems.map(formatProblem));
-    for (const problem of problems) {
-      if (!before.has(formatProblem(problem))) {
-        this.#problemCounter.count('manifest');
-        const fields = { file: problem.file, line: problem.line };
-        if (problem.warning) this.#logger.warn(fields, `manifest warning: ${formatProblem(problem)}`);
-        else this.#logger.error(fields, `manifest problem: ${formatProblem(problem)}`);
-      }
-    }
-    if (problems.length === 0 && this.#problems.length > 0) this.#logger.info('manifest problems resolved');
+  #reportProblems(problems: readonly ManifestProblem[], invalidObjects: number | undefined): void {
     this.#problems = problems;
+    this.#problemSink.report(problems, invalidObjects);
   }
 }
 
@@ -399,12 +389,6 @@ export async function checkManifestsDir(dir: string): Promise<void> {
             : String((cause as Error).message ?? cause);
     throw new SourceError('ManifestDirUnreadable', `--manifests ${dir}: ${reason}`, { cause });
   }
-}
-
-export function formatProblem(problem: ManifestProblem): string {
-  return problem.line > 0
-    ? `${problem.file}:${problem.line}: ${problem.message}`
-    : `${problem.file}: ${problem.message}`;
 }
 
 /**
