@@ -18,7 +18,7 @@ interface ServerInternals {
   _handle?: ListeningHandle | null;
   _connections: number;
   _emitCloseIfDrained?(): void;
-  maxConnections?: number;
+  maxConnections?: number | null;
   noDelay?: boolean;
   keepAlive?: boolean;
   keepAliveInitialDelay?: number;
@@ -56,7 +56,7 @@ export function acceptTlsHandlesDirectly(server: TlsServer): boolean {
   };
   handle.onconnection = function onTlsConnection(err, client) {
     const limit = internals.maxConnections;
-    if (err !== 0 || client === undefined || (limit !== undefined && limit > 0)) {
+    if (err !== 0 || client === undefined || (limit !== undefined && limit !== null)) {
       original.call(this, err, client);
       return;
     }
@@ -88,21 +88,32 @@ function countCloseOnce(handle: TcpHandle, release: () => void): void {
 
 /**
  * What node:tls's `TLSSocket` constructor reads of the socket it wraps: a `net.Socket` (by prototype) holding a
- * connected handle, with nothing buffered, not connecting, no parent. Its events never fire; the TLS socket
- * that node:tls makes registers `'connect'`/`'close'`/`'error'` listeners on it that stay silent.
+ * connected handle, with nothing buffered, not connecting, no parent. Nothing ever emits on a carrier, so the
+ * `'connect'`/`'close'`/`'error'` listeners node:tls adds to it are dropped instead of kept. Everything but the
+ * handle lives on two shared prototypes (with and without half-open), so a carrier is one small object.
  */
+const carrierBase: object = Object.create(Socket.prototype, {
+  readableLength: { value: 0 },
+  writableLength: { value: 0 },
+  connecting: { value: false },
+  _parent: { value: null },
+  on: { value: ignoreListener },
+  once: { value: ignoreListener },
+});
+const halfOpenCarrier: object = Object.create(carrierBase, { allowHalfOpen: { value: true } });
+const closingCarrier: object = Object.create(carrierBase, { allowHalfOpen: { value: false } });
+
+function ignoreListener<T>(this: T): T {
+  return this;
+}
+
 function handleCarrier(
   handle: TcpHandle,
   allowHalfOpen: boolean,
 ): Socket & { _handle: TcpHandle | undefined } {
-  const carrier = Object.create(Socket.prototype) as Socket & { _handle: TcpHandle | undefined };
-  Object.defineProperties(carrier, {
-    readableLength: { value: 0 },
-    writableLength: { value: 0 },
-    connecting: { value: false },
-    allowHalfOpen: { value: allowHalfOpen },
-    _parent: { value: null },
-    _handle: { value: handle, writable: true },
-  });
+  const carrier = Object.create(allowHalfOpen ? halfOpenCarrier : closingCarrier) as Socket & {
+    _handle: TcpHandle | undefined;
+  };
+  carrier._handle = handle;
   return carrier;
 }
