@@ -108,13 +108,13 @@ async function main(argv: readonly string[]): Promise<void> {
   const served = (result: TranslationResult): TranslationResult =>
     withNetworkCertificate(
       withListenerBindings(result, dataPlane.listeners()),
-      identityFact(dataPlane.describeNetwork?.()?.identity),
+      identityFact(dataPlane.networkIdentity()),
       Date.now(),
       cli.network.certExpiryWarningMs,
     );
   const publish = (result: TranslationResult): Promise<void> => {
     const statuses = served(result);
-    certificateClock.arm(identityFact(dataPlane.describeNetwork?.()?.identity));
+    certificateClock.arm(identityFact(dataPlane.networkIdentity()));
     return setup.onApplied(statuses);
   };
   const republish = (): void => {
@@ -146,7 +146,7 @@ async function main(argv: readonly string[]): Promise<void> {
   // A listener bound (or lost) between tables, or a new network certificate, changes Gateway statuses without a
   // new translation.
   dataPlane.watchListeners(republish);
-  dataPlane.watchNetworkIdentity?.(republish);
+  dataPlane.watchNetworkIdentity(republish);
 
   let stopping = false;
   const state: AdminState = {
@@ -170,7 +170,7 @@ async function main(argv: readonly string[]): Promise<void> {
         problems: [
           ...listenerProblems(last?.result.table, dataPlane.listeners()),
           ...setup.problems(),
-          ...(network?.identity.problems ?? []),
+          ...(dataPlane.networkIdentity()?.problems ?? []),
         ],
         fleet: setup.fleet?.(),
         networks:

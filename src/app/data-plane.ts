@@ -4,7 +4,7 @@ import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NetworkRuntime } from '../admin/network-report.ts';
 import type { CliOptions } from '../cli/args.ts';
-import { HealthChecker } from '../health-check/health-checker.ts';
+import { defaultHealthCheckRuntime, HealthChecker } from '../health-check/health-checker.ts';
 import { changedTiers } from '../ir/changed-window.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
@@ -29,8 +29,10 @@ export interface DataPlane {
   describeBalancers(): Record<string, BalancerState>;
   /** Multi-network: identity, listener and sessions (absent with workers: each worker has its own). */
   describeNetwork?(): NetworkRuntime | undefined;
-  /** `onChange` is called whenever a new network identity is in force (absent with workers, as describeNetwork). */
-  watchNetworkIdentity?(onChange: () => void): void;
+  /** The network identity in force; with workers, the one worst off among them. Undefined without multi-network. */
+  networkIdentity(): NetworkRuntime['identity'] | undefined;
+  /** `onChange` is called whenever that may have changed (a new identity; with workers, any worker's report). */
+  watchNetworkIdentity(onChange: () => void): void;
   /** Every listening socket of the table in force, bound or not (readiness, statuses, problems read it). */
   listeners(): readonly ListenerBinding[];
   /** `onChange` is called whenever a socket is bound, fails to bind or leaves the table. */
@@ -120,6 +122,8 @@ export function startDataPlane(
     for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
   };
   const shared = role.shared;
+  const network = startNetwork(cli, logger, registry);
+  const tunnels = network.tunnels;
   const healthChecks = new HealthChecker(
     { ...cli.healthCheck, enabled: cli.healthCheck.enabled && role.probes },
     {
@@ -133,10 +137,12 @@ export function startDataPlane(
       servedRecently: (backendIds, endpointKey, withinMs) =>
         shared === undefined && backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
     },
+    tunnels === undefined
+      ? defaultHealthCheckRuntime
+      : { ...defaultHealthCheckRuntime, tunnel: (endpoint, timeoutMs) => tunnels.probe(endpoint, timeoutMs) },
   );
   const accessLog = cli.accessLog ? accessLogger(cli.logFormat) : undefined;
   const listenerWatchers: (() => void)[] = [];
-  const network = startNetwork(cli, logger, registry);
   const proxy = new ProxyServer({
     bindRetry: { maxMs: cli.limits.listenerBindRetryMaxMs },
     onListenersChange: () => {
@@ -218,6 +224,7 @@ export function startDataPlane(
     },
     describeBalancers: () => proxy.describeBalancers(),
     describeNetwork: () => network.describe(),
+    networkIdentity: () => network.describe()?.identity,
     watchNetworkIdentity: (onChange) => network.onIdentityChange(onChange),
     listeners: () => proxy.listeners(),
     watchListeners: (onChange) => listenerWatchers.push(onChange),

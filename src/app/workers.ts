@@ -12,6 +12,7 @@ import type { ListenerBinding } from '../proxy/index.ts';
 import { type DataPlane, type ProbeResult, startDataPlane } from './data-plane.ts';
 import { workersSessionSecret } from './session-setup.ts';
 import type { StartTracing } from './tracing-setup.ts';
+import { identityKey, type NetworkIdentityReport, worstNetworkIdentity } from './worker-network-identity.ts';
 
 /**
  * `--workers N` (issue 5, multi-core): the primary process runs the sources, translation, status and the admin
@@ -38,7 +39,9 @@ type FromWorker =
   | { readonly type: 'probe-result'; readonly result: ProbeResult }
   | { readonly type: 'balancers'; readonly id: number; readonly balancers: Record<string, BalancerState> }
   /** The worker's listening sockets changed (bound, failed to bind, left the table). */
-  | { readonly type: 'listeners'; readonly listeners: readonly ListenerBinding[] };
+  | { readonly type: 'listeners'; readonly listeners: readonly ListenerBinding[] }
+  /** The worker's network identity (multi-network) changed: a new certificate, a problem, a state by the clock. */
+  | { readonly type: 'network-identity'; readonly identity: NetworkIdentityReport };
 
 export interface WorkerPool extends DataPlane {
   /** Prometheus text of every worker's registry, aggregated (counters summed, gauges per worker summed). */
@@ -49,6 +52,8 @@ export interface WorkerPool extends DataPlane {
 
 /** Tells a worker the east-west port the primary settled on (the demo turns it on without a flag). */
 const EAST_WEST_PORT_ENV = 'CLUSTERSET_GATEWAY_WORKER_EAST_WEST_PORT';
+/** How often a worker checks whether its network identity report changed (files are read again every second). */
+const IDENTITY_REPORT_INTERVAL_MS = 1000;
 /** Set to 1 in the one worker that runs the active health checks. */
 const PROBER_ENV = 'CLUSTERSET_GATEWAY_WORKER_PROBES';
 /**
@@ -104,6 +109,11 @@ export async function startWorkerPool(
   const listenersChanged = (): void => {
     for (const watcher of listenerWatchers) watcher();
   };
+  const identityByWorker = new Map<number, NetworkIdentityReport>();
+  const identityWatchers: (() => void)[] = [];
+  const identityChanged = (): void => {
+    for (const watcher of identityWatchers) watcher();
+  };
 
   const fork = (probes: boolean): Worker => {
     const worker = cluster.fork({
@@ -123,6 +133,9 @@ export async function startWorkerPool(
       } else if (message.type === 'listeners') {
         listenersByWorker.set(worker.id, message.listeners);
         listenersChanged();
+      } else if (message.type === 'network-identity') {
+        identityByWorker.set(worker.id, message.identity);
+        identityChanged();
       } else if (message.type === 'balancers') {
         describing.get(message.id)?.(message.balancers);
         describing.delete(message.id);
@@ -138,6 +151,7 @@ export async function startWorkerPool(
     worker.on('exit', (code, signal) => {
       settle(worker.id, Number.POSITIVE_INFINITY);
       if (listenersByWorker.delete(worker.id)) listenersChanged();
+      if (identityByWorker.delete(worker.id)) identityChanged();
       if (stopping) return;
       log.error({ worker: worker.id, code, signal }, 'worker exited; starting another');
       // The replacement of the prober probes, so health checks never stop nor run twice.
@@ -177,6 +191,8 @@ export async function startWorkerPool(
     describeBalancers: () => ({}),
     listeners: () => mergeListeners(listenersByWorker.values()),
     watchListeners: (onChange) => listenerWatchers.push(onChange),
+    networkIdentity: () => worstNetworkIdentity(identityByWorker.values()),
+    watchNetworkIdentity: (onChange) => identityWatchers.push(onChange),
     balancers() {
       const target = prober?.isConnected() ? prober : undefined;
       if (target === undefined) return Promise.resolve({});
@@ -250,6 +266,18 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
   dataPlane.watchListeners(() =>
     process.send?.({ type: 'listeners', listeners: dataPlane.listeners() } satisfies FromWorker),
   );
+  let identitySent: string | undefined;
+  const reportIdentity = (): void => {
+    const identity = dataPlane.networkIdentity();
+    if (identity === undefined) return;
+    const key = identityKey(identity);
+    if (key === identitySent) return;
+    identitySent = key;
+    process.send?.({ type: 'network-identity', identity } satisfies FromWorker);
+  };
+  dataPlane.watchNetworkIdentity(reportIdentity);
+  // Problems (a set refused, the last good one kept) and the expiry state change without a new identity.
+  setInterval(reportIdentity, IDENTITY_REPORT_INTERVAL_MS).unref();
   process.on('message', (message: ToWorker) => {
     if (message?.type === 'probe-result') {
       dataPlane.recordProbe(message.result);
@@ -269,7 +297,11 @@ export function runWorker(cli: CliOptions, startTracing?: StartTracing): void {
         ? dataPlane.apply(message.table)
         : dataPlane.applyEndpoints(message.backends);
     applied.then(
-      () => process.send?.({ type: 'route-table-applied', id: message.id } satisfies FromWorker),
+      () => {
+        // A table can carry a new identity (--network-tls-secret): the primary hears of it before the table settles.
+        reportIdentity();
+        process.send?.({ type: 'route-table-applied', id: message.id } satisfies FromWorker);
+      },
       (error: unknown) =>
         process.send?.({
           type: 'route-table-failed',

@@ -150,6 +150,7 @@ export class ProxyServer {
             rejections: this.#rejections,
             limits: this.#limits,
             ...(options.paths ? { paths: options.paths } : {}),
+            ...(options.sessions ? { sessions: options.sessions } : {}),
             connect: {
               ...DEFAULT_EAST_WEST_CONNECT,
               ...options.layer4?.tcp,

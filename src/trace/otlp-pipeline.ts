@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -52,7 +53,14 @@ export function startOtlpTracing(
     exportTimeoutMillis: options.exportTimeoutMs + 1000,
   });
   const provider = new BasicTracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': options.serviceName })),
+    resource: defaultResource().merge(
+      resourceFromAttributes({
+        'service.name': options.serviceName,
+        // Each --workers worker exports its own spans: a collector tells the processes apart by these.
+        'service.instance.id': randomUUID(),
+        'process.pid': process.pid,
+      }),
+    ),
     sampler: new ParentOrRatioSampler(options.sampleRatio),
     spanLimits: { attributeValueLengthLimit: 1024 },
     spanProcessors: [new BoundedQueueProcessor(batches, accounting)],

@@ -237,3 +237,94 @@ describe('network certificates from a Secret', () => {
     expect(JSON.parse(body).routeTable.networkIdentity.keyPem).toMatch(/^<redacted, \d+ bytes>$/);
   });
 });
+
+/**
+ * `--workers 2`: each worker loads the identity itself; the primary, which writes statuses, lays the worst of
+ * the workers' reports on every Gateway, and follows a rotation and a refused set as the single process does.
+ */
+describe('network certificates from a Secret, with --workers 2', () => {
+  let dir: string;
+  let gw: GatewayProcess;
+  let pods: RunningEcho[];
+  let ca: string;
+
+  const condition = async () =>
+    (
+      JSON.parse((await gw.adminGet('/config_dump')).body).statuses['Gateway/demo/edge']?.status.conditions ??
+      []
+    ).find((c: { type: string }) => c.type === 'NetworkCertificateValid');
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'csgw-netcert-workers-'));
+    makeTrustDomain(dir, 'demo.local', ['west']);
+    ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+    pods = await startEchoes([{ pod: 'west-pod', cluster: 'west' }], { namespace: 'demo', service: 'web' });
+    gw = await startGateway({
+      args: [
+        '--workers',
+        '2',
+        '--cluster',
+        'west',
+        '--network',
+        'net-west',
+        '--network-gateway-port',
+        String(await freePort()),
+        '--network-tls-secret',
+        'net/west-identity',
+        '--network-trust-bundle-configmap',
+        'net/network-trust',
+      ],
+      manifests: {
+        'gateway.yaml': yamlDocs(
+          gatewayClass(),
+          gateway('edge', 'demo', [{ name: 'http', protocol: 'HTTP', port: await freePort() }]),
+        ),
+        'identity.yaml': yamlDocs(
+          identitySecret(
+            readFileSync(join(dir, 'west.crt'), 'utf8'),
+            readFileSync(join(dir, 'west.key'), 'utf8'),
+          ),
+          bundle(ca),
+        ),
+      },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw?.stop();
+    await closeAll(pods ?? []);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sets NetworkCertificateValid from the workers, and follows a rotation to an expiring certificate', async () => {
+    await eventually(async () =>
+      expect(await condition()).toMatchObject({
+        status: 'True',
+        reason: 'Valid',
+        message: expect.stringContaining(
+          'spiffe://demo.local/cluster/west (Secret net/west-identity) is valid until',
+        ),
+      }),
+    );
+    const renewed = signedCertificate(dir, 'west-2', 'spiffe://demo.local/cluster/west', 2);
+    await gw.writeManifest('identity.yaml', yamlDocs(identitySecret(renewed.cert, renewed.key), bundle(ca)));
+    await eventually(
+      async () => expect(await condition()).toMatchObject({ status: 'False', reason: 'Expiring' }),
+      10_000,
+    );
+  });
+
+  it('lists a refused set among the problems while the last good certificate stays in force', async () => {
+    const stray = signedCertificate(dir, 'west-3', 'spiffe://demo.local/cluster/west', 30);
+    await gw.writeManifest(
+      'identity.yaml',
+      yamlDocs(identitySecret(stray.cert, readFileSync(join(dir, 'west.key'), 'utf8')), bundle(ca)),
+    );
+    await eventually(async () =>
+      expect(JSON.parse((await gw.adminGet('/config_dump')).body).problems).toContainEqual(
+        expect.stringContaining('tls.key does not match Secret net/west-identity tls.crt'),
+      ),
+    );
+    expect(await condition()).toMatchObject({ status: 'False', reason: 'Expiring' });
+  });
+});

@@ -8,6 +8,7 @@ import type { ListenerDeps } from '../compile/compile-listeners.ts';
 import { type CompiledEastWest, compileEastWest } from '../compile/east-west-compile.ts';
 import type { AccessLog } from '../exchange/access-log.ts';
 import type { PathNormalization } from '../exchange/path-normalization.ts';
+import type { SessionServices } from '../exchange/session-persistence.ts';
 import type { UpstreamPools } from '../upstream/upstream-pools.ts';
 import type { EastWestConnectOptions } from './east-west-connect.ts';
 import { EastWestServer } from './east-west-server.ts';
@@ -32,6 +33,8 @@ export interface EastWestProxyOptions {
   readonly rejections?: BadInputReporter;
   readonly limits?: ListenerLimits;
   readonly paths?: PathNormalization;
+  /** Session persistence's keys and counters, the same as the Gateway listeners': a value works on both. */
+  readonly sessions?: SessionServices;
   /** CONNECT tunnels (the TCP listeners' timeouts, and the tunnels to other networks). */
   readonly connect?: EastWestConnectOptions;
 }
@@ -83,6 +86,7 @@ export class EastWestProxy {
       rejections,
       limits,
       paths,
+      sessions,
       logger,
       bindings,
       connect,
@@ -97,6 +101,7 @@ export class EastWestProxy {
             ? { sendTimeoutMs: limits.sendTimeoutMs, tunnelIdleTimeoutMs: limits.tunnelIdleTimeoutMs }
             : {}),
           ...(paths ? { paths } : {}),
+          ...(sessions ? { sessions } : {}),
           ...(tracer ? { tracer } : {}),
         },
         registry,
