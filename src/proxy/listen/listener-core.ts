@@ -8,11 +8,10 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { TLSSocket, Server as TlsServer } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { BadInputReporter } from '../../net/bad-input.ts';
 import { listen } from '../../net/listen.ts';
-import { acceptTlsHandlesDirectly } from '../../net/tls-accept.ts';
 import { sendLocalReply } from '../exchange/local-reply.ts';
 import type { ResumeHttp1 } from '../exchange/upgrade-exchange.ts';
 import { splitCleartextConnections } from './http2-preface.ts';
@@ -234,13 +233,8 @@ export class ListenerCore {
     });
   }
 
-  async listen(host: string, port: number): Promise<number> {
-    const bound = await listen(this.server, host, port);
-    // One stream object per TLS connection instead of two (tls-accept.ts); with the lean path, whose point is
-    // to leave Node's per-connection machinery, so `--no-lean-http1` also turns this off.
-    if (this.#role.tls !== undefined && this.#role.leanHttp1 === true)
-      acceptTlsHandlesDirectly(this.server as unknown as TlsServer);
-    return bound;
+  listen(host: string, port: number): Promise<number> {
+    return listen(this.server, host, port);
   }
 
   /**
