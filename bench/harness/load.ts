@@ -42,6 +42,19 @@ export interface LoadResult {
     readonly max: number;
     readonly mean: number;
   };
+  /**
+   * wrk only: its own per-request times (request written to answer read), without the coordinated-omission
+   * correction wrk 4.1 applies to `latencyMs` (a slow request there also adds samples at itself minus 1, 2, ...
+   * expected intervals). From a log-linear histogram in wrk's Lua script (3 significant figures);
+   * `requests` is how many answers it paired with their request.
+   */
+  readonly perRequestLatencyMs?: {
+    readonly p50: number;
+    readonly p99: number;
+    readonly p999: number;
+    readonly max: number;
+    readonly requests: number;
+  };
   /** Connection errors, read/write errors and timeouts (gRPC: streams reset or cut). */
   readonly errors: number;
   /** HTTP status outside 2xx (gRPC: a grpc-status other than OK). */

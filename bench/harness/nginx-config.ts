@@ -1,4 +1,5 @@
 import { type Endpoint, endpointKey } from './endpoints.ts';
+import { WRK_REQUEST_ID_HEADER } from './wrk-request-id.ts';
 
 /**
  * nginx configuration text for the roles nginx plays: the backend (`return 200`, static files, optionally
@@ -87,6 +88,9 @@ export function nginxBackendConfig(
   }
   server {
 ${listenLines}
+    # wrk's per-request latency pairs each answer with its request by this id (bench/harness/wrk-load.ts);
+    # without the request header nginx adds nothing.
+    add_header ${WRK_REQUEST_ID_HEADER} $http_${WRK_REQUEST_ID_HEADER.toLowerCase().replaceAll('-', '_')};
     location /files/ { root ${filesDir}; }
     location = /upload {
       client_body_buffer_size 2m;

@@ -45,6 +45,11 @@ export interface ResultRow {
   readonly p99Ms?: number;
   readonly p999Ms?: number;
   readonly maxMs?: number;
+  /** wrk only: medians (max: the max) of RunSample.perRequestLatencyMs, its times without the correction. */
+  readonly perRequestP50Ms?: number;
+  readonly perRequestP99Ms?: number;
+  readonly perRequestP999Ms?: number;
+  readonly perRequestMaxMs?: number;
   readonly errors?: number;
   readonly non2xx?: number;
   readonly proxyCpuCores?: number;

@@ -302,7 +302,7 @@ async function measureScenario(
             );
             entry.samples.get(tool)?.push(sample);
             options.log(
-              `${tag} ${entry.config.label} ${tool} run ${run}/${options.runs}: ${Math.round(sample.rps).toLocaleString('en-US')} req/s, p99 ${sample.latencyMs.p99.toFixed(2)} ms, errors ${sample.errors}, non-2xx ${sample.non2xx}${sample.churns !== undefined ? `, ${sample.churns} config changes` : ''}`,
+              `${tag} ${entry.config.label} ${tool} run ${run}/${options.runs}: ${Math.round(sample.rps).toLocaleString('en-US')} req/s, p99 ${sample.latencyMs.p99.toFixed(2)} ms${sample.perRequestLatencyMs ? ` (per request ${sample.perRequestLatencyMs.p99.toFixed(2)} ms)` : ''}, errors ${sample.errors}, non-2xx ${sample.non2xx}${sample.churns !== undefined ? `, ${sample.churns} config changes` : ''}`,
             );
           });
         }

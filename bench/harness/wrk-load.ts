@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinnedArgv } from './affinity.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { WRK_REQUEST_ID_HEADER } from './wrk-request-id.ts';
 
 /**
  * wrk with one thread (it shares the load-generator core with the backend) and `--latency`. A Lua `done`
@@ -56,36 +57,90 @@ export function wrkScript(spec: LoadSpec): string {
     lines.push(`wrk.body = string.rep("a", ${spec.bodyBytes})`);
     lines.push(`wrk.headers["Content-Type"] = "application/octet-stream"`);
   }
-  const [first] = spec.targets;
-  if (spec.targets.length === 1 && first) {
-    // A static request: wrk builds it once, the cheapest way to load.
-    lines.push(`wrk.path = ${luaString(first.path)}`, `wrk.headers["Host"] = ${luaString(first.host)}`);
-  } else {
-    lines.push('local targets = {');
-    for (const t of spec.targets) lines.push(`  {${luaString(t.host)}, ${luaString(t.path)}},`);
-    lines.push(
-      '}',
-      'local n = #targets',
-      'local i = 0',
-      'request = function()',
-      '  i = i % n + 1',
-      '  local t = targets[i]',
-      '  wrk.headers["Host"] = t[1]',
-      '  return wrk.format(nil, t[2])',
-      'end',
-    );
-  }
+  // Every request carries a number the backend echoes, so that `response` can find when it was sent: wrk
+  // tells Lua nothing about which connection an answer came on.
+  lines.push(...PER_REQUEST_CLOCK, 'local targets = {');
+  for (const t of spec.targets) lines.push(`  {${luaString(t.host)}, ${luaString(t.path)}},`);
   lines.push(
+    '}',
+    'local n = #targets',
+    'local i = 0',
+    'local id = 0',
+    'local sent = {}',
+    // Log-linear buckets: exact below 1,024 us, then 512 per doubling (0.2 %), keyed by their lower bound.
+    'latency_buckets = {}',
+    'latency_max = 0',
+    'latency_paired = 0',
+    'request = function()',
+    '  i = i % n + 1',
+    '  id = id + 1',
+    '  local t = targets[i]',
+    '  wrk.headers["Host"] = t[1]',
+    `  wrk.headers["${WRK_REQUEST_ID_HEADER}"] = id`,
+    '  sent[id] = now_us()',
+    '  return wrk.format(nil, t[2])',
+    'end',
+    'response = function(status, headers, body)',
+    `  local key = tonumber(headers["${WRK_REQUEST_ID_HEADER}"] or headers["${WRK_REQUEST_ID_HEADER.toLowerCase()}"])`,
+    '  local start = key and sent[key]',
+    '  if not start then return end',
+    '  sent[key] = nil',
+    '  local us = math.floor(now_us() - start)',
+    '  if us > latency_max then latency_max = us end',
+    '  local b, w = us, 1',
+    '  while b >= 1024 do b = math.floor(b / 2); w = w * 2 end',
+    '  b = b * w',
+    '  latency_buckets[b] = (latency_buckets[b] or 0) + 1',
+    '  latency_paired = latency_paired + 1',
+    'end',
+    // `done` runs in wrk's main Lua state: the threads' figures are fetched from each thread.
+    'local threads = {}',
+    'setup = function(thread) threads[#threads + 1] = thread end',
+    'local function per_request()',
+    '  local counts, total, max = {}, 0, 0',
+    '  for _, thread in ipairs(threads) do',
+    '    for b, c in pairs(thread:get("latency_buckets")) do counts[b] = (counts[b] or 0) + c end',
+    '    total = total + thread:get("latency_paired")',
+    '    max = math.max(max, thread:get("latency_max"))',
+    '  end',
+    '  local keys = {}',
+    '  for b in pairs(counts) do keys[#keys + 1] = b end',
+    '  table.sort(keys)',
+    // wrk's own rank rule (stats_percentile), so both figures count the same way.
+    '  local function at(p)',
+    '    local rank, seen = math.floor(p / 100 * total + 0.5 + 0.5), 0',
+    '    for _, b in ipairs(keys) do',
+    '      seen = seen + counts[b]',
+    '      if seen >= rank then return b end',
+    '    end',
+    '    return max',
+    '  end',
+    '  return string.format(\',"u_requests":%d,"u_p50":%d,"u_p99":%d,"u_p999":%d,"u_max":%d\', total, at(50), at(99), at(99.9), max)',
+    'end',
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
-    '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d,"p999":%d,"max":%d,"mean":%f,"bytes":%d}\\n\',',
+    '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d,"p999":%d,"max":%d,"mean":%f,"bytes":%d%s}\\n\',',
     '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
     '    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,',
-    '    summary.bytes))',
+    '    summary.bytes, per_request()))',
     'end',
   );
   return `${lines.join('\n')}\n`;
 }
+
+/** A microsecond monotonic clock: wrk 4.1 gives Lua none, its LuaJIT has the FFI. */
+const PER_REQUEST_CLOCK: readonly string[] = [
+  'local ffi = require("ffi")',
+  'ffi.cdef[[',
+  'typedef struct { long tv_sec; long tv_nsec; } bench_timespec;',
+  'int clock_gettime(int clock, bench_timespec *ts);',
+  ']]',
+  'local timespec = ffi.new("bench_timespec")',
+  'local function now_us()',
+  '  ffi.C.clock_gettime(1, timespec)',
+  '  return tonumber(timespec.tv_sec) * 1000000 + tonumber(timespec.tv_nsec) / 1000',
+  'end',
+];
 
 function luaString(text: string): string {
   return JSON.stringify(text);
@@ -106,6 +161,12 @@ interface WrkHook {
   mean: number;
   /** Absent from the output of an older script. */
   bytes?: number;
+  /** wrk's per-request times without its correction, in us; absent from an older script's output. */
+  u_requests?: number;
+  u_p50?: number;
+  u_p99?: number;
+  u_p999?: number;
+  u_max?: number;
 }
 
 /** Parses wrk's stdout: the WRK_RESULT line when present, the `--latency` text otherwise. */
@@ -130,6 +191,17 @@ export function parseWrkOutput(stdout: string): LoadResult {
       errors: hook.connect + hook.read + hook.write + hook.timeout,
       non2xx: hook.status,
       ...(hook.bytes !== undefined ? { bytesRead: hook.bytes } : {}),
+      ...(hook.u_requests
+        ? {
+            perRequestLatencyMs: {
+              p50: (hook.u_p50 ?? Number.NaN) / 1000,
+              p99: (hook.u_p99 ?? Number.NaN) / 1000,
+              p999: (hook.u_p999 ?? Number.NaN) / 1000,
+              max: (hook.u_max ?? Number.NaN) / 1000,
+              requests: hook.u_requests,
+            },
+          }
+        : {}),
     };
   }
   return text;
