@@ -19,6 +19,12 @@ export interface LoadSpec {
   /** gRPC: calls in flight on each HTTP/2 connection at all times. */
   readonly streamsPerConnection?: number;
   readonly durationSec: number;
+  /**
+   * wrk only: number every request and time it in wrk's Lua script (LoadResult.perRequestLatencyMs). The
+   * hooks cost wrk about 4 us of CPU per request on the core it shares with the backend, so the suite does
+   * this in a pass of its own, after the measured runs.
+   */
+  readonly perRequestLatency?: boolean;
   /** wrk runs on these CPUs (taskset) instead of the runner's; for scenarios that unpin everything. */
   readonly cpus?: string;
 }

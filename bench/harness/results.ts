@@ -37,6 +37,12 @@ export interface ResultRow {
   readonly reason?: string;
   readonly tool?: LoadTool;
   readonly runs: readonly RunSample[];
+  /**
+   * wrk only: one more run after `runs`, with wrk's script numbering and timing every request
+   * (perRequestLatencyMs: its times without wrk's coordinated-omission correction). Kept out of `runs`: its
+   * Lua hooks cost wrk CPU on the core it shares with the backend and lower the rate.
+   */
+  readonly perRequestPass?: RunSample;
   /** Medians over runs (latency maxima: the max over runs). */
   readonly rps?: number;
   /** Median over runs of the bytes the load generator read per second, in MB (10^6 bytes). */
@@ -45,7 +51,7 @@ export interface ResultRow {
   readonly p99Ms?: number;
   readonly p999Ms?: number;
   readonly maxMs?: number;
-  /** wrk only: medians (max: the max) of RunSample.perRequestLatencyMs, its times without the correction. */
+  /** wrk only: perRequestPass.perRequestLatencyMs, wrk's per-request times without its correction. */
   readonly perRequestP50Ms?: number;
   readonly perRequestP99Ms?: number;
   readonly perRequestP999Ms?: number;

@@ -8,8 +8,9 @@ import { WRK_REQUEST_ID_HEADER } from './wrk-request-id.ts';
 
 /**
  * wrk with one thread (it shares the load-generator core with the backend) and `--latency`. A Lua `done`
- * hook prints what the text output lacks (p99.9, exact error counts) as one JSON line; the text is parsed
- * as well and used where the hook gave nothing.
+ * hook prints what the text output lacks (p99.9, exact error counts, and wrk's per-request times without its
+ * coordinated-omission correction: LoadResult.perRequestLatencyMs) as one JSON line; the text is parsed as
+ * well and used where the hook gave nothing.
  */
 export async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-wrk-'));
@@ -56,6 +57,29 @@ export function wrkScript(spec: LoadSpec): string {
   if (spec.bodyBytes) {
     lines.push(`wrk.body = string.rep("a", ${spec.bodyBytes})`);
     lines.push(`wrk.headers["Content-Type"] = "application/octet-stream"`);
+  }
+  const [first] = spec.targets;
+  if (!spec.perRequestLatency) {
+    if (spec.targets.length === 1 && first) {
+      // A static request: wrk builds it once, the cheapest way to load.
+      lines.push(`wrk.path = ${luaString(first.path)}`, `wrk.headers["Host"] = ${luaString(first.host)}`);
+    } else {
+      lines.push('local targets = {');
+      for (const t of spec.targets) lines.push(`  {${luaString(t.host)}, ${luaString(t.path)}},`);
+      lines.push(
+        '}',
+        'local n = #targets',
+        'local i = 0',
+        'request = function()',
+        '  i = i % n + 1',
+        '  local t = targets[i]',
+        '  wrk.headers["Host"] = t[1]',
+        '  return wrk.format(nil, t[2])',
+        'end',
+      );
+    }
+    lines.push(...doneHook("''"));
+    return `${lines.join('\n')}\n`;
   }
   // Every request carries a number the backend echoes, so that `response` can find when it was sent: wrk
   // tells Lua nothing about which connection an answer came on.
@@ -117,15 +141,22 @@ export function wrkScript(spec: LoadSpec): string {
     '  end',
     '  return string.format(\',"u_requests":%d,"u_p50":%d,"u_p99":%d,"u_p999":%d,"u_max":%d\', total, at(50), at(99), at(99.9), max)',
     'end',
+    ...doneHook('per_request()'),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** `extra`: a Lua expression giving more JSON members (`,"name":value...`) or ''. */
+function doneHook(extra: string): string[] {
+  return [
     'done = function(summary, latency, requests)',
     '  local e = summary.errors',
     '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p99":%d,"p999":%d,"max":%d,"mean":%f,"bytes":%d%s}\\n\',',
     '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
     '    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,',
-    '    summary.bytes, per_request()))',
+    `    summary.bytes, ${extra}))`,
     'end',
-  );
-  return `${lines.join('\n')}\n`;
+  ];
 }
 
 /** A microsecond monotonic clock: wrk 4.1 gives Lua none, its LuaJIT has the FFI. */

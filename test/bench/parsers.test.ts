@@ -25,6 +25,22 @@ Requests/sec:  67126.00
 Transfer/sec:     15.10MB
 `;
 
+const WRK_PER_REQUEST_OUTPUT = `Running 1s test @ http://127.0.0.1:18777/
+  1 threads and 4 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency    65.81us   96.38us   2.39ms   98.18%
+    Req/Sec    54.86k     9.89k   69.25k    63.64%
+  Latency Distribution
+     50%   49.00us
+     75%   71.00us
+     90%   98.00us
+     99%  213.00us
+  59789 requests in 1.10s, 11.17MB read
+Requests/sec:  54363.27
+Transfer/sec:     10.15MB
+WRK_RESULT {"requests":59789,"duration_us":1099805,"connect":0,"read":0,"write":0,"status":0,"timeout":0,"p50":49,"p99":213,"p999":1773,"max":2392,"mean":65.805704,"bytes":11707542,"u_requests":59789,"u_p50":50,"u_p99":169,"u_p999":321,"u_max":2398}
+`;
+
 describe('wrk output', () => {
   it('reads the --latency text when the Lua hook printed nothing', () => {
     const result = parseWrkOutput(WRK_TEXT);
@@ -50,6 +66,20 @@ describe('wrk output', () => {
     expect(result.latencyMs).toEqual({ p50: 0.9, p99: 2.5, p999: 4, max: 9, mean: 0.9505 });
   });
 
+  it("reads wrk's per-request times beside its corrected ones (captured from wrk 4.1 against the nginx backend)", () => {
+    const result = parseWrkOutput(WRK_PER_REQUEST_OUTPUT);
+    expect(result).toMatchObject({ requests: 59789, errors: 0, non2xx: 0, bytesRead: 11707542 });
+    expect(result.latencyMs).toMatchObject({ p50: 0.049, p99: 0.213, p999: 1.773, max: 2.392 });
+    expect(result.perRequestLatencyMs).toEqual({
+      p50: 0.05,
+      p99: 0.169,
+      p999: 0.321,
+      max: 2.398,
+      requests: 59789,
+    });
+    expect(parseWrkOutput(WRK_TEXT).perRequestLatencyMs).toBeUndefined();
+  });
+
   it('writes a static request for one target and a rotating one for several', () => {
     const one = wrkScript({
       origin: 'http://127.0.0.1:1',
@@ -62,6 +92,7 @@ describe('wrk output', () => {
     expect(one).toContain('wrk.path = "/x"');
     expect(one).toContain('wrk.body = string.rep("a", 10)');
     expect(one).not.toContain('request = function');
+    expect(one).not.toContain('response = function');
     const many = wrkScript({
       origin: 'http://127.0.0.1:1',
       method: 'GET',
@@ -74,6 +105,16 @@ describe('wrk output', () => {
     });
     expect(many).toContain('{"b.test", "/y"},');
     expect(many).toContain('request = function');
+    const timed = wrkScript({
+      origin: 'http://127.0.0.1:1',
+      method: 'GET',
+      targets: [{ host: 'a.test', path: '/x' }],
+      connections: 1,
+      durationSec: 1,
+      perRequestLatency: true,
+    });
+    expect(timed).toContain('wrk.headers["X-Bench-Id"] = id');
+    expect(timed).toContain('response = function');
   });
 });
 
