@@ -4,7 +4,7 @@ import { type Logger, pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NetworkRuntime } from '../admin/network-report.ts';
 import type { CliOptions } from '../cli/args.ts';
-import { HealthChecker } from '../health-check/health-checker.ts';
+import { defaultHealthCheckRuntime, HealthChecker } from '../health-check/health-checker.ts';
 import { changedTiers } from '../ir/changed-window.ts';
 import type { BackendCluster, RouteTable } from '../ir/route-table.ts';
 import type { BalancerState } from '../lb/index.ts';
@@ -122,6 +122,8 @@ export function startDataPlane(
     for (const id of backendIds) balancers.recordProbe(id, endpointKey, ok, kind);
   };
   const shared = role.shared;
+  const network = startNetwork(cli, logger, registry);
+  const tunnels = network.tunnels;
   const healthChecks = new HealthChecker(
     { ...cli.healthCheck, enabled: cli.healthCheck.enabled && role.probes },
     {
@@ -135,10 +137,12 @@ export function startDataPlane(
       servedRecently: (backendIds, endpointKey, withinMs) =>
         shared === undefined && backendIds.every((id) => balancers.servedRecently(id, endpointKey, withinMs)),
     },
+    tunnels === undefined
+      ? defaultHealthCheckRuntime
+      : { ...defaultHealthCheckRuntime, tunnel: (endpoint, timeoutMs) => tunnels.probe(endpoint, timeoutMs) },
   );
   const accessLog = cli.accessLog ? accessLogger(cli.logFormat) : undefined;
   const listenerWatchers: (() => void)[] = [];
-  const network = startNetwork(cli, logger, registry);
   const proxy = new ProxyServer({
     bindRetry: { maxMs: cli.limits.listenerBindRetryMaxMs },
     onListenersChange: () => {

@@ -1,4 +1,4 @@
-import type { BackendCluster } from '../ir/route-table.ts';
+import type { BackendCluster, UpstreamEndpoint } from '../ir/route-table.ts';
 import { Deadline, TimerWheel } from '../net/timer-wheel.ts';
 import { type HttpProbeTarget, httpProbe, type ProbeResult, type ProbeTarget, tcpProbe } from './probes.ts';
 
@@ -44,6 +44,11 @@ export interface HealthCheckRuntime {
   random(): number;
   tcp(target: ProbeTarget): Promise<ProbeResult>;
   http(target: HttpProbeTarget): Promise<ProbeResult>;
+  /**
+   * Another network's gateway (an endpoint with a tunnel): its mutual-TLS handshake, proving the cluster it
+   * stands for. Without it (no network identity configured) such endpoints get the TCP connect.
+   */
+  tunnel?(endpoint: UpstreamEndpoint, timeoutMs: number): Promise<ProbeResult>;
   every(ms: number, tick: () => void): { stop(): void };
 }
 
@@ -56,6 +61,8 @@ interface Target {
   readonly kind: 'tcp' | 'http';
   readonly endpointKey: string;
   readonly probe: HttpProbeTarget;
+  /** Set for another network's gateway: probed by runtime.tunnel when there is one. */
+  readonly tunnel: UpstreamEndpoint | undefined;
   readonly intervalMs: number;
   backends: string[];
   active: boolean;
@@ -67,7 +74,7 @@ interface Target {
   startedMs: number;
 }
 
-const realRuntime: HealthCheckRuntime = {
+export const defaultHealthCheckRuntime: HealthCheckRuntime = {
   now: () => performance.now(),
   random: Math.random,
   tcp: tcpProbe,
@@ -96,7 +103,11 @@ export class HealthChecker {
   #stretch = 1;
   #timer: { stop(): void } | undefined;
 
-  constructor(options: HealthCheckOptions, sink: HealthCheckSink, runtime: HealthCheckRuntime = realRuntime) {
+  constructor(
+    options: HealthCheckOptions,
+    sink: HealthCheckSink,
+    runtime: HealthCheckRuntime = defaultHealthCheckRuntime,
+  ) {
     this.#options = options;
     this.#sink = sink;
     this.#runtime = runtime;
@@ -216,7 +227,7 @@ export class HealthChecker {
         : `tcp|${intervalMs}|${timeoutMs}`;
     for (const tier of backend.tiers) {
       for (const endpoint of tier) {
-        // Another network's gateway answers only mutual TLS: it is probed by TCP connect whatever the backend asks.
+        // Another network's gateway answers only mutual TLS: its handshake is the probe, whatever the backend asks.
         const tunnel = endpoint.tunnel !== undefined;
         const kind = tunnel ? 'tcp' : backendKind;
         const id = `${endpoint.key}|${tunnel ? `tcp|${intervalMs}|${timeoutMs}` : check}`;
@@ -238,6 +249,7 @@ export class HealthChecker {
             statusMin,
             statusMax,
           },
+          tunnel: tunnel ? endpoint : undefined,
           intervalMs,
           backends: [backend.id],
           active: true,
@@ -275,11 +287,18 @@ export class HealthChecker {
     }
     target.running = true;
     target.startedMs = startMs;
-    const probe = target.kind === 'http' ? this.#runtime.http(target.probe) : this.#runtime.tcp(target.probe);
+    const probe = this.#probe(target);
     probe.then(
       (result) => this.#done(target, result),
       () => this.#done(target, 'local'),
     );
+  }
+
+  #probe(target: Target): Promise<ProbeResult> {
+    const runtime = this.#runtime;
+    if (target.tunnel !== undefined && runtime.tunnel !== undefined)
+      return runtime.tunnel(target.tunnel, target.probe.timeoutMs);
+    return target.kind === 'http' ? runtime.http(target.probe) : runtime.tcp(target.probe);
   }
 
   #done(target: Target, result: ProbeResult): void {

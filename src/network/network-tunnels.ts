@@ -20,6 +20,9 @@ export type TunnelConnect = (
   callback: (err: Error | null, socket: Duplex | null) => void,
 ) => void;
 
+/** How a probe of another network's gateway ended (the health checker's probe results). */
+export type GatewayProbeResult = 'success' | 'failure' | 'timeout' | 'local';
+
 /** A tunnel the remote gateway would not open (refused, nothing healthy there): a connect failure, retried elsewhere. */
 export class TunnelRefusedError extends Error {
   readonly code = 'CSG_TUNNEL_REFUSED';
@@ -100,6 +103,54 @@ export class NetworkTunnels {
     return (_options, callback) => this.#open(endpoint, callback);
   }
 
+  /**
+   * A health probe of another network's gateway: the whole mutual-TLS handshake, on a session of its own, until
+   * the peer's SETTINGS (a peer that refuses our certificate closes instead), then closed. A TCP connect alone
+   * passes an address that leads back to this gateway, to another cluster's gateway or to a server that is not
+   * one; each of those fails here, its reason counted as a traffic handshake's is. `local`: this gateway has no
+   * usable certificate to probe with, which says nothing of the peer.
+   */
+  probe(endpoint: UpstreamEndpoint, timeoutMs: number): Promise<GatewayProbeResult> {
+    if (!this.#options.tls.ready) return Promise.resolve('local');
+    return new Promise((resolve) => {
+      let settled = false;
+      let handshaken = false;
+      let session: ClientHttp2Session | undefined;
+      const done = (result: GatewayProbeResult): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        session?.destroy();
+        resolve(result);
+      };
+      const timer = setTimeout(done, timeoutMs, 'timeout');
+      try {
+        session = this.#connect(endpoint);
+      } catch {
+        done('local');
+        return;
+      }
+      session.once('connect', () => {
+        handshaken = true;
+      });
+      session.once('remoteSettings', () => {
+        this.#lastFailure.delete(endpoint.key);
+        done('success');
+      });
+      session.on('error', (err: Error & { code?: string }) => {
+        if (settled) return;
+        if (!handshaken) this.#countHandshakeFailure(endpoint, outboundHandshakeReason(err));
+        this.#noteFailure(endpoint.key, `network gateway ${endpoint.key}: ${err.message}`);
+        done('failure');
+      });
+      session.once('close', () => {
+        if (settled) return;
+        if (handshaken) this.#countHandshakeFailure(endpoint, 'closed-by-peer');
+        done('failure');
+      });
+    });
+  }
+
   close(): void {
     this.#unsubscribe();
     for (const open of this.#sessions.values()) open.session.destroy();
@@ -177,32 +228,7 @@ export class NetworkTunnels {
     const key = endpoint.key;
     const known = this.#sessions.get(key);
     if (known !== undefined && !known.session.closed && !known.session.destroyed) return known;
-    const material = this.#options.tls.material;
-    const expected = formatClusterId({ trustDomain: material.id.trustDomain, cluster: endpoint.cluster });
-    const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
-    const session = h2Connect(`https://${host}:${endpoint.port}`, {
-      cert: material.cert,
-      key: material.key,
-      ca: material.ca,
-      ALPNProtocols: ['h2'],
-      settings: { enablePush: false },
-      // The gateway proves the cluster, not a host name: its SPIFFE ID must name the cluster we want.
-      checkServerIdentity: (_host: string, cert: PeerCertificate) => {
-        const id = clusterIdOf(cert.subjectaltname);
-        if (id !== undefined && formatClusterId(id) === expected) return undefined;
-        if (id !== undefined && formatClusterId(id) === formatClusterId(material.id))
-          return Object.assign(
-            new Error(
-              `address leads back to this gateway (${expected} expected, ${formatClusterId(id)} answered)`,
-            ),
-            { code: SELF_PEER_CODE },
-          );
-        return Object.assign(
-          new Error(`certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`),
-          { code: WRONG_PEER_CODE },
-        );
-      },
-    });
+    const session = this.#connect(endpoint);
     const open: OutboundSession = { session, streams: 0 };
     this.#sessions.set(key, open);
     this.#options.metrics.sessions.inc({ direction: 'outbound' });
@@ -233,6 +259,36 @@ export class NetworkTunnels {
     });
     session.unref();
     return open;
+  }
+
+  /** A mutual-TLS HTTP/2 session to the endpoint's gateway, which must prove the endpoint's cluster. */
+  #connect(endpoint: UpstreamEndpoint): ClientHttp2Session {
+    const material = this.#options.tls.material;
+    const expected = formatClusterId({ trustDomain: material.id.trustDomain, cluster: endpoint.cluster });
+    const host = endpoint.address.includes(':') ? `[${endpoint.address}]` : endpoint.address;
+    return h2Connect(`https://${host}:${endpoint.port}`, {
+      cert: material.cert,
+      key: material.key,
+      ca: material.ca,
+      ALPNProtocols: ['h2'],
+      settings: { enablePush: false },
+      // The gateway proves the cluster, not a host name: its SPIFFE ID must name the cluster we want.
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => {
+        const id = clusterIdOf(cert.subjectaltname);
+        if (id !== undefined && formatClusterId(id) === expected) return undefined;
+        if (id !== undefined && formatClusterId(id) === formatClusterId(material.id))
+          return Object.assign(
+            new Error(
+              `address leads back to this gateway (${expected} expected, ${formatClusterId(id)} answered)`,
+            ),
+            { code: SELF_PEER_CODE },
+          );
+        return Object.assign(
+          new Error(`certificate is not ${expected} (${id ? formatClusterId(id) : 'no cluster SPIFFE ID'})`),
+          { code: WRONG_PEER_CODE },
+        );
+      },
+    });
   }
 
   #countHandshakeFailure(endpoint: UpstreamEndpoint, reason: string | undefined): void {

@@ -28,7 +28,7 @@ const BARE_IMPORTS = [
  * Running from source (`.ts`, never the built `dist/`), a worker thread registers tsx's loader itself, as a worker
  * does not inherit the parent's hooks: tsx is then present, being what runs the source.
  */
-const SOURCE_ONLY_IMPORTS = new Set(['src/app/translation-thread.ts -> tsx/esm/api']);
+const SOURCE_ONLY_IMPORTS = new Set(['src/app/spawn-thread.ts -> tsx/esm/api']);
 
 const bareImportsOf = (text: string): string[] =>
   BARE_IMPORTS.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1]!));

@@ -10,6 +10,7 @@ function harness(
   answer: (target: HttpProbeTarget) => ProbeResult = () => 'success',
   maxProbesPerSecond = 0,
   servedRecently?: (key: string) => boolean,
+  tunnelProbe?: (endpoint: UpstreamEndpoint) => ProbeResult,
 ) {
   let now = 0;
   let ticks: (() => void) | undefined;
@@ -28,6 +29,14 @@ function harness(
       probes.push({ at: now, kind: 'http', key: `${t.address}:${t.port}${t.path}` });
       return answer(t);
     },
+    ...(tunnelProbe
+      ? {
+          tunnel: async (e: UpstreamEndpoint, timeoutMs: number) => {
+            probes.push({ at: now, kind: `tunnel/${timeoutMs}`, key: e.key });
+            return tunnelProbe(e);
+          },
+        }
+      : {}),
     every: (_ms, tick) => {
       timers++;
       ticks = tick;
@@ -107,8 +116,7 @@ describe('active health checks: scheduling', () => {
     expect(h.counted.every((c) => c === 'http:local')).toBe(true);
   });
 
-  it("another network's gateway standing for a cluster is probed by TCP even when the backend asks for HTTP", async () => {
-    const h = harness();
+  function mixedBackend() {
     const local = endpoint(rows('10.0.1', 1, 'east')[0]!);
     const tunnel: UpstreamEndpoint = {
       ...local,
@@ -123,11 +131,29 @@ describe('active health checks: scheduling', () => {
       tiers: [[local, tunnel]],
       healthCheck: { kind: 'http' as const, path: '/ready', intervalMs: 500 },
     };
+    return { local, tunnel, mixed };
+  }
+
+  it("without a network identity, another network's gateway is probed by TCP even when the backend asks for HTTP", async () => {
+    const h = harness();
+    const { local, mixed } = mixedBackend();
     h.checker.apply({ [mixed.id]: mixed });
     await h.run(2_000);
     expect(new Set(h.probes.map((p) => `${p.kind} ${p.key}`))).toEqual(
       new Set([`http ${local.address}:${local.port}/ready`, 'tcp 203.0.113.7:15008']),
     );
+  });
+
+  it("with a network identity, another network's gateway is probed by its mutual-TLS handshake, and a refused one goes down", async () => {
+    const h = harness(undefined, 0, undefined, () => 'failure');
+    const { local, tunnel, mixed } = mixedBackend();
+    h.checker.apply({ [mixed.id]: mixed });
+    await h.run(2_000);
+    expect(new Set(h.probes.map((p) => `${p.kind} ${p.key}`))).toEqual(
+      new Set([`http ${local.address}:${local.port}/ready`, `tunnel/1000 ${tunnel.key}`]),
+    );
+    expect(h.results).toContainEqual({ backends: [mixed.id], key: tunnel.key, ok: false, kind: 'tcp' });
+    expect(h.results.some((r) => r.key === local.key && !r.ok)).toBe(false);
   });
 
   it('an endpoint-only change of one backend adds and drops just its probes; shared endpoints stay', async () => {

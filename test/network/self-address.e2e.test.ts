@@ -13,7 +13,7 @@ import {
   serviceImport,
   yamlDocs,
 } from '../support/manifests.ts';
-import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
+import { makeTrustDomain } from '../support/network-certs.ts';
 import { onNetwork, profileOf, UNROUTABLE } from './network-fixture.ts';
 import { counterValue } from './peer-client.ts';
 
@@ -187,6 +187,19 @@ describe('a network gateway address that is this gateway itself', () => {
         handshakeFailures: expect.objectContaining({ self: expect.any(Number) }),
       }),
     ]);
+  });
+
+  it('is found by its health probe (the mutual-TLS handshake), not only by traffic: west shows unhealthy', async () => {
+    await eventually(async () => {
+      const dump = JSON.parse((await east.adminGet('/config_dump')).body) as {
+        balancers: Record<string, { endpoints: { key: string; health?: string }[] }>;
+      };
+      const endpoints = dump.balancers[`ServiceImport/${NS}/web:80`]?.endpoints ?? [];
+      expect(endpoints.find((e) => e.key === `west@127.0.0.1:${ports.net}`)?.health).toBe('unhealthy');
+    }, 15_000);
+    // The probes keep finding it, with no request sent for web meanwhile.
+    const before = await selfFailures();
+    await eventually(async () => expect(await selfFailures()).toBeGreaterThan(before), 10_000);
   });
 
   it('with the near tier dead, a clean 502 or 503 within a bounded time; no loop, few log lines, api still served', async () => {

@@ -46,7 +46,20 @@ describe('checkRequestFields (RFC 9113 §8.1-8.3)', () => {
       te: 'Trailers',
     });
     expect(checked.contentLength).toBe(0);
-    expect(Object.getPrototypeOf(checked.headers)).toBeNull();
+  });
+
+  it('makes any field name an own property of the header object, nothing inherited', () => {
+    const names = ['__proto__', 'constructor', 'tostring', 'hasownproperty', 'valueof'];
+    const checked = checkRequestFields([...GET, ...names.flatMap((name) => [name, `v-${name}`])]);
+    expect(checked.ok).toBe(true);
+    if (!checked.ok) return;
+    for (const name of names) {
+      expect(Object.hasOwn(checked.headers, name)).toBe(true);
+      expect(checked.headers[name]).toBe(`v-${name}`);
+    }
+    expect(Object.keys(checked.headers)).toEqual([':method', ':scheme', ':authority', ':path', ...names]);
+    expect('toString' in checked.headers).toBe(false);
+    expect('hasOwnProperty' in checked.headers).toBe(false);
   });
 
   it.each([

@@ -223,7 +223,11 @@ export class ConnectionStream implements Http2StreamApi {
    * Frames up to one frame of queued bytes into `out` within `limit` (window and frame size); writes trailers or
    * the END_STREAM once the queue is empty. Returns the DATA bytes framed (counted against the windows).
    */
-  frameNext(out: Buffer[], limit: number, headers: (fields: readonly string[]) => Buffer): number {
+  frameNext(
+    out: Buffer[],
+    limit: number,
+    headers: (id: number, fields: readonly string[], endStream: boolean) => Buffer,
+  ): number {
     if (this.queuedBytes > 0) {
       if (limit <= 0) return 0;
       const chunk = this.queue[this.queueHead]!;
@@ -249,7 +253,7 @@ export class ConnectionStream implements Http2StreamApi {
     if (this.endQueued && !this.endWritten) {
       this.endWritten = true;
       if (this.pendingTrailers !== null) {
-        out.push(headers(this.pendingTrailers));
+        out.push(headers(this.id, this.pendingTrailers, true));
         this.pendingTrailers = null;
       } else {
         const header = Buffer.allocUnsafe(FRAME_HEADER_LENGTH);
@@ -289,6 +293,9 @@ export class Http2Connection implements HeldWrite {
   private outBytes = 0;
   private flushScheduled = false;
   private readonly flushBound = () => this.flushHeld();
+  /** Trailers framed by a stream (`frameNext`): one function per connection, not one per stream and flush. */
+  private readonly headerFramesBound = (id: number, fields: readonly string[], endStream: boolean) =>
+    this.headerFrames(id, fields, endStream);
 
   /** Server: the client preface bytes still to match. */
   private prefaceLeft: number;
@@ -1009,9 +1016,7 @@ export class Http2Connection implements HeldWrite {
         }
         const limit = Math.min(stream.sendWindow, this.connSendWindow, this.remoteSettings.maxFrameSize);
         const before = this.out.length;
-        const sent = stream.frameNext(this.out, limit, (fields) =>
-          this.headerFrames(stream.id, fields, true),
-        );
+        const sent = stream.frameNext(this.out, limit, this.headerFramesBound);
         if (this.out.length !== before) {
           progressed = true;
           for (let i = before; i < this.out.length; i++) this.outBytes += this.out[i]!.length;

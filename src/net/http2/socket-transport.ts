@@ -1,10 +1,11 @@
 /**
  * An Http2Connection on a socket: the socket's bytes into `receive`, the connection's frames of a turn written
- * corked (one writev), its backpressure reported, its close passed on. The only I/O of the js codec.
+ * together (turn-write.ts), its backpressure reported, its close passed on. The only I/O of the js codec.
  */
 import type { Socket } from 'node:net';
 import { DEFAULT_LIMITS, Http2Connection } from './connection.ts';
 import type { Http2ConnectionOptions, Http2Transport } from './connection-api.ts';
+import { writeTurn } from './turn-write.ts';
 
 /** How long an ended socket may take to close (a peer that does not read our GOAWAY) before it is destroyed. */
 const END_GRACE_MS = 2000;
@@ -22,13 +23,7 @@ export function connectionOnSocket(
   const transport: Http2Transport = {
     write(chunks) {
       if (socket.destroyed) return true;
-      if (chunks.length === 1) {
-        socket.write(chunks[0]!);
-      } else {
-        socket.cork();
-        for (const chunk of chunks) socket.write(chunk);
-        socket.uncork();
-      }
+      writeTurn(socket, chunks);
       return socket.writableLength <= bound;
     },
     end() {

@@ -86,6 +86,15 @@ function validName(name: string): boolean {
   return true;
 }
 
+/**
+ * The header object's constructor: its objects inherit nothing (no `constructor`, `toString`, `__proto__`
+ * accessor: a field of any name is an own property), as a null-prototype object's, but take V8's fast
+ * properties: a dictionary-mode `Object.create(null)` object holding a gRPC call's ten fields is about 370
+ * bytes larger.
+ */
+const HeaderObject = function HeaderObject() {} as unknown as new () => IncomingHttpHeaders;
+HeaderObject.prototype = Object.create(null);
+
 /** Content-Length's digits (1 to 15 of them) as a number; -1 for anything else. */
 function parseLength(value: string): number {
   if (value.length === 0 || value.length > 15) return -1;
@@ -117,7 +126,7 @@ function fail(reason: string): CheckedRequestFields {
  * `contentLength` is -1 when the request has none.
  */
 export function checkRequestFields(fields: readonly string[], extendedConnect = false): CheckedRequestFields {
-  const headers: IncomingHttpHeaders = Object.create(null);
+  const headers = new HeaderObject();
   let regular = false;
   let contentLength = -1;
   for (let i = 0; i < fields.length; i += 2) {

@@ -6,6 +6,7 @@ import {
   type Http2ConnectionHandler,
   type Http2Transport,
 } from '../../net/http2/connection.ts';
+import { writeTurn } from '../../net/http2/turn-write.ts';
 import { UpstreamFailure } from './attempt-outcome.ts';
 import type { H2cStreamTimeouts } from './h2c-stream.ts';
 import type { JsH2cRequest, StreamSession } from './js-h2c-stream.ts';
@@ -48,12 +49,7 @@ class SocketTransport implements Http2Transport {
   write(chunks: readonly Buffer[]): boolean {
     const socket = this.#socket;
     if (socket.destroyed) return true;
-    if (chunks.length === 1) socket.write(chunks[0]!);
-    else {
-      socket.cork();
-      for (const chunk of chunks) socket.write(chunk);
-      socket.uncork();
-    }
+    writeTurn(socket, chunks);
     // Over the bound a write has returned false, so 'drain' (transportDrained) follows.
     return socket.writableLength <= DEFAULT_LIMITS.maxBufferedOutput;
   }
