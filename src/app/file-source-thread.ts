@@ -64,6 +64,7 @@ export class FileSourceThread implements Source {
   readonly name = 'file';
   readonly #options: ThreadFileSourceOptions;
   readonly #nice: number;
+  readonly #spawnThread: typeof spawnThread;
   readonly #logger: Logger;
   readonly #problemLog: ManifestProblemLog;
   readonly #mirror = new SnapshotMirror();
@@ -78,10 +79,13 @@ export class FileSourceThread implements Source {
       readonly logger: Logger;
       readonly registry?: Registry;
       readonly nice?: number;
+      /** Starts the thread (tests wrap it to reach the Worker). */
+      readonly spawn?: typeof spawnThread;
     },
   ) {
-    const { logger, registry, nice, ...rest } = options;
+    const { logger, registry, nice, spawn, ...rest } = options;
     this.#options = rest;
+    this.#spawnThread = spawn ?? spawnThread;
     this.#nice = nice ?? 0;
     this.#logger = logger;
     this.#problemLog = new ManifestProblemLog(
@@ -123,7 +127,7 @@ export class FileSourceThread implements Source {
       nice: this.#nice,
       logLevel: this.#logger.level,
     };
-    const worker = spawnThread('file-source-worker-main', data);
+    const worker = this.#spawnThread('file-source-worker-main', data);
     worker.unref();
     this.#worker = worker;
     return new Promise<void>((resolve, reject) => {
@@ -178,16 +182,23 @@ export class FileSourceThread implements Source {
         }
         if (this.#stopping) return;
         this.#logger.error({ err: error }, 'file source thread stopped; starting another');
-        this.#restart = setTimeout(() => {
-          this.#spawn(onSnapshot).catch((failed: unknown) =>
-            this.#logger.error({ err: failed }, 'starting the file source thread again failed'),
-          );
-        }, RESTART_DELAY_MS);
-        this.#restart.unref();
+        this.#restartLater(onSnapshot);
       };
       worker.on('error', lost);
       worker.on('exit', (code) => lost(new Error(`the file source thread exited with code ${code}`)));
     });
+  }
+
+  /** Until a thread starts again: a folder that cannot be read now (moved, unmounted) may come back. */
+  #restartLater(onSnapshot: (snapshot: Snapshot) => void): void {
+    this.#restart = setTimeout(() => {
+      if (this.#stopping) return;
+      this.#spawn(onSnapshot).catch((failed: unknown) => {
+        this.#logger.error({ err: failed }, 'starting the file source thread again failed; trying again');
+        if (!this.#stopping) this.#restartLater(onSnapshot);
+      });
+    }, RESTART_DELAY_MS);
+    this.#restart.unref();
   }
 
   /** A line of the thread's pino, logged by this process's logger at its level. */

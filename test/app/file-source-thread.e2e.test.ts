@@ -2,10 +2,12 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Worker } from 'node:worker_threads';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileSourceThread } from '../../src/app/file-source-thread.ts';
+import { spawnThread } from '../../src/app/spawn-thread.ts';
 import type { Snapshot } from '../../src/snapshot/snapshot.ts';
 import { SourceError } from '../../src/snapshot/source.ts';
 import { FileSource, formatProblem } from '../../src/sources/file/file-source.ts';
@@ -161,5 +163,51 @@ describe('FileSourceThread', () => {
       code: 'ManifestDirUnreadable',
       message: expect.stringContaining('no such folder'),
     });
+  }, 60_000);
+  it('a thread that dies is started again, reads the folder anew and goes on following edits', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'file-source-thread-'));
+    await writeFile(join(dir, 'a.yaml'), service('one'));
+    const lines: Record<string, unknown>[] = [];
+    const capture = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+        done();
+      },
+    });
+    const threads: Worker[] = [];
+    const threaded = new FileSourceThread({
+      dir,
+      logger: pino({ level: 'info' }, capture),
+      debounceMs: 0,
+      spawn: (entry, data) => {
+        const worker = spawnThread(entry, data);
+        threads.push(worker);
+        return worker;
+      },
+    });
+    stops.push(() => threaded.stop());
+    const seen = collector();
+    await threaded.start(seen.onSnapshot);
+    await seen.waitFor((s) => portOf(s, 'one') === 80);
+
+    await threads[0]!.terminate();
+    // Edited while no thread reads the folder: the new thread's first reading has it.
+    await save(dir, 'a.yaml', service('one', 81));
+    await seen.waitFor((s) => portOf(s, 'one') === 81);
+    expect(threads).toHaveLength(2);
+    expect(lines.some((l) => l.msg === 'file source thread stopped; starting another')).toBe(true);
+
+    await save(dir, 'b.yaml', service('two'));
+    const last = await seen.waitFor((s) => portOf(s, 'two') === 80);
+    expect(portOf(last, 'one')).toBe(81);
+
+    // A folder gone when the thread dies: starting again is retried until it is back.
+    await rename(dir, `${dir}.away`);
+    await threads[1]!.terminate();
+    while (!lines.some((l) => l.msg === 'starting the file source thread again failed; trying again'))
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await rename(`${dir}.away`, dir);
+    await save(dir, 'a.yaml', service('one', 82));
+    await seen.waitFor((s) => portOf(s, 'one') === 82 && portOf(s, 'two') === 80);
   }, 60_000);
 });
