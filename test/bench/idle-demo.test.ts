@@ -20,6 +20,9 @@ describe('the idle demo measure (--idle-demo)', () => {
       startScriptFlags(withStart('node --max-semi-space-size=8 --optimize-for-size dist/main.js')),
     ).toEqual(['--max-semi-space-size=8', '--optimize-for-size']);
     expect(startScriptFlags(withStart('node dist/main.js'))).toEqual([]);
+    expect(startScriptFlags(withStart('exec node --max-semi-space-size=8 dist/main.js'))).toEqual([
+      '--max-semi-space-size=8',
+    ]);
     expect(() => startScriptFlags(withStart('tsx src/main.ts'))).toThrow(/npm start is not/);
   });
 
