@@ -41,7 +41,10 @@ export function startScriptFlags(projectDir: string): string[] {
     scripts?: Record<string, string>;
   };
   // `exec` lets the signals npm forwards reach the gateway itself; it changes nothing the bench measures.
-  const words = (pkg.scripts?.['start'] ?? '').trim().replace(/^exec\s+/, '').split(/\s+/);
+  const words = (pkg.scripts?.['start'] ?? '')
+    .trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/);
   if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js') {
     throw new Error(`${projectDir}: npm start is not "[exec] node <flags> dist/main.js"`);
   }
