@@ -7,12 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, type RunningEcho, startEchoes } from '../support/echo.ts';
 import { eventually, freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { importedSlice, serviceImport, yamlDocs } from '../support/manifests.ts';
-import {
-  identityFiles,
-  makeTrustDomain,
-  networkTlsArgs,
-  signedCertificate,
-} from '../support/network-certs.ts';
+import { makeTrustDomain, signedCertificate } from '../support/network-certs.ts';
 import { onNetwork } from './network-fixture.ts';
 import { counterValue, httpThrough, openPeer, openStream, type PeerTls, wentAway } from './peer-client.ts';
 

@@ -15,7 +15,7 @@ import { rawExchange } from '../hostile/raw-client.ts';
 import { endpoint, entry, simpleTable, startProxy, type TestProxy, to } from '../proxy/fixtures.ts';
 import { freePort, type GatewayProcess, startGateway } from '../support/gateway-process.ts';
 import { importedSlice, serviceImport, yamlDocs } from '../support/manifests.ts';
-import { identityFiles, makeTrustDomain, networkTlsArgs } from '../support/network-certs.ts';
+import { identityFiles, makeTrustDomain } from '../support/network-certs.ts';
 import { onNetwork } from './network-fixture.ts';
 
 /**
