@@ -74,10 +74,10 @@ async function openPrimarySource(cli: CliOptions, logger: Logger, registry: Regi
       fieldValidation: cli.fieldValidation,
       ...serviceImportGroupsOption(cli),
     };
-    // With the translation thread, the folder is read on a thread of its own too: the serving thread gets only
-    // what changed (issue 45); without it, on this thread in slices, as translation is.
+    // On a thread of its own when asked for (it costs an isolate, ~10 MiB): the serving thread then gets only
+    // what changed (issue 45); otherwise on this thread in slices, as inline translation is.
     return fileSetup(
-      cli.translationThread
+      cli.translationThread && cli.fileSourceThread
         ? new FileSourceThread({ ...options, nice: cli.limits.translationThreadNice })
         : new FileSource({ ...options, sliceMs: cli.limits.translationSliceMs }),
       cli,

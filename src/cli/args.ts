@@ -62,6 +62,8 @@ export interface CliOptions {
    * more than 2 cores; `--no-translation-thread` turns it off.
    */
   readonly translationThread: boolean;
+  /** The manifests folder read on a thread of its own (with the translation thread). */
+  readonly fileSourceThread: boolean;
   readonly controllerName: string;
   readonly gatewayAddress?: string;
   readonly identity: LocalIdentity;
@@ -261,6 +263,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliOp
     leanHttp2: values['no-lean-http2'] !== true,
     http2Codec,
     translationThread: values['translation-thread'] === true || values['no-translation-thread'] !== true,
+    fileSourceThread: values['file-source-thread'] === true,
     controllerName: str('controller-name') ?? DEFAULT_CONTROLLER_NAME,
     ...optional('gatewayAddress', str('gateway-address')),
     identity: {

@@ -270,11 +270,15 @@ export const FLAGS = {
   },
   'translation-thread': {
     type: 'boolean',
-    help: 'Translate on a worker thread of its own, sent only the objects that changed and answering with what changed in the result; a --manifests folder is read on another thread of its own, which sends only the objects each reload changed. The default; the flag overrides --no-translation-thread.',
+    help: 'Translate on a worker thread of its own, sent only the objects that changed and answering with what changed in the result. The default; the flag overrides --no-translation-thread.',
+  },
+  'file-source-thread': {
+    type: 'boolean',
+    help: 'With the translation thread, read a --manifests folder on another thread of its own, which sends the serving thread only the objects each reload changed. Off by default: the thread costs about 10 MiB of RSS, and the serving thread reads the folder in slices of --translation-slice-ms, which kept route edits at 10,000 routes within their targets (bench/README.md, issue 45); for very large folders edited often.',
   },
   'no-translation-thread': {
     type: 'boolean',
-    help: 'Translate (and read a --manifests folder) on the serving thread instead, in slices of --translation-slice-ms. On 2 quiet cores this took CPU from requests: during edits at 10,000 routes, request p99 164-183 ms against 34-38 with the thread (bench/README.md, issue 45).',
+    help: 'Translate on the serving thread instead, in slices of --translation-slice-ms. On 2 quiet cores this took CPU from requests: during edits at 10,000 routes, request p99 164-183 ms against 34-38 with the thread (bench/README.md, issue 45).',
   },
   workers: {
     type: 'string',
