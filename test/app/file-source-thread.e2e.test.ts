@@ -67,6 +67,18 @@ function collector(): {
   };
 }
 
+/** A pino destination that keeps each JSON line, parsed. */
+function capturedLog(): { lines: Record<string, unknown>[]; capture: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const capture = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, capture };
+}
+
 describe('FileSourceThread', () => {
   let dir: string;
   const stops: (() => Promise<void>)[] = [];
@@ -113,13 +125,7 @@ describe('FileSourceThread', () => {
   it('logs and counts problems on the serving thread, with file and line, and keeps the last good objects', async () => {
     dir = await mkdtemp(join(tmpdir(), 'file-source-thread-'));
     await writeFile(join(dir, 'a.yaml'), service('one'));
-    const lines: Record<string, unknown>[] = [];
-    const capture = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { lines, capture } = capturedLog();
     const registry = new Registry();
     const threaded = new FileSourceThread({
       dir,
@@ -164,16 +170,11 @@ describe('FileSourceThread', () => {
       message: expect.stringContaining('no such folder'),
     });
   }, 60_000);
+
   it('a thread that dies is started again, reads the folder anew and goes on following edits', async () => {
     dir = await mkdtemp(join(tmpdir(), 'file-source-thread-'));
     await writeFile(join(dir, 'a.yaml'), service('one'));
-    const lines: Record<string, unknown>[] = [];
-    const capture = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { lines, capture } = capturedLog();
     const threads: Worker[] = [];
     const threaded = new FileSourceThread({
       dir,
